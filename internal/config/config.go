@@ -1,0 +1,144 @@
+// Package config reads the functions' settings from environment variables
+// and validates them at cold start, with errors that name the variable and
+// its allowed range. The variables are listed in docs/configuration.md.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/internal/backoff"
+)
+
+// Deliver is the configuration of the deliver function.
+type Deliver struct {
+	// QueueURL is the notification queue (HERALD_QUEUE_URL). Required.
+	QueueURL string
+	// DeadLetterQueueURL is its dead-letter queue (HERALD_DLQ_URL). Required.
+	DeadLetterQueueURL string
+	// MaxReceiveCount must equal the queue's redrive policy maxReceiveCount
+	// (HERALD_MAX_RECEIVE_COUNT, 1–1000). Defaults to 13.
+	MaxReceiveCount int
+	// BackoffBase is the first retry delay (HERALD_BACKOFF_BASE_SECONDS,
+	// 1–43200). Defaults to 60 s.
+	BackoffBase time.Duration
+	// BackoffCap is the longest retry delay (HERALD_BACKOFF_CAP_SECONDS,
+	// 1–43200, the SQS visibility timeout limit). Defaults to 21600 s (6 h).
+	BackoffCap time.Duration
+	// Concurrency is how many records of a batch are delivered at once
+	// (HERALD_CONCURRENCY, 1–1000). Defaults to 10.
+	Concurrency int
+	// EmailDefaultFrom is the sender of emails that name none
+	// (HERALD_EMAIL_DEFAULT_FROM). Optional.
+	EmailDefaultFrom string
+	// EmailConfigurationSet is the SES configuration set of emails that name
+	// none (HERALD_EMAIL_CONFIGURATION_SET). Optional.
+	EmailConfigurationSet string
+	// WebhookSecret is the Standard Webhooks signing secret, "whsec_" and
+	// base64 (HERALD_WEBHOOK_SECRET). Required.
+	WebhookSecret string
+	// WebhookTimeout bounds one webhook request (HERALD_WEBHOOK_TIMEOUT_MS,
+	// 100–900000). Defaults to 15000 ms.
+	WebhookTimeout time.Duration
+	// LogLevel is DEBUG, INFO, WARN or ERROR (HERALD_LOG_LEVEL). Defaults to INFO.
+	LogLevel slog.Level
+}
+
+// Backoff returns the retry schedule the settings describe.
+func (d Deliver) Backoff() backoff.Policy {
+	return backoff.Policy{Base: d.BackoffBase, Cap: d.BackoffCap}.WithDefaults()
+}
+
+// Retention is the configuration of the retention function.
+type Retention struct {
+	// DeadLetterQueueURL is the queue swept (HERALD_DLQ_URL). Required.
+	DeadLetterQueueURL string
+	// MaxAge is how long a dead letter is kept, from its original
+	// SentTimestamp (HERALD_DLQ_MAX_AGE_HOURS, 1–336, the SQS retention
+	// limit of 14 days). Defaults to 168 h (7 days).
+	MaxAge time.Duration
+	// LogLevel as for Deliver (HERALD_LOG_LEVEL).
+	LogLevel slog.Level
+}
+
+// LoadDeliver reads the deliver function's settings through getenv
+// (os.Getenv in production). It returns every problem found, joined.
+func LoadDeliver(getenv func(string) string) (Deliver, error) {
+	r := reader{getenv: getenv}
+	d := Deliver{
+		QueueURL:              r.required("HERALD_QUEUE_URL"),
+		DeadLetterQueueURL:    r.required("HERALD_DLQ_URL"),
+		MaxReceiveCount:       r.integer("HERALD_MAX_RECEIVE_COUNT", 13, 1, 1000),
+		BackoffBase:           time.Duration(r.integer("HERALD_BACKOFF_BASE_SECONDS", 60, 1, 43200)) * time.Second,
+		BackoffCap:            time.Duration(r.integer("HERALD_BACKOFF_CAP_SECONDS", 21600, 1, 43200)) * time.Second,
+		Concurrency:           r.integer("HERALD_CONCURRENCY", 10, 1, 1000),
+		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
+		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
+		WebhookSecret:         r.required("HERALD_WEBHOOK_SECRET"),
+		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", 15000, 100, 900000)) * time.Millisecond,
+		LogLevel:              r.level("HERALD_LOG_LEVEL"),
+	}
+	if d.BackoffBase > d.BackoffCap {
+		r.problem("HERALD_BACKOFF_BASE_SECONDS", fmt.Sprintf("%d is above HERALD_BACKOFF_CAP_SECONDS (%d)", int(d.BackoffBase.Seconds()), int(d.BackoffCap.Seconds())))
+	}
+	return d, r.err()
+}
+
+// LoadRetention reads the retention function's settings through getenv.
+func LoadRetention(getenv func(string) string) (Retention, error) {
+	r := reader{getenv: getenv}
+	c := Retention{
+		DeadLetterQueueURL: r.required("HERALD_DLQ_URL"),
+		MaxAge:             time.Duration(r.integer("HERALD_DLQ_MAX_AGE_HOURS", 168, 1, 336)) * time.Hour,
+		LogLevel:           r.level("HERALD_LOG_LEVEL"),
+	}
+	return c, r.err()
+}
+
+type reader struct {
+	getenv   func(string) string
+	problems []error
+}
+
+func (r *reader) problem(name, msg string) {
+	r.problems = append(r.problems, fmt.Errorf("%s: %s", name, msg))
+}
+
+func (r *reader) err() error { return errors.Join(r.problems...) }
+
+func (r *reader) required(name string) string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		r.problem(name, "required")
+	}
+	return v
+}
+
+func (r *reader) integer(name string, def, lo, hi int) int {
+	s := strings.TrimSpace(r.getenv(name))
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		r.problem(name, fmt.Sprintf("%q: want a whole number from %d to %d", s, lo, hi))
+		return def
+	}
+	return n
+}
+
+func (r *reader) level(name string) slog.Level {
+	s := strings.TrimSpace(r.getenv(name))
+	if s == "" {
+		return slog.LevelInfo
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		r.problem(name, fmt.Sprintf("%q: want DEBUG, INFO, WARN or ERROR", s))
+	}
+	return l
+}

@@ -1,0 +1,62 @@
+package delivery
+
+import (
+	"errors"
+	"time"
+)
+
+// Class is a short, stable, log-friendly name of a failure's cause, such as
+// "ses_throttled" or "webhook_http_5xx". Operators filter logs and dead
+// letters on it.
+type Class string
+
+// Classes that do not belong to one channel.
+const (
+	ClassInvalidMessage   Class = "invalid_message"
+	ClassAttemptsExceeded Class = "attempts_exhausted"
+	ClassDeadline         Class = "invocation_deadline"
+	ClassUnknown          Class = "unknown"
+)
+
+// PermanentError is a failure that no retry can fix: the notification is
+// dead-lettered with Class and the error text as its reason.
+type PermanentError struct {
+	Class Class
+	Err   error
+}
+
+func (e *PermanentError) Error() string { return string(e.Class) + ": " + e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// TransientError is a failure that a later attempt may not meet. RetryAfter,
+// when positive, is the least delay before that attempt (from a Retry-After
+// header, or a long pause such as SES's SendingPaused).
+type TransientError struct {
+	Class      Class
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *TransientError) Error() string { return string(e.Class) + ": " + e.Err.Error() }
+func (e *TransientError) Unwrap() error { return e.Err }
+
+// Permanent wraps err as a *PermanentError of class c.
+func Permanent(c Class, err error) error { return &PermanentError{Class: c, Err: err} }
+
+// Transient wraps err as a *TransientError of class c.
+func Transient(c Class, err error) error { return &TransientError{Class: c, Err: err} }
+
+// Classify tells whether err is permanent, its class and the least retry
+// delay. A nil err is not classified; an error of neither type is transient
+// with ClassUnknown, so a failure nobody foresaw is retried, not lost.
+func Classify(err error) (permanent bool, class Class, retryAfter time.Duration) {
+	var p *PermanentError
+	if errors.As(err, &p) {
+		return true, p.Class, 0
+	}
+	var t *TransientError
+	if errors.As(err, &t) {
+		return false, t.Class, t.RetryAfter
+	}
+	return false, ClassUnknown, 0
+}

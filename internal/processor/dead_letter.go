@@ -1,0 +1,142 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/heraldhq/herald/internal/delivery"
+)
+
+// Message attributes herald adds to a dead letter. SQS allows 10 message
+// attributes per message (SendMessage, "MessageAttributes"): herald uses 2
+// and keeps up to 8 of the original's; any others are carried inside the
+// reason, so nothing is lost.
+const (
+	// AttrReason holds a JSON [Reason].
+	AttrReason = "herald.reason"
+	// AttrErrorClass holds the error class alone, for filtering.
+	AttrErrorClass = "herald.error_class"
+
+	maxAttributes     = 10
+	maxKeptAttributes = maxAttributes - 2
+	// maxErrorText bounds the error text kept in logs and dead letters.
+	maxErrorText = 1024
+)
+
+// Reason is why herald dead-lettered a notification: the JSON value of the
+// herald.reason message attribute of every dead letter it sends.
+type Reason struct {
+	// Outcome is "permanent_failure" or "attempts_exhausted".
+	Outcome string `json:"outcome"`
+	// ErrorClass is the failure's class, such as "webhook_gone".
+	ErrorClass delivery.Class `json:"error_class"`
+	// Error is the last error's text, at most 1 KiB, free of secrets.
+	Error string `json:"error"`
+	// Attempts is the SQS receive count of the failing receive.
+	Attempts int `json:"attempts"`
+	// FailedAt is when herald gave up (RFC 3339).
+	FailedAt string `json:"failed_at"`
+	// NotificationID is the message's id, when its body could be parsed.
+	NotificationID string `json:"notification_id,omitempty"`
+	// Channel is the message's channel, when its body could be parsed.
+	Channel string `json:"channel,omitempty"`
+	// SourceQueueARN and SourceMessageID identify the original SQS message.
+	SourceQueueARN  string `json:"source_queue_arn,omitempty"`
+	SourceMessageID string `json:"source_message_id"`
+	// OriginalSentTimestamp is the original message's SentTimestamp (Unix
+	// epoch milliseconds): retention measures age from it.
+	OriginalSentTimestamp int64 `json:"original_sent_timestamp,omitempty"`
+	// OverflowAttributes holds original message attributes beyond the 8
+	// that fit beside herald's own.
+	OverflowAttributes map[string]events.SQSMessageAttribute `json:"overflow_attributes,omitempty"`
+}
+
+// deadLetter sends r to the dead-letter queue with its reason. On success r
+// is acknowledged (DeadLettered); on failure it is reported failed (Failed)
+// and the redrive policy remains its way to the dead-letter queue.
+func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
+	permanent, class, _ := delivery.Classify(cause)
+	r.class, r.err = class, cause
+	reason := Reason{
+		Outcome:         "permanent_failure",
+		ErrorClass:      class,
+		Error:           truncate(cause.Error(), maxErrorText),
+		Attempts:        r.receiveCount,
+		FailedAt:        p.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		SourceQueueARN:  r.msg.EventSourceARN,
+		SourceMessageID: r.msg.MessageId,
+	}
+	if !permanent {
+		reason.Outcome = "attempts_exhausted"
+	}
+	if r.n != nil {
+		reason.NotificationID, reason.Channel = r.n.ID, string(r.n.Channel)
+	}
+	if ts, err := strconv.ParseInt(r.msg.Attributes["SentTimestamp"], 10, 64); err == nil {
+		reason.OriginalSentTimestamp = ts
+	}
+	attrs, overflow := keptAttributes(r.msg.MessageAttributes)
+	reason.OverflowAttributes = overflow
+	reasonJSON, err := json.Marshal(reason)
+	if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
+		panic(err)
+	}
+	attrs[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reasonJSON))}
+	attrs[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(class))}
+
+	in := &sqs.SendMessageInput{
+		QueueUrl:          aws.String(p.cfg.DeadLetterQueueURL),
+		MessageBody:       aws.String(r.msg.Body),
+		MessageAttributes: attrs,
+	}
+	if _, err := p.q.SendMessage(ctx, in); err != nil {
+		r.outcome, r.sqsErr = Failed, fmt.Errorf("send to dead-letter queue: %w", err)
+		return
+	}
+	r.outcome = DeadLettered
+}
+
+// keptAttributes converts the record's message attributes for SendMessage,
+// keeping the first 8 by name and returning the rest as overflow.
+func keptAttributes(in map[string]events.SQSMessageAttribute) (map[string]types.MessageAttributeValue, map[string]events.SQSMessageAttribute) {
+	names := make([]string, 0, len(in))
+	for name := range in {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make(map[string]types.MessageAttributeValue, min(len(in), maxKeptAttributes)+2)
+	var overflow map[string]events.SQSMessageAttribute
+	for i, name := range names {
+		a := in[name]
+		if i >= maxKeptAttributes || name == AttrReason || name == AttrErrorClass {
+			if overflow == nil {
+				overflow = map[string]events.SQSMessageAttribute{}
+			}
+			overflow[name] = a
+			continue
+		}
+		out[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
+	}
+	return out, overflow
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

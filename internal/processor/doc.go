@@ -1,0 +1,22 @@
+// Package processor is herald's delivery policy: it turns one SQS batch
+// (events.SQSEvent, as the Lambda event source mapping delivers it) into
+// deliveries and a partial batch response.
+//
+// Each record ends as one of:
+//   - delivered: acknowledged (left out of BatchItemFailures, so the event
+//     source mapping deletes it);
+//   - dropped: its expires_at has passed; acknowledged, never sent;
+//   - retry: a transient failure; its visibility timeout is set to the backoff
+//     delay (one ChangeMessageVisibilityBatch call per ten records) and it is
+//     reported in BatchItemFailures, so SQS delivers it again after the delay;
+//   - dead-lettered: a permanent failure, an invalid message, or a transient
+//     failure on the last receive the redrive policy allows; herald sends it
+//     to the dead-letter queue with its reason and acknowledges it.
+//
+// The queue's redrive policy stays the guarantee: a record whose visibility
+// change or dead-letter move fails is reported failed and comes back, and a
+// crash or timeout leaves the whole batch to SQS.
+//
+// See https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
+// (partial batch responses) and docs/delivery.md.
+package processor

@@ -1,0 +1,225 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/notification"
+)
+
+// Sender delivers one notification of its channel. It returns nil when the
+// notification was delivered, or an error classified by package delivery.
+type Sender interface {
+	Send(ctx context.Context, m *notification.Message) error
+}
+
+// QueueAPI is the part of the SQS API the processor calls: visibility changes
+// on the main queue and sends to the dead-letter queue.
+type QueueAPI interface {
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+var _ QueueAPI = (*sqs.Client)(nil)
+
+// Config configures a Processor.
+type Config struct {
+	// QueueURL is the URL of the queue the records come from. Required.
+	QueueURL string
+	// DeadLetterQueueURL is the URL of its dead-letter queue. Required.
+	DeadLetterQueueURL string
+	// MaxReceiveCount is the redrive policy's maxReceiveCount: a transient
+	// failure on this receive is dead-lettered by herald itself. Required, ≥ 1.
+	MaxReceiveCount int
+	// Backoff is the retry schedule. Zero fields take backoff's defaults.
+	Backoff backoff.Policy
+	// Concurrency is how many records of a batch are delivered at once.
+	// Defaults to 10.
+	Concurrency int
+	// Reserve is the part of the invocation's remaining time kept for the
+	// visibility changes and dead-letter moves after the deliveries: no
+	// delivery starts, and none runs, past the deadline minus Reserve.
+	// Defaults to 2 s.
+	Reserve time.Duration
+	// Senders deliver each channel. A channel without a sender is a
+	// permanent failure.
+	Senders map[notification.Channel]Sender
+	// Logger receives one line per record. Defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Processor handles SQS batches. It is safe for concurrent use.
+type Processor struct {
+	q   QueueAPI
+	cfg Config
+}
+
+// New returns a Processor that calls q for visibility changes and
+// dead-letter moves. It returns an error naming the first missing or
+// out-of-range field of cfg.
+func New(q QueueAPI, cfg Config) (*Processor, error) {
+	switch {
+	case q == nil:
+		return nil, errors.New("processor: nil QueueAPI")
+	case cfg.QueueURL == "":
+		return nil, errors.New("processor: QueueURL is required")
+	case cfg.DeadLetterQueueURL == "":
+		return nil, errors.New("processor: DeadLetterQueueURL is required")
+	case cfg.MaxReceiveCount < 1:
+		return nil, fmt.Errorf("processor: MaxReceiveCount %d: must be at least 1", cfg.MaxReceiveCount)
+	}
+	cfg.Backoff = cfg.Backoff.WithDefaults()
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.Reserve <= 0 {
+		cfg.Reserve = 2 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Processor{q: q, cfg: cfg}, nil
+}
+
+// Outcome is how a record's invocation ended.
+type Outcome string
+
+// The outcomes of a record.
+const (
+	Delivered    Outcome = "delivered"
+	Dropped      Outcome = "dropped"
+	Retry        Outcome = "retry"
+	DeadLettered Outcome = "dead_lettered"
+	// Failed is a record that could be neither retried on schedule nor
+	// dead-lettered (an SQS call failed): it is reported failed and comes
+	// back after the queue's visibility timeout.
+	Failed Outcome = "failed"
+)
+
+// record is one SQS record's way through an invocation.
+type record struct {
+	msg          *events.SQSMessage
+	n            *notification.Message // nil when the body is invalid
+	receiveCount int
+	outcome      Outcome
+	err          error
+	class        delivery.Class
+	delay        time.Duration
+	sqsErr       error // a failed visibility change or dead-letter move
+}
+
+// Handle delivers the records of ev and returns the records to retry as
+// BatchItemFailures. Per-record failures never become a batch error: the
+// returned error is always nil, so the event source mapping acts on the
+// response alone.
+func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	recs := make([]*record, len(ev.Records))
+	deliverCtx, cancel := p.deliveryContext(ctx)
+	defer cancel()
+
+	sem := make(chan struct{}, p.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range ev.Records {
+		recs[i] = &record{msg: &ev.Records[i], receiveCount: receiveCount(&ev.Records[i])}
+		wg.Add(1)
+		go func(r *record) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				p.process(ctx, deliverCtx, r)
+			case <-deliverCtx.Done():
+				notStarted(r, deliverCtx)
+			}
+		}(recs[i])
+	}
+	wg.Wait()
+
+	p.changeVisibility(ctx, recs)
+
+	var resp events.SQSEventResponse
+	for _, r := range recs {
+		p.log(ctx, r)
+		if r.outcome == Retry || r.outcome == Failed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.msg.MessageId})
+		}
+	}
+	return resp, nil
+}
+
+// deliveryContext ends Reserve before ctx's deadline, so the SQS calls that
+// follow the deliveries still have time.
+func (p *Processor) deliveryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadlineCause(ctx, deadline.Add(-p.cfg.Reserve), errors.New("invocation deadline reserve reached"))
+}
+
+// process decides one record's outcome. Dead-letter moves use ctx (the
+// invocation's), deliveries deliverCtx.
+func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
+	if deliverCtx.Err() != nil {
+		notStarted(r, deliverCtx)
+		return
+	}
+	n, err := notification.Parse([]byte(r.msg.Body))
+	if err != nil {
+		p.deadLetter(ctx, r, delivery.Permanent(delivery.ClassInvalidMessage, err))
+		return
+	}
+	r.n = n
+	if n.Expired(p.cfg.Now()) {
+		r.outcome = Dropped
+		return
+	}
+	sender, ok := p.cfg.Senders[n.Channel]
+	if !ok {
+		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
+		return
+	}
+	err = sender.Send(deliverCtx, n)
+	if err == nil {
+		r.outcome = Delivered
+		return
+	}
+	permanent, class, retryAfter := delivery.Classify(err)
+	if permanent || r.receiveCount >= p.cfg.MaxReceiveCount {
+		p.deadLetter(ctx, r, err)
+		return
+	}
+	r.outcome, r.class, r.err = Retry, class, err
+	r.delay = p.cfg.Backoff.Delay(r.receiveCount, retryAfter)
+}
+
+// receiveCount reads ApproximateReceiveCount; 1 when absent or malformed.
+func receiveCount(m *events.SQSMessage) int {
+	n, err := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// notStarted marks a record the invocation had no time left to deliver: it
+// is retried at once (visibility timeout 0), not after a backoff delay.
+func notStarted(r *record, ctx context.Context) {
+	r.outcome, r.class, r.delay = Retry, delivery.ClassDeadline, 0
+	r.err = fmt.Errorf("not started: %w", context.Cause(ctx))
+}

@@ -1,0 +1,94 @@
+package webhook
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config configures a [Sender].
+type Config struct {
+	// Secret is the Standard Webhooks signing secret: "whsec_" followed by the
+	// standard base64 encoding of a 24–64 byte key ("Signature scheme" in the
+	// specification). Required.
+	Secret string
+	// Timeout bounds one attempt: connecting, sending and receiving the
+	// response. The caller's context deadline, when sooner, wins. Between 1 ms
+	// and 15 min. Defaults to 15 s (the specification recommends 15–30 s).
+	Timeout time.Duration
+	// MaxResponseBytes is how much of a response body is read (so that the
+	// connection can be reused); a longer body is abandoned and its
+	// connection closed. Between 1 B and 16 MiB. Defaults to 64 KiB.
+	MaxResponseBytes int64
+	// TLSClientConfig is the TLS configuration of the connections; it is
+	// cloned, never modified. Tests and the local demo pass one trusting their
+	// own server. Defaults to the system roots and TLS 1.2 or later.
+	TLSClientConfig *tls.Config
+	// Now returns the attempt time, which is signed. Defaults to time.Now.
+	Now func() time.Time
+	// UserAgent is the User-Agent request header. Defaults to "herald/1".
+	UserAgent string
+}
+
+// Defaults of Config.
+const (
+	DefaultTimeout          = 15 * time.Second
+	DefaultMaxResponseBytes = 64 << 10
+	DefaultUserAgent        = "herald/1"
+)
+
+// Limits of Config and of the signing key.
+const (
+	MinTimeout          = time.Millisecond
+	MaxTimeout          = 15 * time.Minute // the longest Lambda invocation
+	MaxMaxResponseBytes = 16 << 20
+	// MinKeyBytes and MaxKeyBytes bound the decoded secret: "At least 24
+	// bytes (192 bits, 512 maximum)" in the specification's signature table.
+	MinKeyBytes = 24
+	MaxKeyBytes = 64
+)
+
+// SecretPrefix starts every Standard Webhooks symmetric secret.
+const SecretPrefix = "whsec_"
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	return c
+}
+
+// Validate reports every field of c that is out of range, each error naming
+// the field and what it allows. Call it on c.WithDefaults().
+func (c Config) Validate() error {
+	var errs []error
+	if key, err := DecodeSecret(c.Secret); err != nil {
+		errs = append(errs, err)
+	} else if n := len(key); n < MinKeyBytes || n > MaxKeyBytes {
+		errs = append(errs, fmt.Errorf("webhook secret: key is %d bytes, want %d–%d", n, MinKeyBytes, MaxKeyBytes))
+	}
+	if c.Timeout < MinTimeout || c.Timeout > MaxTimeout {
+		errs = append(errs, fmt.Errorf("webhook timeout: %v, want %v–%v", c.Timeout, MinTimeout, MaxTimeout))
+	}
+	if c.MaxResponseBytes < 1 || c.MaxResponseBytes > MaxMaxResponseBytes {
+		errs = append(errs, fmt.Errorf("webhook max response bytes: %d, want 1–%d", c.MaxResponseBytes, MaxMaxResponseBytes))
+	}
+	if c.Now == nil {
+		errs = append(errs, errors.New("webhook now: required"))
+	}
+	if !validHeaderValue(c.UserAgent) {
+		errs = append(errs, errors.New("webhook user agent: must not contain control characters"))
+	}
+	return errors.Join(errs...)
+}

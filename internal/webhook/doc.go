@@ -1,0 +1,56 @@
+// Package webhook delivers a notification as an HTTPS POST signed per the
+// Standard Webhooks specification, and tells the queue what to do when the
+// delivery fails.
+//
+// The specification is https://www.standardwebhooks.com/ (text:
+// https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md).
+//
+// # Request
+//
+// [Sender.Send] makes one attempt: a POST to the message's webhook URL (https
+// only) with the body
+//
+//	{"type":"<event_type>","timestamp":"<attempt time, RFC 3339, UTC>","data":<payload>}
+//
+// where the payload is inserted byte for byte, and the headers
+//
+//	Content-Type: application/json
+//	User-Agent: herald/1 (Config.UserAgent)
+//	webhook-id: <message id>            (stable across retries: the idempotency key)
+//	webhook-timestamp: <attempt time, unix seconds>
+//	webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">
+//
+// plus the producer's own headers, which may not replace any of the above
+// ("Webhook headers" and "Signature scheme" in the specification). Redirects
+// are never followed ("Delivery success and failure": update the URL instead).
+//
+// # Outcome
+//
+// Send returns nil for a 2xx status, else a [delivery.PermanentError] or a
+// [delivery.TransientError] whose Class names the cause:
+//
+//	2xx                         delivered (nil)
+//	408, 425, 429               transient webhook_http_408, webhook_http_425, webhook_http_429
+//	5xx                         transient webhook_http_5xx
+//	301, 308                    permanent webhook_redirect
+//	other 3xx                   transient webhook_redirect
+//	410                         permanent webhook_gone
+//	other 4xx                   permanent webhook_http_4xx
+//	1xx, status ≥ 600           transient webhook_http_other
+//	timeout                     transient webhook_timeout
+//	DNS failure                 transient webhook_dns
+//	refused, reset, cut short   transient webhook_connection
+//	TLS or certificate failure  transient webhook_tls
+//	other transport failure     transient webhook_network
+//	caller's context done       transient invocation_deadline
+//	non-https or unusable URL   permanent webhook_invalid_url
+//	reserved custom header      permanent webhook_reserved_header
+//	malformed webhook fields    permanent invalid_message
+//
+// A 429 or 503 response's Retry-After header (RFC 9110 §10.2.3) becomes the
+// TransientError's RetryAfter, at most [MaxRetryAfter].
+//
+// Error texts name the endpoint by scheme and host only: a webhook URL's
+// path, query and userinfo often carry credentials, so they never appear in
+// an error, and neither do the secret or the request body.
+package webhook

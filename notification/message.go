@@ -1,0 +1,95 @@
+package notification
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version is the contract version this package reads and writes.
+const Version = 1
+
+// Channel names how a notification is delivered.
+type Channel string
+
+// The channels of contract v1.
+const (
+	ChannelEmail   Channel = "email"
+	ChannelWebhook Channel = "webhook"
+)
+
+// Message is one notification: one SQS message body.
+//
+// Exactly one of Email and Webhook is set, the one that Channel names.
+type Message struct {
+	// Version is the contract version; always 1 ([Version]).
+	Version int `json:"version"`
+	// ID is chosen by the producer and is stable across retries: it is the
+	// idempotency key (the webhook-id header, the SES email tag herald-id).
+	// 1–128 characters of A-Z a-z 0-9 . _ : -
+	ID string `json:"id"`
+	// Channel is "email" or "webhook".
+	Channel Channel `json:"channel"`
+	// CreatedAt is when the producer created the notification (RFC 3339). Optional.
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	// ExpiresAt is the time after which the notification must not be sent
+	// (RFC 3339): it is dropped, not dead-lettered. Optional.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Metadata is logged with every outcome of the notification. Optional.
+	Metadata map[string]string `json:"metadata,omitempty"`
+
+	Email   *Email   `json:"email,omitempty"`
+	Webhook *Webhook `json:"webhook,omitempty"`
+}
+
+// Email is an email sent through Amazon SES v2 SendEmail.
+//
+// Mailboxes are RFC 5322 mailboxes ("Name <addr@example.com>" or
+// "addr@example.com"). Either Subject with Text and/or HTML, or Template, is set.
+type Email struct {
+	// From is the sender; optional when the function has a default sender
+	// (HERALD_EMAIL_DEFAULT_FROM). Its address must be a verified SES identity.
+	From    string   `json:"from,omitempty"`
+	To      []string `json:"to,omitempty"`
+	Cc      []string `json:"cc,omitempty"`
+	Bcc     []string `json:"bcc,omitempty"`
+	ReplyTo []string `json:"reply_to,omitempty"`
+	Subject string   `json:"subject,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	HTML    string   `json:"html,omitempty"`
+	// Template names a stored SES email template and its data, instead of
+	// Subject, Text and HTML.
+	Template *Template `json:"template,omitempty"`
+	// ConfigurationSet overrides the function's default SES configuration set.
+	ConfigurationSet string `json:"configuration_set,omitempty"`
+	// Tags become SES message tags (name → value).
+	Tags map[string]string `json:"tags,omitempty"`
+	// Headers are extra email headers (name → value).
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Template is a stored SES email template and the data it is rendered with.
+type Template struct {
+	Name string `json:"name"`
+	// Data is a JSON object.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Webhook is an HTTPS POST signed per the Standard Webhooks specification.
+type Webhook struct {
+	// URL is an absolute https URL.
+	URL string `json:"url"`
+	// EventType becomes the "type" of the posted body.
+	EventType string `json:"event_type"`
+	// Payload is any JSON value; it becomes the "data" of the posted body.
+	Payload json.RawMessage `json:"payload"`
+	// Headers are extra request headers (name → value).
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Recipients returns the number of To, Cc and Bcc addresses.
+func (e *Email) Recipients() int { return len(e.To) + len(e.Cc) + len(e.Bcc) }
+
+// Expired reports whether m has an ExpiresAt at or before now.
+func (m *Message) Expired(now time.Time) bool {
+	return m.ExpiresAt != nil && !now.Before(*m.ExpiresAt)
+}

@@ -1,0 +1,398 @@
+package notification
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Limits of contract v1.
+const (
+	// MaxRecipients is the most To+Cc+Bcc addresses of one email: the SES v2
+	// SendEmail limit of 50 recipients per message.
+	MaxRecipients = 50
+	// MaxIDLength is the longest notification id.
+	MaxIDLength = 128
+)
+
+var (
+	idPattern           = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	templateNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)    // SES template name rule
+	tagPattern          = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)   // SES message tag name and value rule
+	headerNamePattern   = regexp.MustCompile(`^[!-9;-~]{1,128}$`)        // RFC 5322 §2.2: printable ASCII but colon
+	eventTypePattern    = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
+)
+
+// Problem is one reason a body is not a valid message.
+type Problem struct {
+	// Field is the JSON path of the offending value ("email.to[1]"); empty
+	// for the body as a whole.
+	Field string
+	// Message says what is wrong with it.
+	Message string
+}
+
+func (p Problem) String() string {
+	if p.Field == "" {
+		return p.Message
+	}
+	return p.Field + ": " + p.Message
+}
+
+// InvalidError reports why a body is not a valid contract v1 message. A
+// message with an InvalidError can never be delivered: it is a permanent
+// failure.
+type InvalidError struct {
+	Problems []Problem
+}
+
+func (e *InvalidError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return "invalid message: " + strings.Join(parts, "; ")
+}
+
+// Parse decodes and validates one SQS message body.
+//
+// It returns the message, or an *InvalidError naming every field that breaks
+// the contract: invalid JSON, an unknown version or channel, a missing
+// required field, an unknown field, a wrong type, or a value out of its range.
+func Parse(body []byte) (*Message, error) {
+	var v validator
+	m := v.parse(body)
+	if len(v.problems) > 0 {
+		return nil, &InvalidError{Problems: v.problems}
+	}
+	return m, nil
+}
+
+// Validate checks a message built in Go against the same rules as [Parse].
+func (m *Message) Validate() error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return &InvalidError{Problems: []Problem{{Message: err.Error()}}}
+	}
+	_, err = Parse(body)
+	return err
+}
+
+type validator struct {
+	problems []Problem
+}
+
+func (v *validator) add(field, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+var (
+	topFields      = []string{"version", "id", "channel", "created_at", "expires_at", "metadata", "email", "webhook"}
+	emailFields    = []string{"from", "to", "cc", "bcc", "reply_to", "subject", "text", "html", "template", "configuration_set", "tags", "headers"}
+	webhookFields  = []string{"url", "event_type", "payload", "headers"}
+	templateFields = []string{"name", "data"}
+)
+
+func (v *validator) parse(body []byte) *Message {
+	top, ok := v.object("", body)
+	if !ok {
+		return nil
+	}
+	// Version and channel decide which rules apply, so they are checked first.
+	if !v.version(top["version"]) {
+		return nil
+	}
+	ch, ok := v.channel(top["channel"])
+	if !ok {
+		return nil
+	}
+	v.knownFields("", top, topFields)
+	for _, other := range []Channel{ChannelEmail, ChannelWebhook} {
+		if _, present := top[string(other)]; present && other != ch {
+			v.add(string(other), "not allowed when channel is %q", ch)
+		}
+	}
+	for _, f := range []string{"created_at", "expires_at"} {
+		if raw, present := top[f]; present {
+			v.timestamp(f, raw)
+		}
+	}
+	obj, present := top[string(ch)]
+	if !present {
+		v.add(string(ch), "required when channel is %q", ch)
+	} else if fields, ok := v.object(string(ch), obj); ok {
+		switch ch {
+		case ChannelEmail:
+			v.knownFields("email", fields, emailFields)
+			if raw, present := fields["template"]; present {
+				if tf, ok := v.object("email.template", raw); ok {
+					v.knownFields("email.template", tf, templateFields)
+				}
+			}
+		case ChannelWebhook:
+			v.knownFields("webhook", fields, webhookFields)
+		}
+	}
+	if len(v.problems) > 0 {
+		return nil
+	}
+
+	var m Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		v.decodeError(err)
+		return nil
+	}
+	v.message(&m)
+	return &m
+}
+
+// object decodes raw as a JSON object, rejecting null members: contract v1
+// has no nullable field, and encoding/json would silently accept null.
+func (v *validator) object(field string, raw []byte) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		var syn *json.SyntaxError
+		switch {
+		case errors.As(err, &syn):
+			v.add(field, "invalid JSON: %v (at byte %d)", err, syn.Offset)
+		case field == "":
+			v.add(field, "invalid JSON: the body must be a JSON object")
+		default:
+			v.add(field, "must be an object")
+		}
+		return nil, false
+	}
+	if fields == nil { // the literal null
+		v.add(field, "must be an object")
+		return nil, false
+	}
+	for _, k := range sortedKeys(fields) {
+		if bytes.Equal(bytes.TrimSpace(fields[k]), []byte("null")) {
+			v.add(join(field, k), "must not be null")
+		}
+	}
+	return fields, true
+}
+
+func (v *validator) version(raw json.RawMessage) bool {
+	if raw == nil {
+		v.add("version", "required (want %d)", Version)
+		return false
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		v.add("version", "must be the number %d", Version)
+		return false
+	}
+	if n.String() != "1" {
+		v.add("version", "unsupported version %s (this function reads version %d)", n, Version)
+		return false
+	}
+	return true
+}
+
+func (v *validator) channel(raw json.RawMessage) (Channel, bool) {
+	if raw == nil {
+		v.add("channel", `required ("email" or "webhook")`)
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		v.add("channel", `must be a string ("email" or "webhook")`)
+		return "", false
+	}
+	switch ch := Channel(s); ch {
+	case ChannelEmail, ChannelWebhook:
+		return ch, true
+	}
+	v.add("channel", `unknown channel %q (want "email" or "webhook")`, s)
+	return "", false
+}
+
+func (v *validator) knownFields(prefix string, fields map[string]json.RawMessage, known []string) {
+	for _, k := range sortedKeys(fields) {
+		if !contains(known, k) {
+			v.add(join(prefix, k), "unknown field")
+		}
+	}
+}
+
+func (v *validator) timestamp(field string, raw json.RawMessage) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		v.add(field, "must be an RFC 3339 timestamp string")
+		return
+	}
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		v.add(field, "must be an RFC 3339 timestamp like 2026-11-30T09:15:00Z")
+	}
+}
+
+// decodeError turns encoding/json's type errors into a Problem naming the field.
+func (v *validator) decodeError(err error) {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		v.add(te.Field, "must be %s, not a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+		return
+	}
+	v.add("", "%v", err)
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "slice":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "string":
+		return "a string"
+	case "int", "int64", "float64":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	}
+	return "of another type"
+}
+
+func (v *validator) message(m *Message) {
+	if m.ID == "" {
+		v.add("id", "required: 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
+	} else if !idPattern.MatchString(m.ID) {
+		v.add("id", "must be 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
+	}
+	switch m.Channel {
+	case ChannelEmail:
+		v.email(m.Email)
+	case ChannelWebhook:
+		v.webhook(m.Webhook)
+	}
+}
+
+func (v *validator) email(e *Email) {
+	if e.From != "" {
+		v.mailbox("email.from", e.From)
+	}
+	for _, list := range []struct {
+		field string
+		addrs []string
+	}{{"email.to", e.To}, {"email.cc", e.Cc}, {"email.bcc", e.Bcc}, {"email.reply_to", e.ReplyTo}} {
+		for i, a := range list.addrs {
+			v.mailbox(fmt.Sprintf("%s[%d]", list.field, i), a)
+		}
+	}
+	switch n := e.Recipients(); {
+	case n == 0:
+		v.add("email.to", "at least one recipient is required in to, cc or bcc")
+	case n > MaxRecipients:
+		v.add("email.to", "%d recipients in to, cc and bcc; SES allows at most %d", n, MaxRecipients)
+	}
+
+	if e.Template != nil {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"subject", e.Subject != ""}, {"text", e.Text != ""}, {"html", e.HTML != ""}} {
+			if f.set {
+				v.add("email."+f.name, "not allowed with email.template")
+			}
+		}
+		if !templateNamePattern.MatchString(e.Template.Name) {
+			v.add("email.template.name", "required: 1–64 characters of A-Z a-z 0-9 _ -")
+		}
+		if len(e.Template.Data) > 0 && !isObject(e.Template.Data) {
+			v.add("email.template.data", "must be an object")
+		}
+	} else {
+		if e.Subject == "" {
+			v.add("email.subject", "required unless email.template is given")
+		} else if strings.ContainsAny(e.Subject, "\r\n") {
+			v.add("email.subject", "must not contain CR or LF")
+		}
+		if e.Text == "" && e.HTML == "" {
+			v.add("email.text", "email.text or email.html is required unless email.template is given")
+		}
+	}
+	if e.ConfigurationSet != "" && !tagPattern.MatchString(e.ConfigurationSet) {
+		v.add("email.configuration_set", "must be 1–64 characters of A-Z a-z 0-9 _ -")
+	}
+	for _, k := range sortedKeys(e.Tags) {
+		if !tagPattern.MatchString(k) || !tagPattern.MatchString(e.Tags[k]) {
+			v.add("email.tags."+k, "tag names and values must be 1–256 characters of A-Z a-z 0-9 _ -")
+		}
+	}
+	v.headers("email.headers", e.Headers)
+}
+
+func (v *validator) mailbox(field, s string) {
+	if strings.ContainsAny(s, "\r\n") {
+		v.add(field, "must not contain CR or LF")
+		return
+	}
+	if _, err := mail.ParseAddress(s); err != nil {
+		v.add(field, "not an RFC 5322 mailbox: %v", err)
+	}
+}
+
+func (v *validator) headers(field string, h map[string]string) {
+	for _, k := range sortedKeys(h) {
+		if !headerNamePattern.MatchString(k) {
+			v.add(field+"."+k, "not a valid header name")
+		} else if strings.ContainsAny(h[k], "\r\n") {
+			v.add(field+"."+k, "must not contain CR or LF")
+		}
+	}
+}
+
+func (v *validator) webhook(w *Webhook) {
+	if w.URL == "" {
+		v.add("webhook.url", "required: an absolute https URL")
+	} else if u, err := url.Parse(w.URL); err != nil || u.Scheme != "https" || u.Host == "" {
+		v.add("webhook.url", "must be an absolute https URL")
+	}
+	if w.EventType == "" {
+		v.add("webhook.event_type", "required")
+	} else if !eventTypePattern.MatchString(w.EventType) {
+		v.add("webhook.event_type", "must be 1–128 characters of A-Z a-z 0-9 . _ : -")
+	}
+	if len(w.Payload) == 0 {
+		v.add("webhook.payload", "required (any JSON value)")
+	}
+	v.headers("webhook.headers", w.Headers)
+}
+
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+func join(prefix, field string) string {
+	if prefix == "" {
+		return field
+	}
+	return prefix + "." + field
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
