@@ -87,6 +87,9 @@ func (m *Message) Validate() error {
 
 type validator struct {
 	problems []Problem
+	// present holds the members of the channel's object, so that an empty
+	// string given is told apart from a field left out, as the schema does.
+	present map[string]json.RawMessage
 }
 
 func (v *validator) add(field, format string, args ...any) {
@@ -128,6 +131,7 @@ func (v *validator) parse(body []byte) *Message {
 	if !present {
 		v.add(string(ch), "required when channel is %q", ch)
 	} else if fields, ok := v.object(string(ch), obj); ok {
+		v.present = fields
 		switch ch {
 		case ChannelEmail:
 			v.knownFields("email", fields, emailFields)
@@ -186,13 +190,18 @@ func (v *validator) version(raw json.RawMessage) bool {
 		v.add("version", "required (want %d)", Version)
 		return false
 	}
-	var n json.Number
+	var n any
 	if err := json.Unmarshal(raw, &n); err != nil {
 		v.add("version", "must be the number %d", Version)
 		return false
 	}
-	if n.String() != "1" {
-		v.add("version", "unsupported version %s (this function reads version %d)", n, Version)
+	f, ok := n.(float64)
+	if !ok {
+		v.add("version", "must be the number %d", Version)
+		return false
+	}
+	if f != Version || string(bytes.TrimSpace(raw)) != "1" {
+		v.add("version", "unsupported version %s (this function reads version %d)", bytes.TrimSpace(raw), Version)
 		return false
 	}
 	return true
@@ -276,7 +285,7 @@ func (v *validator) message(m *Message) {
 }
 
 func (v *validator) email(e *Email) {
-	if e.From != "" {
+	if v.has("from") {
 		v.mailbox("email.from", e.From)
 	}
 	for _, list := range []struct {
@@ -298,7 +307,7 @@ func (v *validator) email(e *Email) {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"subject", e.Subject != ""}, {"text", e.Text != ""}, {"html", e.HTML != ""}} {
+		}{{"subject", v.has("subject")}, {"text", v.has("text")}, {"html", v.has("html")}} {
 			if f.set {
 				v.add("email."+f.name, "not allowed with email.template")
 			}
@@ -319,7 +328,7 @@ func (v *validator) email(e *Email) {
 			v.add("email.text", "email.text or email.html is required unless email.template is given")
 		}
 	}
-	if e.ConfigurationSet != "" && !tagPattern.MatchString(e.ConfigurationSet) {
+	if v.has("configuration_set") && !templateNamePattern.MatchString(e.ConfigurationSet) {
 		v.add("email.configuration_set", "must be 1–64 characters of A-Z a-z 0-9 _ -")
 	}
 	for _, k := range sortedKeys(e.Tags) {
@@ -365,6 +374,11 @@ func (v *validator) webhook(w *Webhook) {
 		v.add("webhook.payload", "required (any JSON value)")
 	}
 	v.headers("webhook.headers", w.Headers)
+}
+
+func (v *validator) has(field string) bool {
+	_, ok := v.present[field]
+	return ok
 }
 
 func isObject(raw json.RawMessage) bool {

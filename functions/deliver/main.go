@@ -1,3 +1,41 @@
+// Command deliver is herald's delivery Lambda: it receives SQS batches from
+// the event source mapping and delivers each notification by SES v2 or
+// webhook, reporting partial batch failures. Configuration: docs/configuration.md.
 package main
 
-func main() {}
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+)
+
+func main() {
+	if err := run(); err != nil {
+		// A setup error fails the cold start, so the bad setting shows in the
+		// function's logs and no message is consumed.
+		fmt.Fprintln(os.Stderr, "herald deliver: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.LoadDeliver(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	awsCfg, err := app.AWSConfig(context.Background())
+	if err != nil {
+		return err
+	}
+	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{})
+	if err != nil {
+		return err
+	}
+	lambda.Start(p.Handle)
+	return nil
+}

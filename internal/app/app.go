@@ -1,0 +1,97 @@
+// Package app wires herald's functions from their configuration: the same
+// wiring serves the Lambda entry points in functions/, the local runner and
+// the demo.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/email"
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/retention"
+	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/notification"
+)
+
+// AWSConfig loads the SDK's default configuration chain: credentials,
+// region, and the standard endpoint variables (AWS_ENDPOINT_URL,
+// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2) that point herald at
+// LocalStack or another emulator.
+func AWSConfig(ctx context.Context) (aws.Config, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Logger returns the JSON logger the functions write to standard output.
+func Logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level}))
+}
+
+// DeliverOptions adjust the deliver function's wiring for local use.
+type DeliverOptions struct {
+	// WebhookTLS, when set, replaces the system roots for webhook requests:
+	// the demo and tests use it to trust their local receivers.
+	WebhookTLS *tls.Config
+	// Logger replaces the JSON logger on standard output.
+	Logger *slog.Logger
+}
+
+// NewDeliver builds the deliver function's processor.
+func NewDeliver(cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*processor.Processor, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = Logger(cfg.LogLevel)
+	}
+	mail, err := email.NewSender(sesv2.NewFromConfig(awsCfg), email.Config{
+		DefaultFrom:      cfg.EmailDefaultFrom,
+		ConfigurationSet: cfg.EmailConfigurationSet,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("email sender: %w", err)
+	}
+	hook, err := webhook.NewSender(webhook.Config{
+		Secret:          cfg.WebhookSecret,
+		Timeout:         cfg.WebhookTimeout,
+		TLSClientConfig: opts.WebhookTLS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook sender: %w", err)
+	}
+	return processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
+		QueueURL:           cfg.QueueURL,
+		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
+		MaxReceiveCount:    cfg.MaxReceiveCount,
+		Backoff:            cfg.Backoff(),
+		Concurrency:        cfg.Concurrency,
+		Senders: map[notification.Channel]processor.Sender{
+			notification.ChannelEmail:   mail,
+			notification.ChannelWebhook: hook,
+		},
+		Logger: logger,
+	})
+}
+
+// NewRetention builds the retention function's sweeper.
+func NewRetention(cfg config.Retention, awsCfg aws.Config, logger *slog.Logger) (*retention.Sweeper, error) {
+	if logger == nil {
+		logger = Logger(cfg.LogLevel)
+	}
+	return retention.New(sqs.NewFromConfig(awsCfg), retention.Config{
+		QueueURL: cfg.DeadLetterQueueURL,
+		MaxAge:   cfg.MaxAge,
+		Logger:   logger,
+	})
+}

@@ -1,0 +1,348 @@
+package processor_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
+)
+
+// senderFunc lets a test decide each delivery's result by notification id.
+type senderFunc func(ctx context.Context, m *notification.Message) error
+
+func (f senderFunc) Send(ctx context.Context, m *notification.Message) error { return f(ctx, m) }
+
+type bundle struct {
+	wire *sqsWire
+	p    *processor.Processor
+	logs *syncBuffer
+	sent *sync.Map // notification id → attempts
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		out = append(out, m)
+	}
+	return out
+}
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// setup builds a processor whose senders answer by id: "ok…" delivered,
+// "transient…" a 503, "limited…" a 429 with Retry-After 5 min,
+// "permanent…" a 410.
+func setup(t *testing.T, mutate func(*processor.Config)) *bundle {
+	t.Helper()
+	wire, client := newSQSWire(t)
+	b := &bundle{wire: wire, logs: &syncBuffer{}, sent: &sync.Map{}}
+	send := senderFunc(func(_ context.Context, m *notification.Message) error {
+		n, _ := b.sent.LoadOrStore(m.ID, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		switch {
+		case hasPrefix(m.ID, "transient"):
+			return delivery.Transient("webhook_http_5xx", errors.New("503 Service Unavailable"))
+		case hasPrefix(m.ID, "limited"):
+			return &delivery.TransientError{Class: "webhook_http_429", RetryAfter: 5 * time.Minute, Err: errors.New("429")}
+		case hasPrefix(m.ID, "permanent"):
+			return delivery.Permanent("webhook_gone", errors.New("410 Gone"))
+		}
+		return nil
+	})
+	cfg := processor.Config{
+		QueueURL:           "https://sqs.us-east-1.amazonaws.com/123456789012/herald",
+		DeadLetterQueueURL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq",
+		MaxReceiveCount:    5,
+		Backoff:            backoff.Policy{Base: 10 * time.Second, Cap: time.Hour, Rand: func() float64 { return 0 }},
+		Senders: map[notification.Channel]processor.Sender{
+			notification.ChannelWebhook: send,
+			notification.ChannelEmail:   send,
+		},
+		Logger: slog.New(slog.NewJSONHandler(b.logs, nil)),
+		Now:    func() time.Time { return now },
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	p, err := processor.New(client, cfg)
+	require.NoError(t, err)
+	b.p = p
+	return b
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+func webhookBody(id string) string {
+	return fmt.Sprintf(`{"version":1,"id":%q,"channel":"webhook","webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{}}}`, id)
+}
+
+func rec(msgID, body string, receiveCount int) events.SQSMessage {
+	return events.SQSMessage{
+		MessageId:      msgID,
+		ReceiptHandle:  "rh-" + msgID,
+		Body:           body,
+		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:herald",
+		Attributes: map[string]string{
+			"ApproximateReceiveCount": strconv.Itoa(receiveCount),
+			"SentTimestamp":           "1764500000000",
+		},
+	}
+}
+
+func failures(resp events.SQSEventResponse) []string {
+	ids := []string{}
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return ids
+}
+
+func TestHandleOutcomes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	expired, err := os.ReadFile("../../testdata/cases/webhook-expired.json")
+	require.NoError(t, err)
+	ev := events.SQSEvent{Records: []events.SQSMessage{
+		rec("m-ok", webhookBody("ok-1"), 1),
+		rec("m-expired", string(expired), 1),
+		rec("m-transient", webhookBody("transient-1"), 3),
+		rec("m-limited", webhookBody("limited-1"), 1),
+		rec("m-permanent", webhookBody("permanent-1"), 1),
+		rec("m-invalid", `{"version":1,"id":"x"`, 1),
+		rec("m-last", webhookBody("transient-last"), 5),
+	}}
+
+	resp, err := b.p.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"m-transient", "m-limited"}, failures(resp))
+
+	_, tried := b.sent.Load("evt_stale_0001")
+	require.False(t, tried, "an expired notification is never sent")
+
+	// One visibility call sets both delays: 10 s·2² for receive 3, and the
+	// 429's Retry-After over the 10 s of receive 1.
+	vis := b.wire.requests("ChangeMessageVisibilityBatch")
+	require.Len(t, vis, 1)
+	var in struct {
+		QueueUrl string
+		Entries  []struct {
+			ReceiptHandle     string
+			VisibilityTimeout int
+		}
+	}
+	require.NoError(t, json.Unmarshal(vis[0], &in))
+	require.Equal(t, "https://sqs.us-east-1.amazonaws.com/123456789012/herald", in.QueueUrl)
+	delays := map[string]int{}
+	for _, e := range in.Entries {
+		delays[e.ReceiptHandle] = e.VisibilityTimeout
+	}
+	require.Equal(t, map[string]int{"rh-m-transient": 40, "rh-m-limited": 300}, delays)
+
+	// Three dead letters, each with the original body and its reason.
+	reasons := map[string]processor.Reason{}
+	for _, raw := range b.wire.requests("SendMessage") {
+		var sm struct {
+			QueueUrl          string
+			MessageBody       string
+			MessageAttributes map[string]struct{ DataType, StringValue string }
+		}
+		require.NoError(t, json.Unmarshal(raw, &sm))
+		require.Equal(t, "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq", sm.QueueUrl)
+		var r processor.Reason
+		require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &r))
+		require.Equal(t, string(r.ErrorClass), sm.MessageAttributes[processor.AttrErrorClass].StringValue)
+		for _, m := range ev.Records {
+			if m.MessageId == r.SourceMessageID {
+				require.Equal(t, m.Body, sm.MessageBody, "the original body is kept")
+			}
+		}
+		reasons[r.SourceMessageID] = r
+	}
+	require.Len(t, reasons, 3)
+	require.Equal(t, "permanent_failure", reasons["m-permanent"].Outcome)
+	require.Equal(t, delivery.Class("webhook_gone"), reasons["m-permanent"].ErrorClass)
+	require.Equal(t, "permanent-1", reasons["m-permanent"].NotificationID)
+	require.Equal(t, delivery.ClassInvalidMessage, reasons["m-invalid"].ErrorClass)
+	require.Contains(t, reasons["m-invalid"].Error, "invalid JSON")
+	require.Equal(t, "attempts_exhausted", reasons["m-last"].Outcome)
+	require.Equal(t, 5, reasons["m-last"].Attempts)
+	require.Equal(t, delivery.Class("webhook_http_5xx"), reasons["m-last"].ErrorClass)
+	require.Equal(t, int64(1764500000000), reasons["m-last"].OriginalSentTimestamp)
+	require.Equal(t, "2026-11-30T12:00:00.000Z", reasons["m-last"].FailedAt)
+
+	// One log line per record, with its outcome.
+	outcomes := map[string]string{}
+	for _, l := range b.logs.lines(t) {
+		outcomes[l["sqs_message_id"].(string)] = l["outcome"].(string)
+	}
+	require.Equal(t, map[string]string{
+		"m-ok": "delivered", "m-expired": "dropped", "m-transient": "retry", "m-limited": "retry",
+		"m-permanent": "dead_lettered", "m-invalid": "dead_lettered", "m-last": "dead_lettered",
+	}, outcomes)
+}
+
+func TestHandleAllDeliveredMakesNoSQSCall(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		rec("a", webhookBody("ok-a"), 1), rec("b", webhookBody("ok-b"), 2),
+	}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Empty(t, b.wire.requests("ChangeMessageVisibilityBatch"))
+	require.Empty(t, b.wire.requests("SendMessage"))
+}
+
+func TestHandleChunksVisibilityChangesByTen(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	var ev events.SQSEvent
+	for i := range 23 {
+		ev.Records = append(ev.Records, rec(fmt.Sprint("m", i), webhookBody(fmt.Sprint("transient-", i)), 1))
+	}
+	resp, err := b.p.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Len(t, resp.BatchItemFailures, 23)
+	require.Len(t, b.wire.requests("ChangeMessageVisibilityBatch"), 3, "⌈23/10⌉ calls")
+}
+
+func TestHandleVisibilityEntryFailureStaysFailed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.wire.failEntry["rh-m1"] = true
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", webhookBody("transient-1"), 1), rec("m2", webhookBody("transient-2"), 1), rec("m3", webhookBody("ok-3"), 1),
+	}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp))
+	byID := map[string]map[string]any{}
+	for _, l := range b.logs.lines(t) {
+		byID[l["sqs_message_id"].(string)] = l
+	}
+	require.Equal(t, "failed", byID["m1"]["outcome"])
+	require.Contains(t, byID["m1"]["sqs_error"], "ReceiptHandleIsInvalid")
+	require.Equal(t, "retry", byID["m2"]["outcome"])
+	require.Equal(t, "delivered", byID["m3"]["outcome"])
+}
+
+func TestHandleDeadLetterMoveFailureLeavesRecordToRedrive(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.wire.failSend = true
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", webhookBody("permanent-1"), 1), rec("m2", "not json", 1),
+	}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp), "not acknowledged: the redrive policy still has them")
+	require.Empty(t, b.wire.requests("ChangeMessageVisibilityBatch"))
+}
+
+func TestHandleKeepsOriginalAttributesWithinTheLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	r := rec("m1", webhookBody("permanent-1"), 1)
+	r.MessageAttributes = map[string]events.SQSMessageAttribute{}
+	for i := range 10 {
+		v := fmt.Sprint("v", i)
+		r.MessageAttributes[fmt.Sprint("a", i)] = events.SQSMessageAttribute{DataType: "String", StringValue: &v}
+	}
+	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	require.NoError(t, err)
+	sends := b.wire.requests("SendMessage")
+	require.Len(t, sends, 1)
+	var sm struct {
+		MessageAttributes map[string]struct{ StringValue string }
+	}
+	require.NoError(t, json.Unmarshal(sends[0], &sm))
+	require.Len(t, sm.MessageAttributes, 10, "the SQS limit")
+	require.Equal(t, "v0", sm.MessageAttributes["a0"].StringValue)
+	var reason processor.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	require.Len(t, reason.OverflowAttributes, 2)
+	require.Equal(t, "v9", *reason.OverflowAttributes["a9"].StringValue, "nothing is lost")
+}
+
+func TestHandleExpiredContextStartsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	resp, err := b.p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", webhookBody("ok-1"), 1), rec("m2", webhookBody("ok-2"), 1),
+	}})
+	require.NoError(t, err, "never an error for the whole batch")
+	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp))
+	_, tried := b.sent.Load("ok-1")
+	require.False(t, tried)
+}
+
+func TestHandleBoundsConcurrency(t *testing.T) {
+	t.Parallel()
+	var inFlight, peak atomic.Int32
+	slow := senderFunc(func(context.Context, *notification.Message) error {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+		return nil
+	})
+	b := setup(t, func(c *processor.Config) {
+		c.Concurrency = 3
+		c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: slow}
+	})
+	var ev events.SQSEvent
+	for i := range 12 {
+		ev.Records = append(ev.Records, rec(fmt.Sprint("m", i), webhookBody(fmt.Sprint("ok-", i)), 1))
+	}
+	resp, err := b.p.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Equal(t, int32(3), peak.Load())
+}
+
+func TestNewRejectsIncompleteConfig(t *testing.T) {
+	t.Parallel()
+	_, client := newSQSWire(t)
+	_, err := processor.New(client, processor.Config{QueueURL: "q", DeadLetterQueueURL: "d"})
+	require.ErrorContains(t, err, "MaxReceiveCount 0")
+	_, err = processor.New(client, processor.Config{DeadLetterQueueURL: "d", MaxReceiveCount: 3})
+	require.ErrorContains(t, err, "QueueURL is required")
+}

@@ -1,0 +1,99 @@
+package processor_test
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// sqsWire is an httptest server speaking SQS's AWS JSON 1.0 protocol for the
+// two calls the processor makes, so the real SDK client serializes requests
+// and parses answers, including faults LocalStack cannot be made to give.
+type sqsWire struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	calls    map[string][]json.RawMessage // by action
+	failSend bool                         // SendMessage answers 500
+	// failEntry makes ChangeMessageVisibilityBatch report the entries whose
+	// receipt handle it names as failed.
+	failEntry map[string]bool
+}
+
+func newSQSWire(t *testing.T) (*sqsWire, *sqs.Client) {
+	t.Helper()
+	w := &sqsWire{calls: map[string][]json.RawMessage{}, failEntry: map[string]bool{}}
+	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
+	t.Cleanup(w.srv.Close)
+	client := sqs.New(sqs.Options{
+		BaseEndpoint:     aws.String(w.srv.URL),
+		Region:           "us-east-1",
+		Credentials:      aws.AnonymousCredentials{},
+		RetryMaxAttempts: 1,
+	})
+	return w, client
+}
+
+func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
+	action := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+	body, _ := io.ReadAll(r.Body)
+	w.mu.Lock()
+	w.calls[action] = append(w.calls[action], body)
+	failSend := w.failSend
+	w.mu.Unlock()
+	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	switch action {
+	case "SendMessage":
+		if failSend {
+			rw.Header().Set("x-amzn-query-error", "InternalError;Receiver")
+			rw.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(rw, `{"__type":"com.amazonaws.sqs#InternalError","message":"injected"}`)
+			return
+		}
+		var in struct{ MessageBody string }
+		_ = json.Unmarshal(body, &in)
+		sum := md5.Sum([]byte(in.MessageBody))
+		fmt.Fprintf(rw, `{"MessageId":"dlq-%d","MD5OfMessageBody":"%s"}`, len(body), hex.EncodeToString(sum[:]))
+	case "ChangeMessageVisibilityBatch":
+		var in struct {
+			Entries []struct{ Id, ReceiptHandle string }
+		}
+		_ = json.Unmarshal(body, &in)
+		type entry struct {
+			Id          string
+			Code        string `json:",omitempty"`
+			Message     string `json:",omitempty"`
+			SenderFault bool   `json:",omitempty"`
+		}
+		out := struct{ Successful, Failed []entry }{Successful: []entry{}, Failed: []entry{}}
+		w.mu.Lock()
+		for _, e := range in.Entries {
+			if w.failEntry[e.ReceiptHandle] {
+				out.Failed = append(out.Failed, entry{Id: e.Id, Code: "ReceiptHandleIsInvalid", Message: "injected", SenderFault: true})
+			} else {
+				out.Successful = append(out.Successful, entry{Id: e.Id})
+			}
+		}
+		w.mu.Unlock()
+		_ = json.NewEncoder(rw).Encode(out)
+	default:
+		rw.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(rw, `{"__type":"com.amazonaws.sqs#InvalidAction","message":"unexpected %s"}`, action)
+	}
+}
+
+func (w *sqsWire) requests(action string) []json.RawMessage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]json.RawMessage(nil), w.calls[action]...)
+}

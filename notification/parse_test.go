@@ -1,0 +1,202 @@
+package notification_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/notification"
+)
+
+const casesDir = "../testdata/cases"
+
+// compileSchema loads the shipped JSON Schema with format assertions on, as
+// a producer's validator would.
+func compileSchema(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	s, err := c.Compile("notification.v1.schema.json")
+	require.NoError(t, err)
+	return s
+}
+
+func schemaValid(t testing.TB, s *jsonschema.Schema, body []byte) bool {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return false // not JSON: the schema cannot accept it either
+	}
+	return s.Validate(doc) == nil
+}
+
+// problemFields returns the fields an *InvalidError names.
+func problemFields(t testing.TB, err error) []string {
+	t.Helper()
+	var inv *notification.InvalidError
+	require.True(t, errors.As(err, &inv), "want *InvalidError, got %T: %v", err, err)
+	fields := make([]string, len(inv.Problems))
+	for i, p := range inv.Problems {
+		fields[i] = p.Field
+	}
+	return fields
+}
+
+const validEmail = `{"version":1,"id":"n-1","channel":"email","email":{"from":"a@example.com","to":["b@example.org"],"subject":"Hi","text":"Hello"}}`
+const validWebhook = `{"version":1,"id":"n-2","channel":"webhook","webhook":{"url":"https://hooks.example.com/x","event_type":"invoice.paid","payload":{"a":1}}}`
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	schema := compileSchema(t)
+	many := make([]string, 51)
+	for i := range many {
+		many[i] = `"r@example.org"`
+	}
+	tests := []struct {
+		name string
+		body string
+		// wantField is the field the first problem names; "" for a valid body.
+		wantField string
+		// goOnly marks a rule the JSON Schema cannot express (it accepts the body).
+		goOnly bool
+	}{
+		{name: "valid email", body: validEmail},
+		{name: "valid webhook", body: validWebhook},
+		{name: "valid template email", body: `{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset","data":{"x":1}}}}`},
+		{name: "valid with times and metadata", body: `{"version":1,"id":"a.b:c_d-e","channel":"webhook","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-12-01T09:00:00+01:00","metadata":{"tenant":"acme"},"webhook":{"url":"https://h.example.com","event_type":"x","payload":null}}`, wantField: "webhook.payload"},
+		{name: "payload may be any non-null JSON", body: `{"version":1,"id":"p","channel":"webhook","webhook":{"url":"https://h.example.com","event_type":"x","payload":[1,"two"]}}`},
+		{name: "not JSON", body: `{"version":1,`, wantField: ""},
+		{name: "not an object", body: `[1,2]`, wantField: ""},
+		{name: "missing version", body: `{"id":"x","channel":"email"}`, wantField: "version"},
+		{name: "version as string", body: `{"version":"1","id":"x","channel":"email"}`, wantField: "version"},
+		{name: "future version", body: strings.Replace(validEmail, `"version":1`, `"version":2`, 1), wantField: "version"},
+		{name: "missing channel", body: `{"version":1,"id":"x"}`, wantField: "channel"},
+		{name: "unknown channel", body: `{"version":1,"id":"x","channel":"sms","sms":{}}`, wantField: "channel"},
+		{name: "missing id", body: strings.Replace(validEmail, `"id":"n-1",`, ``, 1), wantField: "id"},
+		{name: "id with space", body: strings.Replace(validEmail, `"n-1"`, `"n 1"`, 1), wantField: "id"},
+		{name: "id too long", body: strings.Replace(validEmail, `"n-1"`, `"`+strings.Repeat("a", 129)+`"`, 1), wantField: "id"},
+		{name: "unknown top-level field", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","priority":5`, 1), wantField: "priority"},
+		{name: "unknown email field", body: strings.Replace(validEmail, `"subject"`, `"attachments":[],"subject"`, 1), wantField: "email.attachments"},
+		{name: "other channel's object", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","webhook":{}`, 1), wantField: "webhook"},
+		{name: "channel object missing", body: `{"version":1,"id":"x","channel":"webhook"}`, wantField: "webhook"},
+		{name: "channel object null", body: `{"version":1,"id":"x","channel":"webhook","webhook":null}`, wantField: "webhook"},
+		{name: "bad created_at", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","created_at":"yesterday"`, 1), wantField: "created_at"},
+		{name: "metadata value not a string", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","metadata":{"n":1}`, 1), wantField: "metadata"},
+		{name: "to not an array", body: strings.Replace(validEmail, `["b@example.org"]`, `"b@example.org"`, 1), wantField: "email.to"},
+		{name: "to null", body: strings.Replace(validEmail, `["b@example.org"]`, `null`, 1), wantField: "email.to"},
+		{name: "no recipient", body: strings.Replace(validEmail, `"to":["b@example.org"],`, ``, 1), wantField: "email.to"},
+		{name: "51 recipients", body: strings.Replace(validEmail, `["b@example.org"]`, `[`+strings.Join(many[:26], ",")+`],"cc":[`+strings.Join(many[26:], ",")+`]`, 1), wantField: "email.to", goOnly: true},
+		{name: "recipient not a mailbox", body: strings.Replace(validEmail, `"b@example.org"`, `"b@@example.org"`, 1), wantField: "email.to[0]", goOnly: true},
+		{name: "recipient with CRLF", body: strings.Replace(validEmail, `"b@example.org"`, `"b@example.org\r\nBcc: x@evil.example"`, 1), wantField: "email.to[0]"},
+		{name: "empty from", body: strings.Replace(validEmail, `"a@example.com"`, `""`, 1), wantField: "email.from"},
+		{name: "subject with LF", body: strings.Replace(validEmail, `"Hi"`, `"Hi\nBcc: x@evil.example"`, 1), wantField: "email.subject"},
+		{name: "no subject", body: strings.Replace(validEmail, `"subject":"Hi",`, ``, 1), wantField: "email.subject"},
+		{name: "no body", body: strings.Replace(validEmail, `,"text":"Hello"`, ``, 1), wantField: "email.text"},
+		{name: "template and subject", body: `{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"subject":"x","template":{"name":"reset"}}}`, wantField: "email.subject"},
+		{name: "template and empty subject", body: `{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"subject":"","template":{"name":"reset"}}}`, wantField: "email.subject"},
+		{name: "template data not an object", body: `{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset","data":[1]}}}`, wantField: "email.template.data"},
+		{name: "template unknown field", body: `{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset","lang":"de"}}}`, wantField: "email.template.lang"},
+		{name: "bad tag value", body: strings.Replace(validEmail, `"text":"Hello"`, `"text":"Hello","tags":{"k":"a b"}`, 1), wantField: "email.tags.k"},
+		{name: "header value with CR", body: strings.Replace(validEmail, `"text":"Hello"`, `"text":"Hello","headers":{"X-A":"1\rX-B: 2"}`, 1), wantField: "email.headers.X-A"},
+		{name: "header name with colon", body: strings.Replace(validEmail, `"text":"Hello"`, `"text":"Hello","headers":{"X:A":"1"}`, 1), wantField: "email.headers.X:A"},
+		{name: "webhook http url", body: strings.Replace(validWebhook, `https://`, `http://`, 1), wantField: "webhook.url"},
+		{name: "webhook relative url", body: strings.Replace(validWebhook, `https://hooks.example.com/x`, `/x`, 1), wantField: "webhook.url"},
+		{name: "webhook missing payload", body: strings.Replace(validWebhook, `,"payload":{"a":1}`, ``, 1), wantField: "webhook.payload"},
+		{name: "webhook missing event_type", body: strings.Replace(validWebhook, `"event_type":"invoice.paid",`, ``, 1), wantField: "webhook.event_type"},
+		{name: "webhook event_type wrong type", body: strings.Replace(validWebhook, `"invoice.paid"`, `7`, 1), wantField: "webhook.event_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := notification.Parse([]byte(tt.body))
+			valid := tt.wantField == "" && !strings.HasPrefix(tt.name, "not ")
+			if valid {
+				require.NoError(t, err)
+				require.NotNil(t, m)
+			} else {
+				require.Error(t, err)
+				require.Nil(t, m)
+				require.Equal(t, tt.wantField, problemFields(t, err)[0], "error: %v", err)
+			}
+			require.Equal(t, valid || tt.goOnly, schemaValid(t, schema, []byte(tt.body)), "the schema must agree with Parse")
+		})
+	}
+}
+
+// TestSamples checks every shared sample against expected.tsv, with both the
+// Go validator and the JSON Schema.
+func TestSamples(t *testing.T) {
+	t.Parallel()
+	schema := compileSchema(t)
+	f, err := os.Open(filepath.Join(casesDir, "expected.tsv"))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	n := 0
+	for sc.Scan() {
+		file, outcome, ok := strings.Cut(sc.Text(), "\t")
+		require.True(t, ok, "line %q", sc.Text())
+		n++
+		t.Run(file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join(casesDir, file))
+			require.NoError(t, err)
+			_, perr := notification.Parse(body)
+			svalid := schemaValid(t, schema, body)
+			if !strings.HasPrefix(outcome, "dead-lettered") {
+				require.NoError(t, perr)
+				require.True(t, svalid, "schema rejects %s", file)
+				return
+			}
+			require.Error(t, perr)
+			require.False(t, svalid, "schema accepts poison %s", file)
+			// "reason names email.to" / "reason: invalid JSON"
+			want := outcome[strings.LastIndex(outcome, " ")+1:]
+			if strings.Contains(outcome, "invalid JSON") {
+				want = "invalid JSON"
+			}
+			require.Contains(t, perr.Error(), want)
+		})
+	}
+	require.NoError(t, sc.Err())
+	require.Equal(t, 10, n, "every sample is listed")
+}
+
+func TestMessageRoundTrip(t *testing.T) {
+	t.Parallel()
+	exp := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	m := &notification.Message{
+		Version:   notification.Version,
+		ID:        "order-42",
+		Channel:   notification.ChannelWebhook,
+		ExpiresAt: &exp,
+		Webhook: &notification.Webhook{
+			URL: "https://hooks.example.com/orders", EventType: "order.shipped",
+			Payload: json.RawMessage(`{"order":42}`),
+		},
+	}
+	require.NoError(t, m.Validate())
+	body, err := json.Marshal(m)
+	require.NoError(t, err)
+	got, err := notification.Parse(body)
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+	require.True(t, got.Expired(exp))
+	require.False(t, got.Expired(exp.Add(-time.Second)))
+}
+
+func TestValidateRejectsBuiltMessage(t *testing.T) {
+	t.Parallel()
+	m := &notification.Message{Version: 1, ID: "x", Channel: notification.ChannelEmail, Email: &notification.Email{Subject: "s", Text: "t"}}
+	err := m.Validate()
+	require.Equal(t, []string{"email.to"}, problemFields(t, err))
+}
