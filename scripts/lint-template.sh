@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Lint the AWS SAM template (template.yaml) offline.
+#
+# Creates or updates the git-ignored venv .venv/tools from tools/requirements.txt
+# (only when that file changed), then runs:
+#   1. sam validate (no lint)  - the SAM transform, as CloudFormation would run it
+#   2. sam validate --lint     - cfn-lint as bundled into SAM CLI (errors, warnings)
+#   3. cfn-lint                - cfn-lint directly, informational findings included
+# and exits non-zero if any of them reports anything.
+#
+# Usage: scripts/lint-template.sh [TEMPLATE]   (default: template.yaml)
+# Env:   PYTHON - interpreter used to create the venv (default: python3)
+#        AWS_DEFAULT_REGION - Region to lint for (default: us-east-1)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+template="${1:-template.yaml}"
+venv=".venv/tools"
+requirements="tools/requirements.txt"
+python="${PYTHON:-python3}"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# --- venv -------------------------------------------------------------------
+if [[ ! -x "$venv/bin/python" ]]; then
+  log "creating $venv"
+  "$python" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+  log "installing $requirements into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  printf '%s\n' "$want" >"$stamp"
+fi
+
+# --- keep SAM CLI and boto offline --------------------------------------------
+export SAM_CLI_TELEMETRY=0
+# SAM CLI asks PyPI for a newer version once a week and has no switch for it.
+# Give it its own config dir (SAM's documented-in-code override) whose last
+# check lies in the future, so it never checks.
+export __SAM_CLI_APP_DIR="$root/$venv/sam-cli-home"
+if [[ ! -f "$__SAM_CLI_APP_DIR/metadata.json" ]]; then
+  mkdir -p "$__SAM_CLI_APP_DIR"
+  printf '{\n  "lastVersionCheck": 4102444800.0,\n  "telemetryEnabled": false\n}\n' \
+    >"$__SAM_CLI_APP_DIR/metadata.json"
+fi
+# Validation resolves pseudo parameters, so it needs a Region but makes no call.
+export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
+# Never probe the EC2 instance metadata endpoint for credentials.
+export AWS_EC2_METADATA_DISABLED=true
+# Anything that still tries HTTP(S) fails at once on a closed loopback port.
+offline=(env HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
+  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 NO_PROXY= no_proxy=)
+
+# --- lint ---------------------------------------------------------------------
+failed=0
+
+log "sam validate (SAM transform)"
+# The "translate" config env sets lint = false; the default env lints.
+"${offline[@]}" "$venv/bin/sam" validate --template-file "$template" --config-env translate || failed=1
+
+log "sam validate --lint"
+"${offline[@]}" "$venv/bin/sam" validate --template-file "$template" --lint || failed=1
+
+log "cfn-lint (errors, warnings and informational)"
+"${offline[@]}" "$venv/bin/cfn-lint" --regions "$AWS_DEFAULT_REGION" --include-checks I -- "$template" || failed=1
+
+if ((failed)); then
+  log "FAILED: $template has findings"
+  exit 1
+fi
+log "OK: $template is clean"
