@@ -20,9 +20,11 @@
 //	webhook-timestamp: <attempt time, unix seconds>
 //	webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">
 //
-// plus the producer's own headers, which may not replace any of the above
-// ("Webhook headers" and "Signature scheme" in the specification). Redirects
-// are never followed ("Delivery success and failure": update the URL instead).
+// plus the producer's own headers, which may not replace any of the above,
+// Host, Content-Length, Content-Encoding or a hop-by-hop header (RFC 9110
+// §7.6.1) ("Webhook headers" and "Signature scheme" in the specification).
+// Redirects are never followed ("Delivery success and failure": update the
+// URL instead).
 //
 // # Outcome
 //

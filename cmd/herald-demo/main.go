@@ -1,0 +1,325 @@
+// Command herald-demo runs herald's delivery function against the local
+// stack (LocalStack's SQS and the SES v2 emulator) through the local event
+// source mapping, sends the sample notifications in testdata/cases plus a
+// webhook whose receiver fails twice, and prints each notification's fate.
+//
+// It expects the local stack to be up and provisioned (make local-up) and
+// the standard AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_SESV2 variables to point
+// at it; `make demo` does all of that. It exits 1 when a notification's fate
+// differs from testdata/cases/expected.tsv.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+// demoSecret signs the demo's webhooks; it is not a secret anywhere else.
+const demoSecret = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItaGVyYWxkLWxvY2Fs"
+
+func main() {
+	cases := flag.String("cases", "testdata/cases", "folder of sample notifications with expected.tsv")
+	queue := flag.String("queue", "herald-notifications", "notification queue name")
+	dlq := flag.String("dlq", "herald-notifications-dlq", "dead-letter queue name")
+	logPath := flag.String("log", ".local/demo-deliver.log", "where the delivery function's JSON log lines go")
+	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for every notification's fate")
+	flag.Parse()
+	if err := run(*cases, *queue, *dlq, *logPath, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "herald-demo:", err)
+		os.Exit(1)
+	}
+}
+
+// sample is one notification the demo sends.
+type sample struct {
+	name     string // file name, or a label for the demo's own
+	body     string
+	expected string // from expected.tsv
+	msgID    string // SQS message id
+}
+
+func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	defer cancel()
+
+	awsCfg, err := app.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	queueURL, err := lookupQueue(ctx, sqsClient, queueName)
+	if err != nil {
+		return err
+	}
+	dlqURL, err := lookupQueue(ctx, sqsClient, dlqName)
+	if err != nil {
+		return err
+	}
+	maxReceive, err := localenv.MaxReceiveCount(ctx, sqsClient, queueURL)
+	if err != nil {
+		return err
+	}
+	// A clean slate, so the fates printed are this run's.
+	for _, u := range []string{queueURL, dlqURL} {
+		if _, err := sqsClient.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(u)}); err != nil {
+			return fmt.Errorf("purge %s: %w", u, err)
+		}
+	}
+
+	// The flaky receiver answers 503 twice, then 200; every other path 200.
+	receiver := localenv.NewReceiver(func(path string, attempt int) int {
+		if path == "/demo/flaky" && attempt <= 2 {
+			return 503
+		}
+		return 200
+	})
+	defer receiver.Close()
+
+	samples, err := loadSamples(casesDir, receiver.URL())
+	if err != nil {
+		return err
+	}
+	samples = append(samples, &sample{
+		name:     "flaky webhook (fails twice)",
+		body:     fmt.Sprintf(`{"version":1,"id":"demo-flaky-1","channel":"webhook","webhook":{"url":"%s/demo/flaky","event_type":"demo.flaky","payload":{"n":1}}}`, receiver.URL()),
+		expected: "delivered on receive 3",
+	})
+
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	fates := newFates()
+	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logFile, fates), nil))
+
+	cfg := config.Deliver{
+		QueueURL: queueURL, DeadLetterQueueURL: dlqURL, MaxReceiveCount: maxReceive,
+		BackoffBase: time.Second, BackoffCap: 30 * time.Second, Concurrency: 10,
+		WebhookSecret: demoSecret, WebhookTimeout: 5 * time.Second,
+	}
+	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{WebhookTLS: receiver.TLSConfig(), Logger: logger})
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("herald demo: %d notifications → %s (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueURL, maxReceive)
+	for _, s := range samples {
+		out, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(s.body)})
+		if err != nil {
+			return fmt.Errorf("send %s: %w", s.name, err)
+		}
+		s.msgID = aws.ToString(out.MessageId)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	runner := &localrunner.Runner{
+		SQS: sqsClient, QueueURL: queueURL, Handler: p.Handle,
+		BatchSize: 10, WaitTime: time.Second, FunctionTimeout: 20 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(runCtx) }()
+	deadline := time.After(timeout)
+wait:
+	for !fates.allFinal(samples) {
+		select {
+		case <-deadline:
+			break wait
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		return err
+	}
+
+	ok := report(os.Stdout, samples, fates)
+	letters, err := localenv.ReceiveAll(ctx, sqsClient, dlqURL, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nDead-letter queue %s holds %d messages, each with its reason in the %s message attribute:\n", dlqName, len(letters), processor.AttrReason)
+	for _, l := range letters {
+		fmt.Printf("  %s\n", l.Attributes[processor.AttrReason])
+	}
+	sesEndpoint := os.Getenv("AWS_ENDPOINT_URL_SESV2")
+	if emails, err := localenv.SentEmails(ctx, sesEndpoint); err == nil {
+		fmt.Printf("\nThe SES v2 emulator holds %d emails: open %s/ to read them (JSON at %s/store).\n", len(emails), sesEndpoint, sesEndpoint)
+	}
+	fmt.Printf("Webhook receiver got %d requests. The function's log lines: %s\n", len(receiver.Requests()), logPath)
+	if !ok {
+		return fmt.Errorf("some notifications did not meet their expected fate")
+	}
+	fmt.Println("\nEvery notification met its expected fate.")
+	return nil
+}
+
+func lookupQueue(ctx context.Context, c *sqs.Client, name string) (string, error) {
+	out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		return "", fmt.Errorf("queue %s (is the local stack provisioned? run make local-up): %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+// loadSamples reads expected.tsv and the samples it lists, pointing their
+// webhooks at the local receiver.
+func loadSamples(dir, receiverURL string) ([]*sample, error) {
+	f, err := os.Open(filepath.Join(dir, "expected.tsv"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []*sample
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		file, expected, ok := strings.Cut(sc.Text(), "\t")
+		if !ok {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &sample{
+			name:     file,
+			body:     strings.ReplaceAll(string(body), "https://hooks.example.test", receiverURL),
+			expected: expected,
+		})
+	}
+	return out, sc.Err()
+}
+
+// fates collects the delivery function's log lines by SQS message id.
+type fates struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines map[string][]map[string]any
+}
+
+func newFates() *fates { return &fates{lines: map[string][]map[string]any{}} }
+
+// Write takes JSON log lines as slog writes them, one per call.
+func (f *fates) Write(p []byte) (int, error) {
+	var m map[string]any
+	if err := json.Unmarshal(p, &m); err == nil {
+		if id, ok := m["sqs_message_id"].(string); ok {
+			f.mu.Lock()
+			f.lines[id] = append(f.lines[id], m)
+			f.mu.Unlock()
+		}
+	}
+	return len(p), nil
+}
+
+func (f *fates) history(msgID string) []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.lines[msgID]...)
+}
+
+func (f *fates) allFinal(samples []*sample) bool {
+	for _, s := range samples {
+		h := f.history(s.msgID)
+		if len(h) == 0 || !final(h[len(h)-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+func final(line map[string]any) bool {
+	switch line["outcome"] {
+	case string(processor.Delivered), string(processor.Dropped), string(processor.DeadLettered):
+		return true
+	}
+	return false
+}
+
+// report prints each notification's fate and whether it is the expected one.
+func report(w io.Writer, samples []*sample, f *fates) bool {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NOTIFICATION\tFATE\tEXPECTED\t")
+	allOK := true
+	sort.SliceStable(samples, func(i, j int) bool { return samples[i].name < samples[j].name })
+	for _, s := range samples {
+		fate, ok := describe(f.history(s.msgID), s.expected)
+		mark := "ok"
+		if !ok {
+			mark, allOK = "MISMATCH", false
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.name, fate, s.expected, mark)
+	}
+	tw.Flush()
+	return allOK
+}
+
+// describe turns a record's log lines into a fate, and checks it against
+// the expected outcome's first words.
+func describe(h []map[string]any, expected string) (string, bool) {
+	if len(h) == 0 {
+		return "no outcome yet", false
+	}
+	var retries []string
+	for _, l := range h[:len(h)-1] {
+		if l["outcome"] == string(processor.Retry) {
+			retries = append(retries, fmt.Sprintf("%vs (%v)", l["delay_seconds"], l["error_class"]))
+		}
+	}
+	last := h[len(h)-1]
+	fate := fmt.Sprint(last["outcome"])
+	switch last["outcome"] {
+	case string(processor.Delivered):
+		fate = fmt.Sprintf("delivered on receive %v", last["receive_count"])
+	case string(processor.DeadLettered):
+		fate = fmt.Sprintf("dead-lettered: %v", truncate(fmt.Sprint(last["error"]), 70))
+	case string(processor.Dropped):
+		fate = "dropped (expired)"
+	}
+	if len(retries) > 0 {
+		fate = "retried after " + strings.Join(retries, ", ") + "; " + fate
+	}
+	want := strings.Fields(expected)[0]
+	got := map[string]string{
+		string(processor.Delivered): "delivered", string(processor.Dropped): "dropped",
+		string(processor.DeadLettered): "dead-lettered",
+	}[fmt.Sprint(last["outcome"])]
+	ok := got == want
+	if strings.HasPrefix(expected, "delivered on receive") {
+		ok = ok && fmt.Sprint(last["receive_count"]) == strings.Fields(expected)[3]
+	}
+	return fate, ok
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

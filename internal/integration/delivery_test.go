@@ -1,0 +1,186 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/localenv"
+)
+
+func TestEmailDeliveredAndReadBack(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	to := "jana." + randHex(4) + "@example.org"
+	welcome := strings.Replace(sample(t, "email-welcome.json"), "jana@example.org", to, 1)
+	templTo := "kenji." + randHex(4) + "@example.jp"
+	templ := strings.Replace(sample(t, "email-template.json"), "kenji@example.jp", templTo, 1)
+	e.send(welcome, templ)
+
+	e.pollUntil(30*time.Second, func() bool {
+		return len(e.logs.outcomes("ntf_01HZY3K6W9Q4T2M8B5C7D1E0FA")) > 0 && len(e.logs.outcomes("ntf_01HZY3P7R8S9T0U1V2W3X4Y5Z6")) > 0
+	})
+	require.Equal(t, []string{"delivered"}, e.logs.outcomes("ntf_01HZY3K6W9Q4T2M8B5C7D1E0FA"))
+	require.Equal(t, []string{"delivered"}, e.logs.outcomes("ntf_01HZY3P7R8S9T0U1V2W3X4Y5Z6"))
+
+	emails, err := localenv.SentEmails(e.ctx, os.Getenv("AWS_ENDPOINT_URL_SESV2"))
+	require.NoError(t, err)
+	byTo := map[string]localenv.SentEmail{}
+	for _, m := range emails {
+		for _, a := range m.Destination.To {
+			byTo[a] = m
+		}
+	}
+	got, ok := byTo["Jana Nováková <"+to+">"]
+	if !ok {
+		got, ok = byTo[to]
+	}
+	require.True(t, ok, "the welcome email reached the SES emulator; it holds %+v", emails)
+	require.Equal(t, "Willkommen bei Müller & Söhne — Ihr Konto ist bereit ✅", got.Subject)
+	require.Equal(t, "Hallo Jana,\n\nIhr Konto ist bereit. Viel Spaß!\n", got.Body.Text)
+	require.Contains(t, got.Body.HTML, "<strong>bereit</strong>")
+	require.Contains(t, got.From, "noreply@example.com")
+
+	tm, ok := byTo[templTo]
+	require.True(t, ok, "the template email reached the SES emulator")
+	require.Contains(t, tm.Subject+tm.Body.Text+tm.Body.HTML, "健二", "the stored template was rendered with the data")
+}
+
+func TestWebhookSignatureVerifiedByReferenceLibrary(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	body := strings.ReplaceAll(sample(t, "webhook-invoice-paid.json"), "https://hooks.example.test", e.receiver.URL())
+	e.send(body)
+	e.pollUntil(30*time.Second, func() bool { return len(e.receiver.Requests()) > 0 })
+
+	reqs := e.receiver.Requests()
+	require.Len(t, reqs, 1)
+	r := reqs[0]
+	require.Equal(t, "/acme/billing", r.Path)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	require.Equal(t, "evt_2Yq8mT4vN1xK7pR3sW9zB6cD", r.Header.Get("webhook-id"))
+	require.Equal(t, "acme", r.Header.Get("X-Tenant"))
+	require.Contains(t, string(r.Body), `"type":"invoice.paid"`)
+	h := map[string]string{
+		"webhook-id":        r.Header.Get("webhook-id"),
+		"webhook-timestamp": r.Header.Get("webhook-timestamp"),
+		"webhook-signature": r.Header.Get("webhook-signature"),
+	}
+	require.NoError(t, verifyWithReference(t, testSecret, h, r.Body), "the reference library accepts our signature")
+	tampered := []byte(strings.Replace(string(r.Body), "125000", "1", 1))
+	require.Error(t, verifyWithReference(t, testSecret, h, tampered), "and rejects a tampered body")
+	require.Equal(t, []string{"delivered"}, e.logs.outcomes("evt_2Yq8mT4vN1xK7pR3sW9zB6cD"))
+}
+
+func TestWebhookFailingTwiceDeliveredOnThirdReceive(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{maxReceive: 5, respond: func(_ string, attempt int) int {
+		if attempt <= 2 {
+			return 503
+		}
+		return 204
+	}})
+	e.send(fmt.Sprintf(`{"version":1,"id":"flaky-1","channel":"webhook","webhook":{"url":"%s/flaky","event_type":"t","payload":{}}}`, e.receiver.URL()))
+	e.pollUntil(60*time.Second, func() bool { return len(e.receiver.Requests()) >= 3 })
+
+	reqs := e.receiver.Requests()
+	require.Len(t, reqs, 3)
+	require.Equal(t, []string{"retry", "retry", "delivered"}, e.logs.outcomes("flaky-1"))
+	// Base 1 s: the visibility delays are 1 s, then 2 s (jitter only shortens
+	// a delay, and it is rounded up to whole seconds). The queue's own
+	// visibility timeout is 30 s, so a gap under it proves herald's delay.
+	gap1, gap2 := reqs[1].At.Sub(reqs[0].At), reqs[2].At.Sub(reqs[1].At)
+	require.GreaterOrEqual(t, gap1, 1*time.Second)
+	require.Less(t, gap1, 10*time.Second)
+	require.GreaterOrEqual(t, gap2, 2*time.Second)
+	require.Less(t, gap2, 10*time.Second)
+	var delays []float64
+	for _, l := range e.logs.all() {
+		if l["id"] == "flaky-1" && l["outcome"] == "retry" {
+			delays = append(delays, l["delay_seconds"].(float64))
+			require.Equal(t, "webhook_http_5xx", l["error_class"])
+		}
+	}
+	require.Equal(t, []float64{1, 2}, delays)
+	require.Equal(t, float64(3), e.logs.all()[len(e.logs.all())-1]["receive_count"])
+	require.True(t, e.queueEmpty())
+	require.Empty(t, e.deadLetters())
+}
+
+func TestWebhookAlwaysFailingDeadLetteredAfterMaxReceiveCount(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{maxReceive: 3, respond: func(string, int) int { return 500 }})
+	body := fmt.Sprintf(`{"version":1,"id":"down-1","channel":"webhook","webhook":{"url":"%s/down","event_type":"t","payload":{"k":"v"}}}`, e.receiver.URL())
+	e.send(body)
+	e.pollUntil(60*time.Second, func() bool {
+		o := e.logs.outcomes("down-1")
+		return len(o) > 0 && o[len(o)-1] == "dead_lettered"
+	})
+	require.Equal(t, []string{"retry", "retry", "dead_lettered"}, e.logs.outcomes("down-1"))
+	require.Len(t, e.receiver.Requests(), 3, "one attempt per receive")
+
+	dl := e.deadLetters()
+	require.Len(t, dl, 1)
+	require.Equal(t, body, dl[0].Body, "the original body")
+	r := reasonOf(t, dl[0])
+	require.Equal(t, "attempts_exhausted", r.Outcome)
+	require.Equal(t, delivery.Class("webhook_http_5xx"), r.ErrorClass)
+	require.Equal(t, 3, r.Attempts)
+	require.Equal(t, "down-1", r.NotificationID)
+	require.Contains(t, r.Error, "500")
+	require.NotContains(t, r.Error, "/down", "no URL path in the reason")
+	require.Equal(t, e.queues.ARN, r.SourceQueueARN)
+	require.NotZero(t, r.OriginalSentTimestamp)
+	require.True(t, e.queueEmpty())
+}
+
+func TestPoisonSamplesDeadLetteredOnFirstReceive(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	files := map[string]string{ // sample → what its reason must name
+		"poison-not-json.json":        "invalid JSON",
+		"poison-wrong-types.json":     "email.to",
+		"poison-unknown-channel.json": "channel",
+		"poison-missing-id.json":      "id",
+		"poison-future-version.json":  "version",
+	}
+	bodies := map[string]string{}
+	for f := range files {
+		b := strings.ReplaceAll(sample(t, f), "https://hooks.example.test", e.receiver.URL())
+		bodies[b] = f
+		e.send(b)
+	}
+	e.pollUntil(30*time.Second, func() bool { return len(e.logs.all()) >= len(files) })
+
+	require.Empty(t, e.receiver.Requests(), "no delivery attempt for a poison message")
+	dl := e.deadLetters()
+	require.Len(t, dl, len(files))
+	for _, d := range dl {
+		f, ok := bodies[d.Body]
+		require.True(t, ok, "dead letter keeps the original body: %q", d.Body)
+		r := reasonOf(t, d)
+		require.Equal(t, delivery.ClassInvalidMessage, r.ErrorClass, f)
+		require.Equal(t, "permanent_failure", r.Outcome, f)
+		require.Equal(t, 1, r.Attempts, "%s dead-lettered on its first receive", f)
+		require.Contains(t, r.Error, files[f], f)
+	}
+	require.True(t, e.queueEmpty())
+}
+
+func TestExpiredWebhookDroppedWithoutRequest(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	e.send(strings.ReplaceAll(sample(t, "webhook-expired.json"), "https://hooks.example.test", e.receiver.URL()))
+	e.pollUntil(30*time.Second, func() bool { return len(e.logs.outcomes("evt_stale_0001")) > 0 })
+	require.Equal(t, []string{"dropped"}, e.logs.outcomes("evt_stale_0001"))
+	require.Empty(t, e.receiver.Requests())
+	require.Empty(t, e.deadLetters())
+	require.True(t, e.queueEmpty())
+}

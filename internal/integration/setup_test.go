@@ -1,0 +1,222 @@
+//go:build integration
+
+// Package integration tests herald end to end against the local stack:
+// LocalStack's SQS and the SES v2 emulator, started by `make test`
+// (scripts/local-up.sh), with the real AWS SDK, real HTTPS webhook
+// receivers and the local event source mapping.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+var repoRoot = func() string { r, _ := filepath.Abs("../.."); return r }()
+
+// env is what one test runs against: its own queue pair, a receiver, the
+// processor as the Lambda wires it, and the local event source mapping.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	sqs      *sqs.Client
+	awsCfg   aws.Config
+	queues   localenv.Queues
+	receiver *localenv.Receiver
+	runner   *localrunner.Runner
+	logs     *logLines
+}
+
+type options struct {
+	maxReceive int
+	respond    func(path string, attempt int) int
+}
+
+func setup(t *testing.T, o options) *env {
+	t.Helper()
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		t.Fatal("AWS_ENDPOINT_URL is not set: run the integration tests with `make test`, which starts the local stack")
+	}
+	if o.maxReceive == 0 {
+		o.maxReceive = 3
+	}
+	if o.respond == nil {
+		o.respond = func(string, int) int { return 200 }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	e := &env{t: t, ctx: ctx, sqs: sqs.NewFromConfig(awsCfg), awsCfg: awsCfg, logs: &logLines{}}
+	e.queues, err = localenv.CreateQueues(ctx, e.sqs, "it-"+strings.ToLower(sanitize(t.Name()))+"-"+randHex(4), o.maxReceive, 30*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { e.queues.Delete(context.Background(), e.sqs) })
+	e.receiver = localenv.NewReceiver(o.respond)
+	t.Cleanup(e.receiver.Close)
+
+	p, err := app.NewDeliver(config.Deliver{
+		QueueURL: e.queues.URL, DeadLetterQueueURL: e.queues.DLQURL, MaxReceiveCount: o.maxReceive,
+		BackoffBase: time.Second, BackoffCap: 30 * time.Second, Concurrency: 10,
+		EmailDefaultFrom: "noreply@example.com",
+		WebhookSecret:    testSecret, WebhookTimeout: 5 * time.Second,
+	}, awsCfg, app.DeliverOptions{WebhookTLS: e.receiver.TLSConfig(), Logger: slog.New(slog.NewJSONHandler(e.logs, nil))})
+	require.NoError(t, err)
+	e.runner = &localrunner.Runner{SQS: e.sqs, QueueURL: e.queues.URL, Handler: p.Handle, WaitTime: time.Second, FunctionTimeout: 20 * time.Second}
+	return e
+}
+
+// send puts bodies on the test's queue and returns their SQS message ids.
+func (e *env) send(bodies ...string) []string {
+	e.t.Helper()
+	ids := make([]string, len(bodies))
+	for i, b := range bodies {
+		out, err := e.sqs.SendMessage(e.ctx, &sqs.SendMessageInput{QueueUrl: aws.String(e.queues.URL), MessageBody: aws.String(b)})
+		require.NoError(e.t, err)
+		ids[i] = aws.ToString(out.MessageId)
+	}
+	return ids
+}
+
+// pollUntil runs the local event source mapping until done reports true.
+func (e *env) pollUntil(timeout time.Duration, done func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !done() {
+		require.True(e.t, time.Now().Before(deadline), "condition not met within %s; log lines: %v", timeout, e.logs.all())
+		_, err := e.runner.Poll(e.ctx)
+		require.NoError(e.t, err)
+	}
+}
+
+// deadLetters reads the test's dead-letter queue.
+func (e *env) deadLetters() []localenv.DeadLetter {
+	e.t.Helper()
+	dl, err := localenv.ReceiveAll(e.ctx, e.sqs, e.queues.DLQURL, 30*time.Second)
+	require.NoError(e.t, err)
+	return dl
+}
+
+func (e *env) queueEmpty() bool {
+	out, err := e.sqs.GetQueueAttributes(e.ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(e.queues.URL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible},
+	})
+	require.NoError(e.t, err)
+	return out.Attributes["ApproximateNumberOfMessages"] == "0" && out.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+}
+
+func reasonOf(t *testing.T, d localenv.DeadLetter) processor.Reason {
+	t.Helper()
+	var r processor.Reason
+	require.NoError(t, json.Unmarshal([]byte(d.Attributes[processor.AttrReason]), &r), "dead letter without a reason: %+v", d)
+	return r
+}
+
+// logLines collects the processor's JSON log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []map[string]any
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	var m map[string]any
+	if json.Unmarshal(p, &m) == nil {
+		l.mu.Lock()
+		l.lines = append(l.lines, m)
+		l.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+func (l *logLines) all() []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]map[string]any(nil), l.lines...)
+}
+
+// outcomes returns the outcome of every log line about a notification id.
+func (l *logLines) outcomes(id string) []string {
+	var out []string
+	for _, m := range l.all() {
+		if m["id"] == id {
+			out = append(out, m["outcome"].(string))
+		}
+	}
+	return out
+}
+
+func sample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "cases", name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// verifyWithReference checks a webhook request with the Standard Webhooks
+// reference library (npm standardwebhooks) through localstack/verify-webhook.mjs.
+func verifyWithReference(t *testing.T, secret string, h map[string]string, body []byte) error {
+	t.Helper()
+	in, err := json.Marshal(map[string]any{"secret": secret, "headers": h, "body": string(body)})
+	require.NoError(t, err)
+	cmd := exec.Command("node", filepath.Join(repoRoot, "localstack", "verify-webhook.mjs"))
+	cmd.Stdin = bytes.NewReader(in)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return &verifyError{out: strings.TrimSpace(out.String()), err: err}
+	}
+	return nil
+}
+
+type verifyError struct {
+	out string
+	err error
+}
+
+func (e *verifyError) Error() string { return e.err.Error() + ": " + e.out }
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = io.ReadFull(rand.Reader, b)
+	return hex.EncodeToString(b)
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteRune('-')
+		}
+	}
+	out := b.String()
+	if len(out) > 50 {
+		out = out[:50]
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/notification"
+)
+
+// Timeouts of the transport's steps; Config.Timeout bounds them all.
+const (
+	dialTimeout         = 10 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+	idleConnTimeout     = 90 * time.Second
+	maxHeaderBytes      = 64 << 10
+)
+
+// Sender posts webhooks. It is safe for concurrent use and reuses
+// connections across calls: build one per process.
+type Sender struct {
+	client           *http.Client
+	key              []byte
+	timeout          time.Duration
+	maxResponseBytes int64
+	now              func() time.Time
+	userAgent        string
+}
+
+// NewSender returns a Sender for cfg with defaults applied, or the errors of
+// [Config.Validate], each naming the field at fault (for example "webhook
+// secret: must start with whsec_").
+func NewSender(cfg Config) (*Sender, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	key, err := DecodeSecret(cfg.Secret)
+	if err != nil { // unreachable: Validate decoded it
+		return nil, err
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.TLSClientConfig != nil {
+		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
+	}
+	transport := &http.Transport{
+		Proxy: nil, // never the environment's proxy
+		DialContext: (&net.Dialer{
+			Timeout:   dialTimeout,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		TLSClientConfig:        tlsConfig,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		ExpectContinueTimeout:  time.Second,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    16,
+		IdleConnTimeout:        idleConnTimeout,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		DisableCompression:     true, // the body is read only for an error excerpt
+	}
+	return &Sender{
+		client: &http.Client{
+			Transport: transport,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		key:              key,
+		timeout:          cfg.Timeout,
+		maxResponseBytes: cfg.MaxResponseBytes,
+		now:              cfg.Now,
+		userAgent:        cfg.UserAgent,
+	}, nil
+}
+
+// Send makes one delivery attempt of m, a webhook message, as described in
+// the package documentation. The attempt lasts at most Config.Timeout, or
+// until ctx is done if sooner.
+//
+// It returns nil when the endpoint answered 2xx, else a
+// *delivery.PermanentError or *delivery.TransientError whose Class names the
+// cause (see the package documentation). Error texts name the endpoint by
+// scheme and host only.
+func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
+	if m == nil || m.Webhook == nil {
+		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message has no webhook"))
+	}
+	w := m.Webhook
+	if m.ID == "" || !validHeaderValue(m.ID) {
+		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message id is empty or has control characters"))
+	}
+	u, err := url.Parse(w.URL)
+	if err != nil {
+		return delivery.Permanent(ClassInvalidURL, fmt.Errorf("webhook %s: the URL does not parse", m.ID))
+	}
+	t := target{id: m.ID, endpoint: endpoint(u), u: u}
+	if u.Scheme != "https" || u.Host == "" {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("the URL must be absolute and https"))
+	}
+	if err := t.checkHeaders(w.Headers); err != nil {
+		return err
+	}
+	if !json.Valid(w.Payload) {
+		return delivery.Permanent(delivery.ClassInvalidMessage, t.errorf("the payload is not valid JSON"))
+	}
+	if ctx.Err() != nil {
+		return t.deadline(ctx)
+	}
+
+	at := s.now()
+	body := envelope(w.EventType, at, w.Payload)
+	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, w.URL, bytes.NewReader(body))
+	if err != nil {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("cannot build a request for the URL"))
+	}
+	for _, k := range slices.Sorted(maps.Keys(w.Headers)) { // first, so that herald's own headers win
+		req.Header.Set(k, w.Headers[k])
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", s.userAgent)
+	req.Header.Set(HeaderID, m.ID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(HeaderSignature, Sign(s.key, m.ID, at, body))
+
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return t.deadline(ctx)
+		}
+		return t.transportError(err, s.timeout)
+	}
+	excerpt := s.drain(resp.Body, resp.StatusCode/100 != 2)
+	resp.Body.Close()
+	return t.statusError(resp, excerpt, at)
+}
+
+// Standard Webhooks headers ("Webhook headers" in the specification).
+const (
+	HeaderID        = "webhook-id"
+	HeaderTimestamp = "webhook-timestamp"
+	HeaderSignature = "webhook-signature"
+)
+
+// envelope returns the body {"type":…,"timestamp":…,"data":…}: the event
+// type, the attempt time in RFC 3339 (UTC, whole seconds, as signed) and the
+// payload byte for byte ("Payload structure" in the specification).
+func envelope(eventType string, at time.Time, payload json.RawMessage) []byte {
+	typ, _ := json.Marshal(eventType) // a string always marshals
+	payload = bytes.TrimSpace(payload)
+	b := make([]byte, 0, len(`{"type":,"timestamp":"2006-01-02T15:04:05Z","data":}`)+len(typ)+len(payload))
+	b = append(b, `{"type":`...)
+	b = append(b, typ...)
+	b = append(b, `,"timestamp":"`...)
+	b = at.UTC().AppendFormat(b, time.RFC3339)
+	b = append(b, `","data":`...)
+	b = append(b, payload...)
+	return append(b, '}')
+}
+
+// drain reads at most maxResponseBytes of body and, when keep is set,
+// returns its first excerptCapture bytes. A body read to its end lets the
+// connection be reused; a longer one is abandoned, and closing it closes the
+// connection. Read errors are ignored: the status already decided the
+// outcome.
+func (s *Sender) drain(body io.Reader, keep bool) []byte {
+	r := io.LimitReader(body, s.maxResponseBytes)
+	var excerpt []byte
+	if keep {
+		excerpt = make([]byte, min(excerptCapture, s.maxResponseBytes))
+		n, err := io.ReadFull(r, excerpt)
+		excerpt = excerpt[:n]
+		if err != nil {
+			return excerpt
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return excerpt
+}

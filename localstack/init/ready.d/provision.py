@@ -1,0 +1,261 @@
+"""Provision herald's local AWS resources. Idempotent; safe to run any number of times.
+
+Used in two ways:
+  * host mode: scripts/local-up.sh runs it with .venv/localstack/bin/python (has boto3);
+  * Docker:    mounted into /etc/localstack/init/ready.d/, where LocalStack exec()s it
+               in-process once the gateway is ready (no __file__, __name__ == "builtins",
+               and it must never call sys.exit there).
+
+Creates:
+  * SQS DLQ   $HERALD_DLQ_NAME   (default herald-notifications-dlq): 14 days retention, SSE-SQS
+  * SQS queue $HERALD_QUEUE_NAME (default herald-notifications): visibility timeout
+    $HERALD_VISIBILITY_TIMEOUT (30), 4 days retention, SSE-SQS, RedrivePolicy to the DLQ with
+    maxReceiveCount $HERALD_MAX_RECEIVE_COUNT (13). Existing queues get their attributes
+    re-applied, so changed settings converge without a restart.
+  * SES v1 (LocalStack) identities noreply@example.com, billing@example.com, example.com
+    (best effort: skipped if SES is not enabled).
+  * SES v2 emulator (aws-ses-v2-local) template "password-reset" (created, or updated if it
+    already exists).
+
+Env: HERALD_SQS_ENDPOINT (default http://127.0.0.1:4566), HERALD_SES_ENDPOINT (SES v1,
+default = SQS endpoint), HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005),
+HERALD_SESV2_WAIT (seconds to wait for the SES v2 emulator, default 30),
+HERALD_PROVISION_ENV_FILE (optional: write KEY=value lines there, e.g. .local/herald.env),
+AWS_REGION (default us-east-1). Credentials are always the dummy test/test.
+"""
+
+import json
+import os
+import sys
+import time
+
+QUEUE_NAME = os.environ.get("HERALD_QUEUE_NAME") or "herald-notifications"
+DLQ_NAME = os.environ.get("HERALD_DLQ_NAME") or "herald-notifications-dlq"
+MAX_RECEIVE_COUNT = int(os.environ.get("HERALD_MAX_RECEIVE_COUNT") or 13)
+VISIBILITY_TIMEOUT = int(os.environ.get("HERALD_VISIBILITY_TIMEOUT") or 30)
+REGION = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+SQS_ENDPOINT = os.environ.get("HERALD_SQS_ENDPOINT") or "http://127.0.0.1:4566"
+SES_ENDPOINT = os.environ.get("HERALD_SES_ENDPOINT") or SQS_ENDPOINT
+SESV2_ENDPOINT = os.environ.get("HERALD_SESV2_ENDPOINT") or "http://127.0.0.1:8005"
+SESV2_WAIT = float(os.environ.get("HERALD_SESV2_WAIT") or 30)
+ENV_FILE = os.environ.get("HERALD_PROVISION_ENV_FILE") or ""
+
+SES_EMAIL_IDENTITIES = ["noreply@example.com", "billing@example.com"]
+SES_DOMAIN_IDENTITIES = ["example.com"]
+
+PASSWORD_RESET_TEMPLATE = {
+    "TemplateName": "password-reset",
+    "TemplateContent": {
+        "Subject": "Reset your password, {{name}}",
+        "Text": (
+            "Hi {{name}},\n\n"
+            "We received a request to reset your password. Open this link to choose a new one:\n\n"
+            "{{link}}\n\n"
+            "The link expires in {{expires_minutes}} minutes. If you did not ask for this, "
+            "you can ignore this email.\n"
+        ),
+        "Html": (
+            "<!doctype html><html><body>"
+            "<p>Hi {{name}},</p>"
+            "<p>We received a request to reset your password. "
+            '<a href="{{link}}">Choose a new password</a>.</p>'
+            "<p>The link expires in {{expires_minutes}} minutes. If you did not ask for this, "
+            "you can ignore this email.</p>"
+            "</body></html>"
+        ),
+    },
+}
+TEMPLATES = [PASSWORD_RESET_TEMPLATE]
+
+
+class ProvisionError(Exception):
+    pass
+
+
+def _log(msg):
+    print(f"[provision] {msg}", flush=True)
+
+
+def _client(service, endpoint):
+    import boto3
+    from botocore.config import Config
+
+    return boto3.session.Session().client(
+        service,
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(
+            connect_timeout=3,
+            read_timeout=15,
+            retries={"max_attempts": 3, "mode": "standard"},
+        ),
+    )
+
+
+def _error_code(exc):
+    return (getattr(exc, "response", None) or {}).get("Error", {}).get("Code", "") or ""
+
+
+def _error_message(exc):
+    return (getattr(exc, "response", None) or {}).get("Error", {}).get("Message", "") or str(exc)
+
+
+def _ensure_queue(sqs, name, attributes):
+    """Create the queue, or re-apply the attributes if it exists. Returns (url, arn)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    except ClientError as e:
+        if "NonExistentQueue" not in _error_code(e) and "QueueDoesNotExist" not in _error_code(e):
+            raise
+        url = None
+    if url is None:
+        url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+        _log(f"created queue {name}")
+    else:
+        sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
+        _log(f"queue {name} exists; attributes re-applied")
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return url, arn
+
+
+def provision_sqs():
+    sqs = _client("sqs", SQS_ENDPOINT)
+    dlq_url, dlq_arn = _ensure_queue(
+        sqs,
+        DLQ_NAME,
+        {"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true"},
+    )
+    queue_url, queue_arn = _ensure_queue(
+        sqs,
+        QUEUE_NAME,
+        {
+            "VisibilityTimeout": str(VISIBILITY_TIMEOUT),
+            "MessageRetentionPeriod": "345600",
+            "SqsManagedSseEnabled": "true",
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT}
+            ),
+        },
+    )
+    return {
+        "HERALD_QUEUE_NAME": QUEUE_NAME,
+        "HERALD_QUEUE_URL": queue_url,
+        "HERALD_QUEUE_ARN": queue_arn,
+        "HERALD_DLQ_NAME": DLQ_NAME,
+        "HERALD_DLQ_URL": dlq_url,
+        "HERALD_DLQ_ARN": dlq_arn,
+        "HERALD_MAX_RECEIVE_COUNT": str(MAX_RECEIVE_COUNT),
+    }
+
+
+def provision_ses_v1():
+    """Best effort: verify identities in LocalStack's SES v1 (skipped if SES isn't enabled)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        ses = _client("ses", SES_ENDPOINT)
+        for email in SES_EMAIL_IDENTITIES:
+            ses.verify_email_identity(EmailAddress=email)
+        for domain in SES_DOMAIN_IDENTITIES:
+            ses.verify_domain_identity(Domain=domain)
+    except (ClientError, BotoCoreError) as e:
+        _log(f"SES v1 not available at {SES_ENDPOINT}, identities skipped ({_error_message(e)})")
+        return
+    _log("SES v1 identities verified: " + ", ".join(SES_EMAIL_IDENTITIES + SES_DOMAIN_IDENTITIES))
+
+
+def _wait_for_sesv2():
+    """The emulator may still be starting (Docker: npx installs it first)."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + SESV2_WAIT
+    url = SESV2_ENDPOINT.rstrip("/") + "/health-check"
+    last = None
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if 200 <= resp.status < 300:
+                    return
+                last = f"HTTP {resp.status}"
+        except (urllib.error.URLError, OSError) as e:
+            last = e
+        if time.monotonic() >= deadline:
+            raise ProvisionError(
+                f"SES v2 emulator not reachable at {url} after {SESV2_WAIT:.0f}s: {last}"
+            )
+        time.sleep(0.5)
+
+
+def provision_sesv2():
+    from botocore.exceptions import ClientError
+
+    _wait_for_sesv2()
+    sesv2 = _client("sesv2", SESV2_ENDPOINT)
+    for tpl in TEMPLATES:
+        name = tpl["TemplateName"]
+        try:
+            sesv2.create_email_template(**tpl)
+            _log(f"SES v2 template {name} created")
+        except ClientError as e:
+            # aws-ses-v2-local answers 400 {"type":"AlreadyExistsException",...}, which botocore
+            # does not map to an error code, so look at the message too.
+            if "AlreadyExists" not in _error_code(e) and "already exists" not in _error_message(e):
+                raise
+            sesv2.update_email_template(**tpl)
+            _log(f"SES v2 template {name} exists; content updated")
+    return {"HERALD_SES_TEMPLATES": ",".join(t["TemplateName"] for t in TEMPLATES)}
+
+
+def _write_env_file(values):
+    path = os.path.abspath(ENV_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("# written by localstack/init/ready.d/provision.py\n")
+        for k, v in values.items():
+            f.write(f"{k}={v}\n")
+    os.replace(tmp, path)
+    _log(f"wrote {path}")
+
+
+def main():
+    started = time.monotonic()
+    values = {
+        "AWS_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "HERALD_SQS_ENDPOINT": SQS_ENDPOINT,
+        "HERALD_SESV2_ENDPOINT": SESV2_ENDPOINT,
+    }
+    values.update(provision_sqs())
+    provision_ses_v1()
+    values.update(provision_sesv2())
+    _log(f"queue URL: {values['HERALD_QUEUE_URL']}")
+    _log(f"DLQ URL:   {values['HERALD_DLQ_URL']}")
+    if ENV_FILE:
+        _write_env_file(values)
+    _log(f"done in {time.monotonic() - started:.1f}s")
+    return values
+
+
+def _cli():
+    try:
+        main()
+    except Exception as e:  # noqa: BLE001 - report any failure as a non-zero exit
+        print(f"[provision] FAILED: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_cli())
+elif __name__ == "builtins":
+    # exec()'d by LocalStack's init hook runner with empty globals, so __name__ resolves to
+    # the builtins module's name. Exceptions propagate to LocalStack, which logs the script
+    # as failed (visible via /_localstack/init); SystemExit must not be raised here.
+    main()

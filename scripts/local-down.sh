@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Stops what scripts/local-up.sh started (LocalStack and the SES v2 emulator), by the
+# pid files in .local/; each was started as its own process group, so children go too.
+# Idempotent. Leaves installs (.venv/localstack, localstack/node_modules) in place;
+# LocalStack state is in memory only, so nothing persists across up/down.
+# Env: STOP_TIMEOUT (seconds before SIGKILL, default 10).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if [ -d "$LOCAL_DIR" ]; then
+  exec 9>"$LOCAL_DIR/.lock"
+  flock -w 120 9 || die "timed out waiting for a running local-up to finish"
+fi
+
+stop_pidfile "SES v2 emulator" "$LOCAL_DIR/ses.pid" "aws-ses-v2-local"
+stop_pidfile "LocalStack" "$LOCAL_DIR/localstack.pid" "localstack.runtime.main"
+rm -f "$LOCAL_DIR/herald.env"
+log "stopped"
