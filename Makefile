@@ -1,24 +1,70 @@
-# herald — make help lists the targets.
+# herald — `make help` lists the targets.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-GO        ?= go
-GOARCH_LAMBDA ?= arm64
-BIN       := bin
+GO            ?= go
+LAMBDA_ARCH   ?= arm64
+GO_BUILD_LAMBDA = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w'
+SAM           := .venv/tools/bin/sam
+export SAM_CLI_TELEMETRY := 0
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_%-]+:.*## /{printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_%-]+:.*## /{printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: demo
+demo: ## Run the demo: local stack up, samples delivered through the local runner, fates printed, stack down
+	scripts/with-local-stack.sh $(GO) run ./cmd/herald-demo
+
+.PHONY: test
+test: test-unit test-integration ## Run every test (unit, then integration against the local stack)
+
+.PHONY: test-unit
+test-unit: ## Unit tests (no network but 127.0.0.1 test servers)
+	$(GO) test -race -count=1 ./...
+
+.PHONY: test-integration
+test-integration: ## Integration tests: starts LocalStack + the SES v2 emulator, installs the Lambda RIE
+	scripts/install-rie.sh >/dev/null
+	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 ./internal/integration
+
+.PHONY: lint
+lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./internal/integration
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	scripts/lint-template.sh
+
+.PHONY: bench
+bench: ## Go benchmarks of the hot paths (see docs/benchmarks.md)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: build
 build: ## Build the Lambda bootstraps (linux/arm64) into bin/<function>/bootstrap
-	@for fn in deliver retention; do \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w' -o $(BIN)/$$fn/bootstrap ./functions/$$fn || exit 1; \
-	done
+	$(GO_BUILD_LAMBDA) -o bin/deliver/bootstrap ./functions/deliver
+	$(GO_BUILD_LAMBDA) -o bin/retention/bootstrap ./functions/retention
 
-# sam build calls build-<LogicalId> with ARTIFACTS_DIR set (BuildMethod: makefile).
+.PHONY: sam-build
+sam-build: ## sam build (arm64 bootstraps in .aws-sam/build)
+	scripts/lint-template.sh >/dev/null
+	$(SAM) build
+
+.PHONY: deploy
+deploy: sam-build ## sam deploy with samconfig.toml (add ARGS="--guided" the first time)
+	$(SAM) deploy $(ARGS)
+
+.PHONY: local-up
+local-up: ## Start and provision the local stack (stays up until make local-down)
+	scripts/local-up.sh
+
+.PHONY: local-down
+local-down: ## Stop the local stack
+	scripts/local-down.sh
+
+# sam build calls build-<LogicalId> with ARTIFACTS_DIR set (Metadata BuildMethod: makefile).
+.PHONY: build-DeliverFunction build-RetentionFunction
 build-DeliverFunction:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/deliver
+	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/deliver
 
 build-RetentionFunction:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/retention
+	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/retention

@@ -298,21 +298,27 @@ func describe(h []map[string]any, expected string) (string, bool) {
 	case string(processor.Delivered):
 		fate = fmt.Sprintf("delivered on receive %v", last["receive_count"])
 	case string(processor.DeadLettered):
-		fate = fmt.Sprintf("dead-lettered: %v", truncate(fmt.Sprint(last["error"]), 70))
+		fate = fmt.Sprintf("dead-lettered: %v", truncate(fmt.Sprint(last["error"]), 60))
 	case string(processor.Dropped):
 		fate = "dropped (expired)"
 	}
 	if len(retries) > 0 {
 		fate = "retried after " + strings.Join(retries, ", ") + "; " + fate
 	}
-	want := strings.Fields(expected)[0]
+	want := strings.Trim(strings.Fields(expected)[0], ",.")
 	got := map[string]string{
 		string(processor.Delivered): "delivered", string(processor.Dropped): "dropped",
 		string(processor.DeadLettered): "dead-lettered",
 	}[fmt.Sprint(last["outcome"])]
 	ok := got == want
-	if strings.HasPrefix(expected, "delivered on receive") {
-		ok = ok && fmt.Sprint(last["receive_count"]) == strings.Fields(expected)[3]
+	switch words := strings.Fields(expected); {
+	case strings.HasPrefix(expected, "delivered on receive"):
+		ok = ok && fmt.Sprint(last["receive_count"]) == words[3]
+	case strings.Contains(expected, "reason names "):
+		ok = ok && strings.Contains(fmt.Sprint(last["error"]), words[len(words)-1])
+	case strings.Contains(expected, "reason: "):
+		_, named, _ := strings.Cut(expected, "reason: ")
+		ok = ok && strings.Contains(fmt.Sprint(last["error"]), named)
 	}
 	return fate, ok
 }

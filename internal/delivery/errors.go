@@ -60,3 +60,17 @@ func Classify(err error) (permanent bool, class Class, retryAfter time.Duration)
 	}
 	return false, ClassUnknown, 0
 }
+
+// Detail returns err's text without the class prefix that PermanentError and
+// TransientError add, for reasons that carry the class beside it.
+func Detail(err error) string {
+	var p *PermanentError
+	if errors.As(err, &p) {
+		return p.Err.Error()
+	}
+	var t *TransientError
+	if errors.As(err, &t) {
+		return t.Err.Error()
+	}
+	return err.Error()
+}

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"net/mail"
 	"os"
 	"strings"
 	"testing"
@@ -32,21 +33,25 @@ func TestEmailDeliveredAndReadBack(t *testing.T) {
 
 	emails, err := localenv.SentEmails(e.ctx, os.Getenv("AWS_ENDPOINT_URL_SESV2"))
 	require.NoError(t, err)
+	// The emulator stores mailboxes as sent: display names RFC 2047-encoded.
 	byTo := map[string]localenv.SentEmail{}
+	names := map[string]string{}
 	for _, m := range emails {
 		for _, a := range m.Destination.To {
-			byTo[a] = m
+			addr, err := mail.ParseAddress(a)
+			require.NoError(t, err, "SES got an RFC 5322 mailbox: %q", a)
+			byTo[addr.Address], names[addr.Address] = m, addr.Name
 		}
 	}
-	got, ok := byTo["Jana Nováková <"+to+">"]
-	if !ok {
-		got, ok = byTo[to]
-	}
+	got, ok := byTo[to]
 	require.True(t, ok, "the welcome email reached the SES emulator; it holds %+v", emails)
+	require.Equal(t, "Jana Nováková", names[to])
+	from, err := mail.ParseAddress(got.From)
+	require.NoError(t, err)
+	require.Equal(t, mail.Address{Name: "Müller & Söhne", Address: "noreply@example.com"}, *from)
 	require.Equal(t, "Willkommen bei Müller & Söhne — Ihr Konto ist bereit ✅", got.Subject)
 	require.Equal(t, "Hallo Jana,\n\nIhr Konto ist bereit. Viel Spaß!\n", got.Body.Text)
 	require.Contains(t, got.Body.HTML, "<strong>bereit</strong>")
-	require.Contains(t, got.From, "noreply@example.com")
 
 	tm, ok := byTo[templTo]
 	require.True(t, ok, "the template email reached the SES emulator")

@@ -6,6 +6,7 @@ package localenv
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -222,3 +223,6 @@ func SentEmails(ctx context.Context, endpoint string) ([]SentEmail, error) {
 	}
 	return store.Emails, nil
 }
+
+// Certificate is the receiver's TLS certificate.
+func (r *Receiver) Certificate() *x509.Certificate { return r.srv.Certificate() }

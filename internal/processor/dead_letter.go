@@ -69,7 +69,7 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	reason := Reason{
 		Outcome:         "permanent_failure",
 		ErrorClass:      class,
-		Error:           truncate(cause.Error(), maxErrorText),
+		Error:           truncate(delivery.Detail(cause), maxErrorText),
 		Attempts:        r.receiveCount,
 		FailedAt:        p.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		SourceQueueARN:  r.msg.EventSourceARN,

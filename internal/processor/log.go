@@ -3,6 +3,8 @@ package processor
 import (
 	"context"
 	"log/slog"
+
+	"github.com/heraldhq/herald/internal/delivery"
 )
 
 // log writes the record's one structured line.
@@ -22,7 +24,7 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	}
 	if r.err != nil {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("error_class", string(r.class)), slog.String("error", truncate(r.err.Error(), maxErrorText)))
+		attrs = append(attrs, slog.String("error_class", string(r.class)), slog.String("error", truncate(delivery.Detail(r.err), maxErrorText)))
 	}
 	if r.sqsErr != nil {
 		level = slog.LevelError

@@ -1,0 +1,107 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBootstrapUnderRuntimeInterfaceEmulator builds the deliver function's
+// bootstrap as `make build` does (for this machine's architecture), runs it
+// under the AWS Lambda Runtime Interface Emulator with the environment the
+// template gives it, and invokes it with one SQS event: a webhook, an
+// expired notification and a poison message.
+func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
+	t.Parallel()
+	rie := filepath.Join(repoRoot, ".tools", "bin", "aws-lambda-rie")
+	_, err := os.Stat(rie)
+	require.NoError(t, err, "the emulator is installed by scripts/install-rie.sh (make test runs it)")
+	e := setup(t, options{})
+
+	dir := t.TempDir()
+	bootstrap := filepath.Join(dir, "bootstrap")
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bootstrap, "./functions/deliver")
+	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	// The bootstrap trusts the receiver through the standard SSL_CERT_FILE,
+	// as it would any private CA: no test hook in the function.
+	certFile := filepath.Join(dir, "receiver.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.receiver.Certificate().Raw}), 0o600))
+
+	apiPort, runtimePort := freePort(t), freePort(t)
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", "127.0.0.1:"+apiPort, "--runtime-api-address", "127.0.0.1:"+runtimePort, bootstrap)
+	cmd.Env = append(os.Environ(),
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=30", "AWS_LAMBDA_FUNCTION_NAME=deliver",
+		"SSL_CERT_FILE="+certFile,
+		"HERALD_QUEUE_URL="+e.queues.URL, "HERALD_DLQ_URL="+e.queues.DLQURL,
+		"HERALD_MAX_RECEIVE_COUNT=3", "HERALD_WEBHOOK_SECRET="+testSecret,
+	)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	webhook := fmt.Sprintf(`{"version":1,"id":"rie-1","channel":"webhook","webhook":{"url":"%s/rie","event_type":"t","payload":{"via":"rie"}}}`, e.receiver.URL())
+	expired := strings.ReplaceAll(sample(t, "webhook-expired.json"), "https://hooks.example.test", e.receiver.URL())
+	ev := events.SQSEvent{Records: []events.SQSMessage{
+		rec("m-webhook", webhook), rec("m-expired", expired), rec("m-poison", sample(t, "poison-not-json.json")),
+	}}
+	for i := range ev.Records {
+		ev.Records[i].EventSourceARN = e.queues.ARN
+	}
+	payload, err := json.Marshal(ev)
+	require.NoError(t, err)
+
+	var resp *http.Response
+	url := "http://127.0.0.1:" + apiPort + "/2015-03-31/functions/function/invocations"
+	require.Eventually(t, func() bool {
+		resp, err = http.Post(url, "application/json", bytes.NewReader(payload))
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond, "the emulator listens")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var got events.SQSEventResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got), "logs: %s", logs.String())
+	require.Empty(t, got.BatchItemFailures, "all three are settled; logs: %s", logs.String())
+
+	reqs := e.receiver.Requests()
+	require.Len(t, reqs, 1, "only the live webhook is sent")
+	require.Equal(t, "/rie", reqs[0].Path)
+	dl := e.deadLetters()
+	require.Len(t, dl, 1)
+	require.Equal(t, "invalid_message", string(reasonOf(t, dl[0]).ErrorClass))
+	require.Contains(t, logs.String(), `"outcome":"delivered"`, "the function logs JSON lines to stdout")
+}
+
+func rec(id, body string) events.SQSMessage {
+	return events.SQSMessage{
+		MessageId: id, ReceiptHandle: "rh-" + id, Body: body, EventSource: "aws:sqs", AWSRegion: "us-east-1",
+		Attributes: map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": fmt.Sprint(time.Now().UnixMilli())},
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
