@@ -1,0 +1,48 @@
+package delivery_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+)
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	base := errors.New("410 Gone")
+	tests := []struct {
+		name       string
+		err        error
+		permanent  bool
+		class      delivery.Class
+		retryAfter time.Duration
+	}{
+		{"permanent", delivery.Permanent("webhook_gone", base), true, "webhook_gone", 0},
+		{"wrapped permanent", fmt.Errorf("send: %w", delivery.Permanent("webhook_gone", base)), true, "webhook_gone", 0},
+		{"transient", delivery.Transient("webhook_http_5xx", base), false, "webhook_http_5xx", 0},
+		{"transient with retry-after", &delivery.TransientError{Class: "webhook_http_429", RetryAfter: time.Minute, Err: base}, false, "webhook_http_429", time.Minute},
+		{"unforeseen error is retried", base, false, delivery.ClassUnknown, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, c, ra := delivery.Classify(tt.err)
+			require.Equal(t, tt.permanent, p)
+			require.Equal(t, tt.class, c)
+			require.Equal(t, tt.retryAfter, ra)
+			require.ErrorIs(t, tt.err, base)
+		})
+	}
+}
+
+func TestDetailDropsTheClassPrefix(t *testing.T) {
+	t.Parallel()
+	err := delivery.Permanent("webhook_gone", errors.New("410 Gone"))
+	require.Equal(t, "webhook_gone: 410 Gone", err.Error())
+	require.Equal(t, "410 Gone", delivery.Detail(err))
+	require.Equal(t, "plain", delivery.Detail(errors.New("plain")))
+}
