@@ -39,6 +39,15 @@ lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 bench: ## Go benchmarks of the hot paths (see docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+FUZZTIME ?= 30s
+.PHONY: fuzz
+fuzz: ## Run every go fuzz target for FUZZTIME each (default 30s); a crash is kept in testdata/fuzz as a regression test
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$fz"; $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
 .PHONY: build
 build: ## Build the Lambda bootstraps (linux/arm64) into bin/<function>/bootstrap
 	$(GO_BUILD_LAMBDA) -o bin/deliver/bootstrap ./functions/deliver

@@ -24,10 +24,13 @@ const (
 
 var (
 	idPattern           = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-	templateNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)    // SES template name rule
-	tagPattern          = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)   // SES message tag name and value rule
-	headerNamePattern   = regexp.MustCompile(`^[!-9;-~]{1,128}$`)        // RFC 5322 §2.2: printable ASCII but colon
-	eventTypePattern    = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
+	templateNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)  // SES template name rule
+	tagPattern          = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`) // SES message tag name and value rule
+	headerNamePattern   = regexp.MustCompile(`^[!-9;-~]{1,128}$`)      // RFC 5322 §2.2: printable ASCII but colon
+	// rfc3339Pattern is RFC 3339 §5.6 date-time; time.Parse alone also
+	// takes one-digit hours.
+	rfc3339Pattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
+	eventTypePattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
 )
 
 // Problem is one reason a body is not a valid message.
@@ -239,7 +242,7 @@ func (v *validator) timestamp(field string, raw json.RawMessage) {
 		v.add(field, "must be an RFC 3339 timestamp string")
 		return
 	}
-	if _, err := time.Parse(time.RFC3339, s); err != nil {
+	if _, err := time.Parse(time.RFC3339, s); err != nil || !rfc3339Pattern.MatchString(s) {
 		v.add(field, "must be an RFC 3339 timestamp like 2026-11-30T09:15:00Z")
 	}
 }
