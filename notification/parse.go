@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,7 +27,14 @@ var (
 	idPattern           = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 	templateNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)  // SES template name rule
 	tagPattern          = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`) // SES message tag name and value rule
-	headerNamePattern   = regexp.MustCompile(`^[!-9;-~]{1,128}$`)      // RFC 5322 §2.2: printable ASCII but colon
+	// Email headers: RFC 5322 §2.2 field names; SES v2 MessageHeader allows
+	// names of 1–126 and values of 1–870 printable ASCII characters.
+	emailHeaderNamePattern  = regexp.MustCompile(`^[!-9;-~]{1,126}$`)
+	emailHeaderValuePattern = regexp.MustCompile(`^[ -~]{1,870}$`)
+	// Webhook headers: RFC 9110 §5.1 token names; values of visible
+	// characters, spaces and tabs (§5.5), no control characters.
+	webhookHeaderNamePattern  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+	webhookHeaderValuePattern = regexp.MustCompile(`^[^\x00-\x08\x0a-\x1f\x7f]*$`)
 	// rfc3339Pattern is RFC 3339 §5.6 date-time; time.Parse alone also
 	// takes one-digit hours.
 	rfc3339Pattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
@@ -130,6 +138,7 @@ func (v *validator) parse(body []byte) *Message {
 			v.timestamp(f, raw)
 		}
 	}
+	v.noNullMembers("metadata", top["metadata"])
 	obj, present := top[string(ch)]
 	if !present {
 		v.add(string(ch), "required when channel is %q", ch)
@@ -138,6 +147,8 @@ func (v *validator) parse(body []byte) *Message {
 		switch ch {
 		case ChannelEmail:
 			v.knownFields("email", fields, emailFields)
+			v.noNullMembers("email.headers", fields["headers"])
+			v.noNullMembers("email.tags", fields["tags"])
 			if raw, present := fields["template"]; present {
 				if tf, ok := v.object("email.template", raw); ok {
 					v.knownFields("email.template", tf, templateFields)
@@ -145,17 +156,25 @@ func (v *validator) parse(body []byte) *Message {
 			}
 		case ChannelWebhook:
 			v.knownFields("webhook", fields, webhookFields)
+			v.noNullMembers("webhook.headers", fields["headers"])
 		}
 	}
 	if len(v.problems) > 0 {
 		return nil
 	}
 
-	var m Message
-	if err := json.Unmarshal(body, &m); err != nil {
+	// version is checked above; json.Number shadows Message.Version so
+	// that 1.0 and 1e0, the number 1 in JSON as in the schema, decode too.
+	var w struct {
+		Message
+		Version json.Number `json:"version"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
 		v.decodeError(err)
 		return nil
 	}
+	m := w.Message
+	m.Version = Version
 	v.message(&m)
 	return &m
 }
@@ -188,6 +207,20 @@ func (v *validator) object(field string, raw []byte) (map[string]json.RawMessage
 	return fields, true
 }
 
+// noNullMembers flags null values in a string map, which encoding/json
+// would turn into empty strings.
+func (v *validator) noNullMembers(field string, raw json.RawMessage) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return // not an object: the typed decode names it
+	}
+	for _, k := range sortedKeys(members) {
+		if bytes.Equal(bytes.TrimSpace(members[k]), []byte("null")) {
+			v.add(field+"."+k, "must be a string, not null")
+		}
+	}
+}
+
 func (v *validator) version(raw json.RawMessage) bool {
 	if raw == nil {
 		v.add("version", "required (want %d)", Version)
@@ -203,7 +236,7 @@ func (v *validator) version(raw json.RawMessage) bool {
 		v.add("version", "must be the number %d", Version)
 		return false
 	}
-	if f != Version || string(bytes.TrimSpace(raw)) != "1" {
+	if f != Version {
 		v.add("version", "unsupported version %s (this function reads version %d)", bytes.TrimSpace(raw), Version)
 		return false
 	}
@@ -251,7 +284,7 @@ func (v *validator) timestamp(field string, raw json.RawMessage) {
 func (v *validator) decodeError(err error) {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		v.add(te.Field, "must be %s, not a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+		v.add(strings.TrimPrefix(te.Field, "Message."), "must be %s, not a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
 		return
 	}
 	v.add("", "%v", err)
@@ -339,7 +372,7 @@ func (v *validator) email(e *Email) {
 			v.add("email.tags."+k, "tag names and values must be 1–256 characters of A-Z a-z 0-9 _ -")
 		}
 	}
-	v.headers("email.headers", e.Headers)
+	v.headers("email.headers", e.Headers, emailHeaderNamePattern, emailHeaderValuePattern)
 }
 
 func (v *validator) mailbox(field, s string) {
@@ -352,12 +385,15 @@ func (v *validator) mailbox(field, s string) {
 	}
 }
 
-func (v *validator) headers(field string, h map[string]string) {
+func (v *validator) headers(field string, h map[string]string, name, value *regexp.Regexp) {
 	for _, k := range sortedKeys(h) {
-		if !headerNamePattern.MatchString(k) {
+		switch {
+		case !name.MatchString(k):
 			v.add(field+"."+k, "not a valid header name")
-		} else if strings.ContainsAny(h[k], "\r\n") {
+		case strings.ContainsAny(h[k], "\r\n"):
 			v.add(field+"."+k, "must not contain CR or LF")
+		case !value.MatchString(h[k]):
+			v.add(field+"."+k, "not a valid header value (printable characters only)")
 		}
 	}
 }
@@ -365,8 +401,12 @@ func (v *validator) headers(field string, h map[string]string) {
 func (v *validator) webhook(w *Webhook) {
 	if w.URL == "" {
 		v.add("webhook.url", "required: an absolute https URL")
-	} else if u, err := url.Parse(w.URL); err != nil || u.Scheme != "https" || u.Host == "" {
-		v.add("webhook.url", "must be an absolute https URL")
+	} else if u, err := url.Parse(w.URL); err != nil || !strings.HasPrefix(w.URL, "https://") || u.Hostname() == "" {
+		v.add("webhook.url", "must be an absolute https URL with a host")
+	} else if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			v.add("webhook.url", "port must be from 1 to 65535")
+		}
 	}
 	if w.EventType == "" {
 		v.add("webhook.event_type", "required")
@@ -376,7 +416,7 @@ func (v *validator) webhook(w *Webhook) {
 	if len(w.Payload) == 0 {
 		v.add("webhook.payload", "required (any JSON value)")
 	}
-	v.headers("webhook.headers", w.Headers)
+	v.headers("webhook.headers", w.Headers, webhookHeaderNamePattern, webhookHeaderValuePattern)
 }
 
 func (v *validator) has(field string) bool {
