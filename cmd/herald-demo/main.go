@@ -1,7 +1,9 @@
 // Command herald-demo runs herald's delivery function against the local
 // stack (LocalStack's SQS and the SES v2 emulator) through the local event
 // source mapping, sends the sample notifications in testdata/cases plus a
-// webhook whose receiver fails twice, and prints each notification's fate.
+// webhook whose receiver fails twice and one aimed at the EC2 instance
+// metadata endpoint (blocked, see docs/security.md), and prints each
+// notification's fate.
 //
 // It expects the local stack to be up and provisioned (make local-up) and
 // the standard AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_SESV2 variables to point
@@ -17,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -104,6 +107,12 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 		name:     "flaky webhook (fails twice)",
 		body:     fmt.Sprintf(`{"version":1,"id":"demo-flaky-1","channel":"webhook","webhook":{"url":"%s/demo/flaky","event_type":"demo.flaky","payload":{"n":1}}}`, receiver.URL()),
 		expected: "delivered on receive 3",
+	}, &sample{
+		// The demo allows its receiver's 127.0.0.1; every other private or
+		// special-purpose address stays blocked.
+		name:     "webhook to instance metadata (blocked)",
+		body:     `{"version":1,"id":"demo-imds-1","channel":"webhook","webhook":{"url":"https://169.254.169.254/latest/meta-data/iam/security-credentials/","event_type":"demo.ssrf","payload":{"n":1}}}`,
+		expected: "dead-lettered, reason: 169.254.169.254 is a link-local address",
 	})
 
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
@@ -121,6 +130,9 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 		QueueURL: queueURL, DeadLetterQueueURL: dlqURL, MaxReceiveCount: maxReceive,
 		BackoffBase: time.Second, BackoffCap: 30 * time.Second, Concurrency: 10,
 		WebhookSecret: demoSecret, WebhookTimeout: 5 * time.Second,
+		// The local receiver listens on 127.0.0.1, which webhooks may not
+		// reach by default (docs/security.md).
+		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	}
 	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{WebhookTLS: receiver.TLSConfig(), Logger: logger})
 	if err != nil {

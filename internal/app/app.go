@@ -66,6 +66,7 @@ func NewDeliver(cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*pr
 		Secret:          cfg.WebhookSecret,
 		Timeout:         cfg.WebhookTimeout,
 		TLSClientConfig: opts.WebhookTLS,
+		AllowCIDRs:      cfg.WebhookAllowCIDRs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender: %w", err)

@@ -17,11 +17,17 @@ import (
 // (12 hours; ChangeMessageVisibility, "VisibilityTimeout" range 0–43200 s).
 const MaxVisibilityTimeout = 12 * time.Hour
 
+// MaxDelay is the longest delay herald asks for. SQS counts the 12 hours
+// from the receive and rejects a change past them; the receive happened
+// before the invocation began, and a Lambda invocation lasts at most 15
+// minutes, so 12 h − 15 min is always accepted.
+const MaxDelay = MaxVisibilityTimeout - 15*time.Minute
+
 // Policy is an exponential backoff schedule.
 type Policy struct {
 	// Base is the delay after the first failed receive. Defaults to 60 s.
 	Base time.Duration
-	// Cap is the longest delay. Defaults to 6 h; never above 12 h.
+	// Cap is the longest delay. Defaults to 6 h; never above MaxDelay.
 	Cap time.Duration
 	// Jitter is the fraction (0–1) by which a delay may be shortened at
 	// random. Defaults to 0.2.
@@ -45,8 +51,8 @@ func (p Policy) WithDefaults() Policy {
 	if p.Cap <= 0 {
 		p.Cap = DefaultCap
 	}
-	if p.Cap > MaxVisibilityTimeout {
-		p.Cap = MaxVisibilityTimeout
+	if p.Cap > MaxDelay {
+		p.Cap = MaxDelay
 	}
 	if p.Jitter < 0 || p.Jitter > 1 {
 		p.Jitter = DefaultJitter
@@ -71,15 +77,14 @@ func (p Policy) Schedule(n int) time.Duration {
 }
 
 // Delay returns the jittered delay after the n-th receive failed, raised to
-// at least retryAfter (a receiver's Retry-After), and never above
-// MaxVisibilityTimeout. It is rounded up to whole seconds, the unit of a
-// visibility timeout.
+// at least retryAfter (a receiver's Retry-After), and never above MaxDelay.
+// It is rounded up to whole seconds, the unit of a visibility timeout.
 func (p Policy) Delay(n int, retryAfter time.Duration) time.Duration {
 	d := p.Schedule(n)
 	d -= time.Duration(float64(d) * p.Jitter * p.Rand())
 	d = max(d, retryAfter)
-	d = min(d, MaxVisibilityTimeout)
-	return (d + time.Second - 1).Truncate(time.Second)
+	d = (d + time.Second - 1).Truncate(time.Second)
+	return min(d, MaxDelay)
 }
 
 // Total returns the un-jittered time a notification spends waiting between

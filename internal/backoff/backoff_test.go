@@ -52,11 +52,12 @@ func TestDelayRetryAfterRaisesOnlyUpTo12Hours(t *testing.T) {
 	p := backoff.Policy{Base: time.Second, Cap: time.Minute, Rand: func() float64 { return 0 }}.WithDefaults()
 	require.Equal(t, 90*time.Second, p.Delay(1, 90*time.Second), "Retry-After raises the delay above the cap")
 	require.Equal(t, time.Second, p.Delay(1, 500*time.Millisecond), "a shorter Retry-After does not lower it")
-	require.Equal(t, backoff.MaxVisibilityTimeout, p.Delay(1, 48*time.Hour), "never above the SQS limit")
+	require.Equal(t, 11*time.Hour+45*time.Minute, p.Delay(1, 48*time.Hour), "never up to the SQS limit, which counts from the receive")
+	require.Equal(t, backoff.MaxDelay, p.Delay(1, backoff.MaxVisibilityTimeout))
 }
 
 func TestWithDefaultsClampsCap(t *testing.T) {
 	t.Parallel()
 	p := backoff.Policy{Cap: 24 * time.Hour}.WithDefaults()
-	require.Equal(t, backoff.MaxVisibilityTimeout, p.Cap)
+	require.Equal(t, backoff.MaxDelay, p.Cap)
 }

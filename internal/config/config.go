@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -24,10 +25,11 @@ type Deliver struct {
 	// (HERALD_MAX_RECEIVE_COUNT, 1–1000). Defaults to 13.
 	MaxReceiveCount int
 	// BackoffBase is the first retry delay (HERALD_BACKOFF_BASE_SECONDS,
-	// 1–43200). Defaults to 60 s.
+	// 1–42300). Defaults to 60 s.
 	BackoffBase time.Duration
 	// BackoffCap is the longest retry delay (HERALD_BACKOFF_CAP_SECONDS,
-	// 1–43200, the SQS visibility timeout limit). Defaults to 21600 s (6 h).
+	// 1–42300: the SQS visibility timeout limit of 12 h less the 15 min a
+	// Lambda invocation can last). Defaults to 21600 s (6 h).
 	BackoffCap time.Duration
 	// Concurrency is how many records of a batch are delivered at once
 	// (HERALD_CONCURRENCY, 1–1000). Defaults to 10.
@@ -44,6 +46,12 @@ type Deliver struct {
 	// WebhookTimeout bounds one webhook request (HERALD_WEBHOOK_TIMEOUT_MS,
 	// 100–900000). Defaults to 15000 ms.
 	WebhookTimeout time.Duration
+	// WebhookAllowCIDRs are networks webhooks may reach although they are
+	// private or otherwise special-purpose (HERALD_WEBHOOK_ALLOW_CIDRS,
+	// comma-separated network addresses such as "10.20.0.0/16,fd00:1::/64";
+	// see docs/security.md). Defaults to none: webhooks reach public
+	// addresses only.
+	WebhookAllowCIDRs []netip.Prefix
 	// LogLevel is DEBUG, INFO, WARN or ERROR (HERALD_LOG_LEVEL). Defaults to INFO.
 	LogLevel slog.Level
 }
@@ -73,13 +81,14 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		QueueURL:              r.required("HERALD_QUEUE_URL"),
 		DeadLetterQueueURL:    r.required("HERALD_DLQ_URL"),
 		MaxReceiveCount:       r.integer("HERALD_MAX_RECEIVE_COUNT", 13, 1, 1000),
-		BackoffBase:           time.Duration(r.integer("HERALD_BACKOFF_BASE_SECONDS", 60, 1, 43200)) * time.Second,
-		BackoffCap:            time.Duration(r.integer("HERALD_BACKOFF_CAP_SECONDS", 21600, 1, 43200)) * time.Second,
+		BackoffBase:           time.Duration(r.integer("HERALD_BACKOFF_BASE_SECONDS", 60, 1, 42300)) * time.Second,
+		BackoffCap:            time.Duration(r.integer("HERALD_BACKOFF_CAP_SECONDS", 21600, 1, 42300)) * time.Second,
 		Concurrency:           r.integer("HERALD_CONCURRENCY", 10, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
 		WebhookSecret:         r.required("HERALD_WEBHOOK_SECRET"),
 		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", 15000, 100, 900000)) * time.Millisecond,
+		WebhookAllowCIDRs:     r.prefixes("HERALD_WEBHOOK_ALLOW_CIDRS"),
 		LogLevel:              r.level("HERALD_LOG_LEVEL"),
 	}
 	if d.BackoffBase > d.BackoffCap {
@@ -129,6 +138,32 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+// prefixes reads a comma-separated list of CIDR network addresses; empty
+// entries are skipped. An entry must be a network address (10.0.0.0/8, not
+// 10.1.2.3/8, likely a typo for 10.1.2.3/32), and an IPv4 network must be
+// written as IPv4 rather than IPv4-mapped IPv6.
+func (r *reader) prefixes(name string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range strings.Split(r.getenv(name), ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		switch {
+		case err != nil:
+			r.problem(name, fmt.Sprintf("%q: want CIDR network addresses such as 10.20.0.0/16 or fd00:1::/64, comma-separated", s))
+		case p.Addr().Is4In6():
+			r.problem(name, fmt.Sprintf("%q: write IPv4 networks as IPv4 (like 10.0.0.0/8)", s))
+		case p.Masked() != p:
+			r.problem(name, fmt.Sprintf("%q: not a network address; did you mean %s or %s?", s, p.Masked(), netip.PrefixFrom(p.Addr(), p.Addr().BitLen())))
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (r *reader) level(name string) slog.Level {

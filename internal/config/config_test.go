@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"log/slog"
+	"maps"
 	"testing"
 	"time"
 
@@ -25,7 +26,48 @@ func TestLoadDeliverDefaults(t *testing.T) {
 	require.Equal(t, 6*time.Hour, d.BackoffCap)
 	require.Equal(t, 10, d.Concurrency)
 	require.Equal(t, 15*time.Second, d.WebhookTimeout)
+	require.Empty(t, d.WebhookAllowCIDRs)
 	require.Equal(t, slog.LevelInfo, d.LogLevel)
+}
+
+func TestLoadDeliverWebhookAllowCIDRs(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"HERALD_QUEUE_URL": "q", "HERALD_DLQ_URL": "d", "HERALD_WEBHOOK_SECRET": "whsec_x"}
+	load := func(v string) (config.Deliver, error) {
+		m := maps.Clone(base)
+		m["HERALD_WEBHOOK_ALLOW_CIDRS"] = v
+		return config.LoadDeliver(env(m))
+	}
+
+	for v, want := range map[string][]string{
+		"":                                 nil,
+		" , ":                              nil,
+		"127.0.0.1/32":                     {"127.0.0.1/32"},
+		" 10.20.0.0/16 ,fd00:1::/64,":      {"10.20.0.0/16", "fd00:1::/64"},
+		"0.0.0.0/0,::/0":                   {"0.0.0.0/0", "::/0"},
+		"192.168.7.0/24, 169.254.10.12/32": {"192.168.7.0/24", "169.254.10.12/32"},
+	} {
+		d, err := load(v)
+		require.NoError(t, err, "%q", v)
+		var got []string
+		for _, p := range d.WebhookAllowCIDRs {
+			got = append(got, p.String())
+		}
+		require.Equal(t, want, got, "%q", v)
+	}
+
+	for v, wantErr := range map[string]string{
+		"10.0.0.1":                  `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.1": want CIDR network addresses such as 10.20.0.0/16 or fd00:1::/64, comma-separated`,
+		"10.0.0.0/8;192.168.0.0/16": `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.0/8;192.168.0.0/16": want CIDR`,
+		"127.0.0.1/32,nope":         `HERALD_WEBHOOK_ALLOW_CIDRS: "nope": want CIDR`,
+		"10.0.0.0/33":               `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.0/33": want CIDR`,
+		"fe80::1%eth0/64":           `HERALD_WEBHOOK_ALLOW_CIDRS: "fe80::1%eth0/64": want CIDR`,
+		"10.1.2.3/8":                `HERALD_WEBHOOK_ALLOW_CIDRS: "10.1.2.3/8": not a network address; did you mean 10.0.0.0/8 or 10.1.2.3/32?`,
+		"::ffff:10.0.0.0/104":       `HERALD_WEBHOOK_ALLOW_CIDRS: "::ffff:10.0.0.0/104": write IPv4 networks as IPv4 (like 10.0.0.0/8)`,
+	} {
+		_, err := load(v)
+		require.ErrorContains(t, err, wantErr, "%q", v)
+	}
 }
 
 func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
@@ -36,13 +78,15 @@ func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
 		"HERALD_WEBHOOK_TIMEOUT_MS":   "5",
 		"HERALD_LOG_LEVEL":            "LOUD",
 		"HERALD_BACKOFF_BASE_SECONDS": "30",
+		"HERALD_WEBHOOK_ALLOW_CIDRS":  "10.0.0.0/8,private",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
 		"HERALD_QUEUE_URL: required", "HERALD_DLQ_URL: required", "HERALD_WEBHOOK_SECRET: required",
 		`HERALD_MAX_RECEIVE_COUNT: "zero": want a whole number from 1 to 1000`,
-		`HERALD_BACKOFF_CAP_SECONDS: "86400": want a whole number from 1 to 43200`,
+		`HERALD_BACKOFF_CAP_SECONDS: "86400": want a whole number from 1 to 42300`,
 		`HERALD_WEBHOOK_TIMEOUT_MS: "5"`, `HERALD_LOG_LEVEL: "LOUD"`,
+		`HERALD_WEBHOOK_ALLOW_CIDRS: "private"`,
 	} {
 		require.Contains(t, err.Error(), name)
 	}

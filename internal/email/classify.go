@@ -143,6 +143,8 @@ func byStatus(status int, e *sendError) error {
 		return nil
 	case status == 429:
 		return delivery.Transient(ClassThrottled, e)
+	case status == 408: // RequestTimeout: the SDK's retryer retries it too
+		return delivery.Transient(ClassServerError, e)
 	case status >= 500:
 		return delivery.Transient(ClassServerError, e)
 	case status >= 400:

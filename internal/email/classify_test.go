@@ -157,6 +157,12 @@ func TestSendClassifiesSESAnswers(t *testing.T) {
 			text:      "ses_4xx: send email n-1: SES AccessDeniedException: User is not authorized to perform ses:SendEmail (HTTP 403, request id req-1)",
 		},
 		{
+			name:      "RequestTimeout is retried, as the SDK's retryer does",
+			handler:   sesError(408, "RequestTimeoutException", "Request timed out"),
+			permanent: false,
+			class:     ClassServerError,
+		},
+		{
 			name: "unknown 4xx with a text body",
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(413)

@@ -21,17 +21,31 @@ const IDTag = "herald-id"
 // charset is the charset of every subject and body: Go strings are UTF-8.
 const charset = "UTF-8"
 
-// IDTagValue returns id as an SES message tag value: every character outside
-// A-Z a-z 0-9 _ - becomes "_" (SES v2 API reference, MessageTag "Value").
-// Notification ids may hold "." and ":", which SES does not allow.
+// IDTagValue returns id as an SES message tag value (SES v2 API reference,
+// MessageTag "Value": A-Z a-z 0-9 _ -). Notification ids may also hold "."
+// and ":", so the value escapes with "_": "_" → "__", "." → "_d",
+// ":" → "_c". Distinct ids give distinct values, so receivers can
+// deduplicate on the tag; the escape is reversible.
 func IDTagValue(id string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '_', r == '-':
-			return r
+	var b strings.Builder
+	b.Grow(len(id) + 4)
+	for _, r := range id {
+		switch r {
+		case '_':
+			b.WriteString("__")
+		case '.':
+			b.WriteString("_d")
+		case ':':
+			b.WriteString("_c")
+		default:
+			if 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' {
+				b.WriteRune(r)
+			} else { // outside the contract's id alphabet; kept distinct all the same
+				fmt.Fprintf(&b, "_u%X_", r)
+			}
 		}
-		return '_'
-	}, id)
+	}
+	return b.String()
 }
 
 // buildInput returns the SendEmail request for m. It fails with a

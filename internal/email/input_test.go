@@ -56,7 +56,7 @@ func TestSendRequestBody(t *testing.T) {
 				"EmailTags": [
 					{"Name": "a-first", "Value": "1"},
 					{"Name": "campaign", "Value": "orders"},
-					{"Name": "herald-id", "Value": "order-42_confirm_v1"}
+					{"Name": "herald-id", "Value": "order-42_dconfirm_cv1"}
 				]
 			}`,
 		},
@@ -213,9 +213,18 @@ func TestSendRefusesNonEmailMessage(t *testing.T) {
 
 func TestIDTagValue(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "order-42_confirm_v1", IDTagValue("order-42.confirm:v1"))
-	require.Equal(t, "A-z_0-9", IDTagValue("A-z_0-9"))
-	require.Equal(t, "a_b", IDTagValue("a€b"))
+	require.Equal(t, "order-42_dconfirm_cv1", IDTagValue("order-42.confirm:v1"))
+	require.Equal(t, "A-z__0-9", IDTagValue("A-z_0-9"))
+	require.Equal(t, "a_u20AC_b", IDTagValue("a€b"))
+	// Distinct ids, distinct tags: receivers deduplicate on them.
+	seen := map[string]string{}
+	for _, id := range []string{"order.42", "order:42", "order_42", "order_d42", "order__42", "order-42", "order_c42"} {
+		v := IDTagValue(id)
+		require.Regexp(t, `^[A-Za-z0-9_-]+$`, v)
+		prev, dup := seen[v]
+		require.False(t, dup, "%q and %q share the tag %q", prev, id, v)
+		seen[v] = id
+	}
 }
 
 // nopAPI is an API that is never reached.

@@ -189,3 +189,40 @@ func TestExpiredWebhookDroppedWithoutRequest(t *testing.T) {
 	require.Empty(t, e.deadLetters())
 	require.True(t, e.queueEmpty())
 }
+
+// TestBlockedWebhookDestinationsDeadLetteredOnFirstReceive: with only the
+// receiver's 127.0.0.1 allowed, webhooks to the instance metadata endpoint
+// and other private addresses fail permanently, without a request, and
+// their reason names the address but not the URL's path or query.
+func TestBlockedWebhookDestinationsDeadLetteredOnFirstReceive(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	port := e.receiver.URL()[strings.LastIndex(e.receiver.URL(), ":")+1:]
+	urls := map[string]string{ // notification id → URL
+		"imds":     "https://169.254.169.254/latest/meta-data/iam/security-credentials/?token=SECRET",
+		"loop6":    "https://[::1]:" + port + "/hook?token=SECRET",
+		"loop-2":   "https://127.0.0.2:" + port + "/hook?token=SECRET",
+		"private":  "https://10.0.0.1/hook?token=SECRET",
+		"imds-v6":  "https://[fd00:ec2::254]/latest/meta-data/?token=SECRET",
+		"imds-dec": "https://2852039166/latest/meta-data/?token=SECRET",
+	}
+	for id, u := range urls {
+		e.send(fmt.Sprintf(`{"version":1,"id":%q,"channel":"webhook","webhook":{"url":%q,"event_type":"t","payload":{}}}`, "blocked-"+id, u))
+	}
+	e.pollUntil(30*time.Second, func() bool { return len(e.logs.all()) >= len(urls) })
+
+	require.Empty(t, e.receiver.Requests(), "no request reaches a blocked destination")
+	dl := e.deadLetters()
+	require.Len(t, dl, len(urls))
+	for _, d := range dl {
+		r := reasonOf(t, d)
+		require.Equal(t, "permanent_failure", r.Outcome, r.NotificationID)
+		require.Equal(t, delivery.Class("webhook_blocked_destination"), r.ErrorClass, r.NotificationID)
+		require.Equal(t, 1, r.Attempts, r.NotificationID)
+		require.Contains(t, r.Error, "blocked destination", r.NotificationID)
+		require.NotContains(t, r.Error, "SECRET", r.NotificationID)
+		require.NotContains(t, r.Error, "meta-data", r.NotificationID)
+		require.NotContains(t, r.Error, "/hook", r.NotificationID)
+	}
+	require.True(t, e.queueEmpty())
+}

@@ -52,6 +52,8 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"SSL_CERT_FILE="+certFile,
 		"HERALD_QUEUE_URL="+e.queues.URL, "HERALD_DLQ_URL="+e.queues.DLQURL,
 		"HERALD_MAX_RECEIVE_COUNT=3", "HERALD_WEBHOOK_SECRET="+testSecret,
+		// The receiver is on 127.0.0.1, blocked unless allowed.
+		"HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32",
 	)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,9 @@ func setup(t *testing.T, o options) *env {
 		BackoffBase: time.Second, BackoffCap: 30 * time.Second, Concurrency: 10,
 		EmailDefaultFrom: "noreply@example.com",
 		WebhookSecret:    testSecret, WebhookTimeout: 5 * time.Second,
+		// The receiver listens on 127.0.0.1, which webhooks may not reach
+		// by default (docs/security.md).
+		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	}, awsCfg, app.DeliverOptions{WebhookTLS: e.receiver.TLSConfig(), Logger: slog.New(slog.NewJSONHandler(e.logs, nil))})
 	require.NoError(t, err)
 	e.runner = &localrunner.Runner{SQS: e.sqs, QueueURL: e.queues.URL, Handler: p.Handle, WaitTime: time.Second, FunctionTimeout: 20 * time.Second}

@@ -3,7 +3,9 @@ package processor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -12,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/heraldhq/herald/internal/delivery"
 )
@@ -58,6 +61,10 @@ type Reason struct {
 	// OverflowAttributes holds original message attributes beyond the 8
 	// that fit beside herald's own.
 	OverflowAttributes map[string]events.SQSMessageAttribute `json:"overflow_attributes,omitempty"`
+	// DroppedAttributes names original message attributes left out because
+	// the dead letter would otherwise exceed the queue's maximum message
+	// size; the original's other attributes and its body are kept.
+	DroppedAttributes []string `json:"dropped_attributes,omitempty"`
 }
 
 // deadLetter sends r to the dead-letter queue with its reason. On success r
@@ -86,23 +93,73 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	}
 	attrs, overflow := keptAttributes(r.msg.MessageAttributes)
 	reason.OverflowAttributes = overflow
-	reasonJSON, err := json.Marshal(reason)
-	if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
-		panic(err)
-	}
-	attrs[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reasonJSON))}
-	attrs[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(class))}
 
-	in := &sqs.SendMessageInput{
-		QueueUrl:          aws.String(p.cfg.DeadLetterQueueURL),
-		MessageBody:       aws.String(r.msg.Body),
-		MessageAttributes: attrs,
+	// The dead letter is the original plus herald's attributes, so it can
+	// exceed the queue's maximum message size when the original was close to
+	// it. Then it is sent again with less of the reason, and at last without
+	// the original's attributes (their names stay in the reason): the body
+	// and the cause always reach the dead-letter queue.
+	err := p.sendDeadLetter(ctx, r, reason, attrs)
+	if isTooLarge(err) {
+		reason.Error = truncate(reason.Error, 256)
+		reason.DroppedAttributes = sortedNames(overflow)
+		reason.OverflowAttributes = nil
+		err = p.sendDeadLetter(ctx, r, reason, attrs)
 	}
-	if _, err := p.q.SendMessage(ctx, in); err != nil {
+	if isTooLarge(err) {
+		reason.DroppedAttributes = sortedNames(r.msg.MessageAttributes)
+		err = p.sendDeadLetter(ctx, r, reason, nil)
+	}
+	if err != nil {
 		r.outcome, r.sqsErr = Failed, fmt.Errorf("send to dead-letter queue: %w", err)
 		return
 	}
 	r.outcome = DeadLettered
+}
+
+// sendDeadLetter sends r's body with attrs and the reason attributes.
+func (p *Processor) sendDeadLetter(ctx context.Context, r *record, reason Reason, attrs map[string]types.MessageAttributeValue) error {
+	reasonJSON, err := json.Marshal(reason)
+	if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
+		panic(err)
+	}
+	all := make(map[string]types.MessageAttributeValue, len(attrs)+2)
+	maps.Copy(all, attrs)
+	all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reasonJSON))}
+	all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
+	_, err = p.q.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:          aws.String(p.cfg.DeadLetterQueueURL),
+		MessageBody:       aws.String(r.msg.Body),
+		MessageAttributes: all,
+	})
+	return err
+}
+
+// isTooLarge reports an SQS refusal of the message itself, such as one over
+// the queue's MaximumMessageSize (InvalidParameterValue), as opposed to a
+// throttle or an outage that a smaller message would not get past.
+func isTooLarge(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.ErrorCode() {
+	case "InvalidParameterValue", "MessageTooLong", "InvalidMessageContents", "InvalidAttributeValue":
+		return true
+	}
+	return false
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // keptAttributes converts the record's message attributes for SendMessage,
@@ -115,9 +172,9 @@ func keptAttributes(in map[string]events.SQSMessageAttribute) (map[string]types.
 	sort.Strings(names)
 	out := make(map[string]types.MessageAttributeValue, min(len(in), maxKeptAttributes)+2)
 	var overflow map[string]events.SQSMessageAttribute
-	for i, name := range names {
+	for _, name := range names {
 		a := in[name]
-		if i >= maxKeptAttributes || name == AttrReason || name == AttrErrorClass {
+		if len(out) >= maxKeptAttributes || name == AttrReason || name == AttrErrorClass {
 			if overflow == nil {
 				overflow = map[string]events.SQSMessageAttribute{}
 			}

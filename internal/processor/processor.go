@@ -144,7 +144,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 				defer func() { <-sem }()
 				p.process(ctx, deliverCtx, r)
 			case <-deliverCtx.Done():
-				notStarted(r, deliverCtx)
+				p.notStarted(ctx, r, deliverCtx)
 			}
 		}(recs[i])
 	}
@@ -175,8 +175,15 @@ func (p *Processor) deliveryContext(ctx context.Context) (context.Context, conte
 // process decides one record's outcome. Dead-letter moves use ctx (the
 // invocation's), deliveries deliverCtx.
 func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
+	// A panic in one record's delivery must not take the batch down: the
+	// event source mapping would then retry every record, delivered or not.
+	defer func() {
+		if v := recover(); v != nil {
+			p.fail(ctx, r, delivery.Transient(ClassPanic, fmt.Errorf("panic: %v", v)))
+		}
+	}()
 	if deliverCtx.Err() != nil {
-		notStarted(r, deliverCtx)
+		p.notStarted(ctx, r, deliverCtx)
 		return
 	}
 	n, err := notification.Parse([]byte(r.msg.Body))
@@ -199,6 +206,16 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		r.outcome = Delivered
 		return
 	}
+	p.fail(ctx, r, err)
+}
+
+// ClassPanic is the class of a delivery that panicked: a bug, retried like
+// any unforeseen failure so that the rest of the batch is unharmed.
+const ClassPanic delivery.Class = "internal_panic"
+
+// fail settles a failed delivery: dead-lettered when permanent or on the
+// last receive the redrive policy allows, else retried after its backoff.
+func (p *Processor) fail(ctx context.Context, r *record, err error) {
 	permanent, class, retryAfter := delivery.Classify(err)
 	if permanent || r.receiveCount >= p.cfg.MaxReceiveCount {
 		p.deadLetter(ctx, r, err)
@@ -217,9 +234,15 @@ func receiveCount(m *events.SQSMessage) int {
 	return n
 }
 
-// notStarted marks a record the invocation had no time left to deliver: it
-// is retried at once (visibility timeout 0), not after a backoff delay.
-func notStarted(r *record, ctx context.Context) {
-	r.outcome, r.class, r.delay = Retry, delivery.ClassDeadline, 0
-	r.err = fmt.Errorf("not started: %w", context.Cause(ctx))
+// notStarted settles a record the invocation had no time left to deliver:
+// it is retried at once (visibility timeout 0), not after a backoff delay;
+// on its last allowed receive it is dead-lettered with that reason, rather
+// than left for the redrive policy to move without one.
+func (p *Processor) notStarted(ctx context.Context, r *record, deliverCtx context.Context) {
+	err := delivery.Transient(delivery.ClassDeadline, fmt.Errorf("not started: %w", context.Cause(deliverCtx)))
+	if r.receiveCount >= p.cfg.MaxReceiveCount {
+		p.deadLetter(ctx, r, err)
+		return
+	}
+	r.outcome, r.class, r.err, r.delay = Retry, delivery.ClassDeadline, err, 0
 }

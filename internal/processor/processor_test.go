@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -345,4 +346,110 @@ func TestNewRejectsIncompleteConfig(t *testing.T) {
 	require.ErrorContains(t, err, "MaxReceiveCount 0")
 	_, err = processor.New(client, processor.Config{DeadLetterQueueURL: "d", MaxReceiveCount: 3})
 	require.ErrorContains(t, err, "QueueURL is required")
+}
+
+func TestHandleRecoversFromASenderPanic(t *testing.T) {
+	t.Parallel()
+	boom := senderFunc(func(_ context.Context, m *notification.Message) error {
+		if m.ID == "panics" {
+			var nilMap map[string]int
+			nilMap["x"] = 1
+		}
+		return nil
+	})
+	b := setup(t, func(c *processor.Config) {
+		c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: boom}
+	})
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", webhookBody("panics"), 1), rec("m2", webhookBody("ok-2"), 1), rec("m3", webhookBody("panics"), 5),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"m1"}, failures(resp), "the panicking record is retried, the others are settled")
+	sends := b.wire.requests("SendMessage")
+	require.Len(t, sends, 1, "on its last receive the panicking record is dead-lettered")
+	require.Contains(t, string(sends[0]), string(processor.ClassPanic))
+}
+
+func TestHandleNotStartedOnLastReceiveIsDeadLetteredWithReason(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	resp, err := b.p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec("m1", webhookBody("ok-1"), 5)}})
+	require.NoError(t, err)
+	// The expired context also fails the dead-letter send, so the record
+	// stays with the redrive policy; what matters is the attempt and no delivery.
+	require.Equal(t, []string{"m1"}, failures(resp))
+	_, tried := b.sent.Load("ok-1")
+	require.False(t, tried)
+	lines := b.logs.lines(t)
+	require.Len(t, lines, 1)
+	require.Equal(t, "failed", lines[0]["outcome"])
+	require.Equal(t, string(delivery.ClassDeadline), lines[0]["error_class"])
+	require.Contains(t, lines[0]["sqs_error"], "send to dead-letter queue")
+}
+
+func TestHandleHeraldNamedProducerAttributesCostNoSlot(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	r := rec("m1", webhookBody("permanent-1"), 1)
+	r.MessageAttributes = map[string]events.SQSMessageAttribute{}
+	for _, name := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", processor.AttrReason, "z"} {
+		v := "v-" + name
+		r.MessageAttributes[name] = events.SQSMessageAttribute{DataType: "String", StringValue: &v}
+	}
+	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	require.NoError(t, err)
+	var sm struct {
+		MessageAttributes map[string]struct{ StringValue string }
+	}
+	require.NoError(t, json.Unmarshal(b.wire.requests("SendMessage")[0], &sm))
+	require.Equal(t, "v-z", sm.MessageAttributes["z"].StringValue, "8 producer attributes fit beside herald's 2")
+	var reason processor.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	require.Equal(t, "v-"+processor.AttrReason, *reason.OverflowAttributes[processor.AttrReason].StringValue, "the producer's own herald.reason is kept, not trusted")
+}
+
+func TestHandleOversizedDeadLetterKeepsBodyAndReason(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	r := rec("m1", webhookBody("permanent-1"), 1)
+	r.MessageAttributes = map[string]events.SQSMessageAttribute{}
+	big := strings.Repeat("x", 2000)
+	for i := range 10 {
+		r.MessageAttributes[fmt.Sprint("a", i)] = events.SQSMessageAttribute{DataType: "String", StringValue: &big}
+	}
+	// Room for the body, the reason and 8 of the attributes, not for the
+	// 2 overflowing ones inside the reason as well.
+	b.wire.maxSendBytes = 8*2000 + 2000
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	sends := b.wire.requests("SendMessage")
+	require.Len(t, sends, 2, "refused once, then sent smaller")
+	var sm struct {
+		MessageBody       string
+		MessageAttributes map[string]struct{ StringValue string }
+	}
+	require.NoError(t, json.Unmarshal(sends[1], &sm))
+	require.Equal(t, r.Body, sm.MessageBody)
+	var reason processor.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	require.Equal(t, []string{"a8", "a9"}, reason.DroppedAttributes)
+	require.Equal(t, delivery.Class("webhook_gone"), reason.ErrorClass)
+
+	// With room for nothing but the body and a short reason, the original's
+	// attributes go too, and their names stay.
+	b2 := setup(t, nil)
+	b2.wire.maxSendBytes = 2000
+	resp, err = b2.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	sends = b2.wire.requests("SendMessage")
+	require.Len(t, sends, 3)
+	sm.MessageAttributes = nil
+	require.NoError(t, json.Unmarshal(sends[2], &sm))
+	require.Len(t, sm.MessageAttributes, 2)
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	require.Len(t, reason.DroppedAttributes, 10)
 }

@@ -25,6 +25,9 @@ type sqsWire struct {
 	mu       sync.Mutex
 	calls    map[string][]json.RawMessage // by action
 	failSend bool                         // SendMessage answers 500
+	// maxSendBytes, when set, makes SendMessage refuse larger requests as
+	// SQS refuses a message over the queue's MaximumMessageSize.
+	maxSendBytes int
 	// failEntry makes ChangeMessageVisibilityBatch report the entries whose
 	// receipt handle it names as failed.
 	failEntry map[string]bool
@@ -49,7 +52,7 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	w.mu.Lock()
 	w.calls[action] = append(w.calls[action], body)
-	failSend := w.failSend
+	failSend, maxSend := w.failSend, w.maxSendBytes
 	w.mu.Unlock()
 	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	switch action {
@@ -58,6 +61,12 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 			rw.Header().Set("x-amzn-query-error", "InternalError;Receiver")
 			rw.WriteHeader(http.StatusInternalServerError)
 			fmt.Fprint(rw, `{"__type":"com.amazonaws.sqs#InternalError","message":"injected"}`)
+			return
+		}
+		if maxSend > 0 && len(body) > maxSend {
+			rw.Header().Set("x-amzn-query-error", "InvalidParameterValue;Sender")
+			rw.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(rw, `{"__type":"com.amazonaws.sqs#InvalidParameterValue","message":"One or more parameters are invalid. Reason: Message must be shorter than 262144 bytes."}`)
 			return
 		}
 		var in struct{ MessageBody string }

@@ -17,6 +17,7 @@ func BenchmarkSend1KB(b *testing.B) {
 	s, err := webhook.NewSender(webhook.Config{
 		Secret:          testSecret,
 		TLSClientConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig,
+		AllowCIDRs:      loopback,
 	})
 	if err != nil {
 		b.Fatal(err)

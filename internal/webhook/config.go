@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -29,6 +30,14 @@ type Config struct {
 	Now func() time.Time
 	// UserAgent is the User-Agent request header. Defaults to "herald/1".
 	UserAgent string
+	// AllowCIDRs are networks a webhook may reach although
+	// [CheckDestination] blocks them: a private receiver an operator allows
+	// on purpose (10.20.0.0/16), or the local receiver of a test or the demo
+	// (127.0.0.1/32). Each must be a network address (10.0.0.0/8, not
+	// 10.1.2.3/8) and IPv4 networks must be written as IPv4. 0.0.0.0/0 and
+	// ::/0 turn the protection off. Defaults to none: every special-purpose
+	// destination is blocked (docs/security.md).
+	AllowCIDRs []netip.Prefix
 }
 
 // Defaults of Config.
@@ -89,6 +98,11 @@ func (c Config) Validate() error {
 	}
 	if !validHeaderValue(c.UserAgent) {
 		errs = append(errs, errors.New("webhook user agent: must not contain control characters"))
+	}
+	for _, p := range c.AllowCIDRs {
+		if err := checkAllowPrefix(p); err != nil {
+			errs = append(errs, fmt.Errorf("webhook allow CIDRs: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -45,9 +45,29 @@
 //	TLS or certificate failure  transient webhook_tls
 //	other transport failure     transient webhook_network
 //	caller's context done       transient invocation_deadline
+//	blocked destination address permanent webhook_blocked_destination
 //	non-https or unusable URL   permanent webhook_invalid_url
 //	reserved custom header      permanent webhook_reserved_header
 //	malformed webhook fields    permanent invalid_message
+//
+// # Destinations
+//
+// Producers choose webhook URLs, so a URL must not reach what herald's own
+// network position can: the instance metadata service (169.254.169.254),
+// loopback services, the VPC. The transport's dialer checks every address
+// it is about to connect to with [CheckDestination] (net.Dialer
+// ControlContext: after name resolution, before the connection), so host
+// names, DNS rebinding and every spelling of an address are judged by the
+// address actually dialled. Loopback, private, link-local, shared (CGNAT),
+// multicast, unspecified, broadcast, documentation, benchmarking, reserved
+// and other special-purpose ranges of the IANA registries (RFC 6890) are
+// blocked unless [Config.AllowCIDRs] lists them; so are IPv6 addresses
+// outside 2000::/3 and NAT64 addresses embedding a blocked IPv4 address. A
+// URL whose host is a blocked literal address, in any spelling (2130706433,
+// 0x7f.1, [::ffff:127.0.0.1]), fails before anything is resolved or dialled.
+// Proxies from the environment are never used, and redirects are never
+// followed, so no other hop needs checking. docs/security.md lists the
+// ranges and their sources.
 //
 // A 429 or 503 response's Retry-After header (RFC 9110 §10.2.3) becomes the
 // TransientError's RetryAfter, at most [MaxRetryAfter].

@@ -40,6 +40,9 @@ const (
 	ClassNetwork        delivery.Class = "webhook_network"
 	ClassInvalidURL     delivery.Class = "webhook_invalid_url"
 	ClassReservedHeader delivery.Class = "webhook_reserved_header"
+	// ClassBlockedDestination: the destination address is one herald does
+	// not connect to (see [CheckDestination]); no connection was opened.
+	ClassBlockedDestination delivery.Class = "webhook_blocked_destination"
 )
 
 // Response body excerpt in error texts.
@@ -139,6 +142,12 @@ func validHeaderValue(s string) bool {
 // the invocation is ending, so the message is retried by a later one.
 func (t target) deadline(ctx context.Context) error {
 	return delivery.Transient(delivery.ClassDeadline, t.errorf("invocation deadline: %v", context.Cause(ctx)))
+}
+
+// blocked is the error of a destination the check blocks. The address is
+// named, the URL's path, query and userinfo are not.
+func (t target) blocked(b *BlockedError) error {
+	return delivery.Permanent(ClassBlockedDestination, t.errorf("blocked destination: %v; herald does not connect to it (docs/security.md)", b))
 }
 
 // statusError classifies a response by its status code.

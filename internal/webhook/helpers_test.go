@@ -6,6 +6,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,13 +39,19 @@ func newServer(t testing.TB, h http.HandlerFunc) (*httptest.Server, *atomic.Int6
 	return srv, hits
 }
 
-// newSender returns a Sender trusting srv (when not nil), at testNow.
+// loopback is the network of the tests' servers (httptest listens on
+// 127.0.0.1), which the destination check blocks unless allowed.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+
+// newSender returns a Sender trusting srv (when not nil), at testNow, that
+// may reach 127.0.0.1.
 func newSender(t *testing.T, srv *httptest.Server, modify ...func(*webhook.Config)) *webhook.Sender {
 	t.Helper()
 	cfg := webhook.Config{
-		Secret:  testSecret,
-		Timeout: 5 * time.Second,
-		Now:     func() time.Time { return testNow },
+		Secret:     testSecret,
+		Timeout:    5 * time.Second,
+		Now:        func() time.Time { return testNow },
+		AllowCIDRs: loopback,
 	}
 	if srv != nil {
 		cfg.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig

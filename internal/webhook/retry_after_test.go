@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -50,4 +51,31 @@ func TestParseRetryAfter(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// FuzzParseRetryAfter: whatever the header and the clock, ParseRetryAfter
+// does not panic, its delay lies within [0, MaxRetryAfter], and a value it
+// rejects gives no delay.
+func FuzzParseRetryAfter(f *testing.F) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 250_000_000, time.UTC)
+	for _, v := range []string{
+		"120", " 120\t", "0", "000042", "43200", "43201", "99999999999999999999999999",
+		"Thu, 01 Jan 2026 00:01:30 GMT", "Thursday, 01-Jan-26 00:01:30 GMT", "Thu Jan  1 00:01:30 2026",
+		"Wed, 31 Dec 2025 23:00:00 GMT", "Fri, 01 Jan 2027 00:00:00 GMT", "Mon, 01 Jan 0001 00:00:00 GMT",
+		"", "   ", "-30", "+30", "1.5", "1e3", "soon", "120 seconds", "2026-01-01T00:01:30Z",
+	} {
+		f.Add(v, now.UnixNano())
+	}
+	f.Add("Fri, 31 Dec 9999 23:59:59 GMT", int64(0))
+	f.Add("Mon, 01 Jan 0001 00:00:00 GMT", int64(math.MaxInt64))
+
+	f.Fuzz(func(t *testing.T, v string, nowNanos int64) {
+		d, ok := webhook.ParseRetryAfter(v, time.Unix(0, nowNanos))
+		if d < 0 || d > webhook.MaxRetryAfter {
+			t.Fatalf("ParseRetryAfter(%q) = %v, want within [0, %v]", v, d, webhook.MaxRetryAfter)
+		}
+		if !ok && d != 0 {
+			t.Fatalf("ParseRetryAfter(%q) rejected the value but returned %v", v, d)
+		}
+	})
 }

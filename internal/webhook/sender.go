@@ -37,6 +37,7 @@ type Sender struct {
 	maxResponseBytes int64
 	now              func() time.Time
 	userAgent        string
+	guard            *destinationGuard
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -55,11 +56,15 @@ func NewSender(cfg Config) (*Sender, error) {
 	if cfg.TLSClientConfig != nil {
 		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
 	}
+	guard := &destinationGuard{allow: slices.Clone(cfg.AllowCIDRs)}
 	transport := &http.Transport{
-		Proxy: nil, // never the environment's proxy
+		// Never the environment's proxy (HTTPS_PROXY): the transport must dial
+		// the destination itself for the guard to check its address.
+		Proxy: nil,
 		DialContext: (&net.Dialer{
-			Timeout:   dialTimeout,
-			KeepAlive: 30 * time.Second,
+			Timeout:        dialTimeout,
+			KeepAlive:      30 * time.Second,
+			ControlContext: guard.control,
 		}).DialContext,
 		TLSClientConfig:        tlsConfig,
 		TLSHandshakeTimeout:    tlsHandshakeTimeout,
@@ -75,10 +80,13 @@ func NewSender(cfg Config) (*Sender, error) {
 	return &Sender{
 		client: &http.Client{
 			Transport: transport,
+			// Redirects are never followed, so a redirect cannot lead past
+			// the destination check either.
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			},
 		},
+		guard:            guard,
 		key:              key,
 		timeout:          cfg.Timeout,
 		maxResponseBytes: cfg.MaxResponseBytes,
@@ -108,8 +116,11 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return delivery.Permanent(ClassInvalidURL, fmt.Errorf("webhook %s: the URL does not parse", m.ID))
 	}
 	t := target{id: m.ID, endpoint: endpoint(u), u: u}
-	if u.Scheme != "https" || u.Host == "" {
+	if u.Scheme != "https" || u.Hostname() == "" {
 		return delivery.Permanent(ClassInvalidURL, t.errorf("the URL must be absolute and https"))
+	}
+	if err := s.checkHost(t, u.Hostname()); err != nil {
+		return err
 	}
 	if err := t.checkHeaders(w.Headers); err != nil {
 		return err
@@ -140,6 +151,10 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 
 	resp, err := s.client.Do(req)
 	if err != nil {
+		var blocked *BlockedError
+		if errors.As(err, &blocked) {
+			return t.blocked(blocked)
+		}
 		if ctx.Err() != nil {
 			return t.deadline(ctx)
 		}
@@ -148,6 +163,28 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	excerpt := s.drain(resp.Body, resp.StatusCode/100 != 2)
 	resp.Body.Close()
 	return t.statusError(resp, excerpt, at)
+}
+
+// checkHost fails a URL whose host is an IP address, in any spelling, that
+// the destination check blocks, before anything is resolved or dialled. The
+// check at dial time (destinationGuard.control) is the one that counts, for
+// host names too; this one makes a literal address fail fast, and fails the
+// unusual spellings of IPv4 addresses (2130706433, 0x7f.1) that Go's
+// resolver does not read as addresses (it would look them up in DNS), so
+// that their outcome does not depend on the resolver.
+func (s *Sender) checkHost(t target, host string) error {
+	addr, canonical, ok := hostAddr(host)
+	if !ok {
+		return nil
+	}
+	var blocked *BlockedError
+	if errors.As(CheckDestination(addr, s.guard.allow), &blocked) {
+		return t.blocked(blocked)
+	}
+	if !canonical {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("the host spells the IPv4 address %s in a non-standard form; write it in dotted decimal", addr))
+	}
+	return nil
 }
 
 // Standard Webhooks headers ("Webhook headers" in the specification).

@@ -1,0 +1,480 @@
+package webhook_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/webhook"
+)
+
+func TestCheckDestination(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		addr  string
+		allow []string
+		why   string // empty: allowed
+	}{
+		// Public addresses.
+		{addr: "1.1.1.1"},
+		{addr: "93.184.216.34"},
+		{addr: "2606:4700:4700::1111"},
+		{addr: "::ffff:8.8.8.8"},
+		{addr: "64:ff9b::808:808"}, // NAT64 of 8.8.8.8 (DNS64 in an IPv6-only subnet)
+		{addr: "100.63.255.255"},
+		{addr: "100.128.0.0"},
+		{addr: "172.15.255.255"},
+		{addr: "172.32.0.0"},
+		{addr: "198.17.255.255"},
+		{addr: "198.20.0.0"},
+		{addr: "223.255.255.255"},
+		{addr: "2001:200::1"}, // just past 2001::/23
+
+		// IPv4 special-purpose ranges.
+		{addr: "0.0.0.0", why: `a "this network" address (0.0.0.0/8`},
+		{addr: "0.1.2.3", why: "0.0.0.0/8"},
+		{addr: "10.0.0.1", why: "a private address (10.0.0.0/8, RFC 1918)"},
+		{addr: "100.64.0.1", why: "a shared (carrier-grade NAT) address (100.64.0.0/10, RFC 6598)"},
+		{addr: "100.127.255.255", why: "100.64.0.0/10"},
+		{addr: "127.0.0.1", why: "a loopback address (127.0.0.0/8, RFC 1122 §3.2.1.3)"},
+		{addr: "127.255.255.254", why: "a loopback address"},
+		{addr: "169.254.169.254", why: "a link-local address (169.254.0.0/16, RFC 3927)"},
+		{addr: "169.254.170.2", why: "a link-local address"}, // ECS task metadata
+		{addr: "172.16.0.1", why: "172.16.0.0/12"},
+		{addr: "172.31.255.255", why: "172.16.0.0/12"},
+		{addr: "192.0.0.9", why: "an IETF protocol assignment (192.0.0.0/24"},
+		{addr: "192.0.2.1", why: "TEST-NET-1"},
+		{addr: "192.88.99.1", why: "6to4 relay"},
+		{addr: "192.168.1.1", why: "192.168.0.0/16"},
+		{addr: "198.18.0.1", why: "a benchmarking address (198.18.0.0/15, RFC 2544)"},
+		{addr: "198.19.255.255", why: "198.18.0.0/15"},
+		{addr: "198.51.100.7", why: "TEST-NET-2"},
+		{addr: "203.0.113.7", why: "TEST-NET-3"},
+		{addr: "224.0.0.1", why: "a multicast address (224.0.0.0/4"},
+		{addr: "239.255.255.250", why: "a multicast address"},
+		{addr: "240.0.0.1", why: "a reserved address (240.0.0.0/4"},
+		{addr: "255.255.255.255", why: "the limited broadcast address"},
+
+		// IPv4-mapped IPv6 is the IPv4 address it maps.
+		{addr: "::ffff:127.0.0.1", why: "a loopback address"},
+		{addr: "::ffff:169.254.169.254", why: "a link-local address"},
+		{addr: "::ffff:0.0.0.0", why: "this network"},
+
+		// IPv6.
+		{addr: "::", why: "the unspecified address"},
+		{addr: "::1", why: "the loopback address (::1/128"},
+		{addr: "::127.0.0.1", why: "an IPv4-compatible address"},
+		{addr: "::ffff:0:7f00:1", why: "outside the IPv6 global unicast space (2000::/3"}, // SIIT IPv4-translated
+		{addr: "64:ff9b::7f00:1", why: "a NAT64 address (64:ff9b::/96, RFC 6052) embedding 127.0.0.1, a loopback address"},
+		{addr: "64:ff9b::a9fe:a9fe", why: "embedding 169.254.169.254"},
+		{addr: "64:ff9b::a00:1", why: "embedding 10.0.0.1"},
+		{addr: "64:ff9b:1::808:808", why: "a local-use NAT64 address"},
+		{addr: "100::1", why: "a discard-only address"},
+		{addr: "2001::1", why: "Teredo"},
+		{addr: "2001:2::1", why: "2001::/23"},
+		{addr: "2001:db8::1", why: "a documentation address (2001:db8::/32"},
+		{addr: "2002:7f00:1::1", why: "a 6to4 address"},
+		{addr: "3fff::1", why: "3fff::/20"},
+		{addr: "5f00::1", why: "SRv6"},
+		{addr: "fc00::1", why: "a unique local address"},
+		{addr: "fd00:ec2::254", why: "a unique local address (fc00::/7, RFC 4193)"},
+		{addr: "fe80::1", why: "a link-local address (fe80::/10"},
+		{addr: "fe80::1%eth0", why: "a link-local address"},
+		{addr: "fec0::1", why: "site-local"},
+		{addr: "ff02::1", why: "a multicast address (ff00::/8"},
+		{addr: "4000::1", why: "outside the IPv6 global unicast space"},
+
+		// The allowlist wins.
+		{addr: "127.0.0.1", allow: []string{"127.0.0.1/32"}},
+		{addr: "::ffff:127.0.0.1", allow: []string{"127.0.0.1/32"}},
+		{addr: "127.0.0.2", allow: []string{"127.0.0.1/32"}, why: "a loopback address"},
+		{addr: "::1", allow: []string{"127.0.0.1/32"}, why: "the loopback address"},
+		{addr: "10.20.30.40", allow: []string{"10.20.0.0/16"}},
+		{addr: "10.21.0.1", allow: []string{"10.20.0.0/16"}, why: "a private address"},
+		{addr: "fd12:3456::1", allow: []string{"10.0.0.0/8", "fd12:3456::/32"}},
+		{addr: "fe80::1%eth0", allow: []string{"fe80::/10"}},
+		{addr: "169.254.169.254", allow: []string{"0.0.0.0/0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr+" "+strings.Join(tt.allow, ","), func(t *testing.T) {
+			t.Parallel()
+
+			addr := netip.MustParseAddr(tt.addr)
+			var allow []netip.Prefix
+			for _, p := range tt.allow {
+				allow = append(allow, netip.MustParsePrefix(p))
+			}
+			err := webhook.CheckDestination(addr, allow)
+			if tt.why == "" {
+				require.NoError(t, err)
+				return
+			}
+			var blocked *webhook.BlockedError
+			require.ErrorAs(t, err, &blocked)
+			require.Equal(t, addr.Unmap().WithZone(""), blocked.Addr)
+			require.Contains(t, blocked.Reason, tt.why)
+			require.Equal(t, blocked.Addr.String()+" is "+blocked.Reason, err.Error())
+		})
+	}
+
+	var blocked *webhook.BlockedError
+	require.ErrorAs(t, webhook.CheckDestination(netip.Addr{}, nil), &blocked)
+	require.Equal(t, "not an IP address", blocked.Error())
+}
+
+// FuzzDestinationCheck checks CheckDestination's invariants on any address:
+// no spelling of an address (mapped, zoned, NAT64) changes the verdict, what
+// net/netip calls loopback, private, link-local, multicast or not global
+// unicast is blocked, and the allowlist always wins.
+func FuzzDestinationCheck(f *testing.F) {
+	for _, s := range []string{
+		"127.0.0.1", "10.1.2.3", "169.254.169.254", "100.64.0.1", "0.0.0.0", "255.255.255.255",
+		"8.8.8.8", "1.1.1.1", "::1", "::", "fd00::1", "fe80::1", "ff02::1", "2606:4700::1111",
+		"::ffff:127.0.0.1", "64:ff9b::7f00:1", "64:ff9b::808:808", "2002:a00:1::", "2001::1",
+	} {
+		a := netip.MustParseAddr(s)
+		b := a.AsSlice()
+		f.Add(b)
+	}
+	f.Add([]byte{})
+	f.Add([]byte{1, 2, 3})
+
+	f.Fuzz(func(t *testing.T, b []byte) {
+		addr, ok := netip.AddrFromSlice(b)
+		if !ok {
+			require.Error(t, webhook.CheckDestination(addr, nil), "%v is not an address", b)
+			return
+		}
+		err := webhook.CheckDestination(addr, nil)
+		blocked := err != nil
+		if blocked {
+			var be *webhook.BlockedError
+			require.ErrorAs(t, err, &be)
+			require.NotEmpty(t, be.Reason)
+			require.Equal(t, addr.Unmap(), be.Addr)
+			require.True(t, strings.HasPrefix(err.Error(), addr.Unmap().String()+" is "), err.Error())
+		}
+
+		// Other spellings of the same address.
+		v4 := addr.Unmap()
+		if v4.Is4() {
+			mapped := netip.AddrFrom16(v4.As16())
+			require.Equal(t, blocked, webhook.CheckDestination(mapped, nil) != nil, "mapped %s", mapped)
+			require.Equal(t, blocked, webhook.CheckDestination(v4, nil) != nil, "unmapped %s", v4)
+			nat64 := netip.AddrFrom16([16]byte{0, 0x64, 0xff, 0x9b, 12: v4.As4()[0], v4.As4()[1], v4.As4()[2], v4.As4()[3]})
+			require.Equal(t, blocked, webhook.CheckDestination(nat64, nil) != nil, "NAT64 %s", nat64)
+			sixToFour := netip.AddrFrom16([16]byte{0x20, 0x02, v4.As4()[0], v4.As4()[1], v4.As4()[2], v4.As4()[3]})
+			require.Error(t, webhook.CheckDestination(sixToFour, nil), "6to4 %s", sixToFour)
+		} else {
+			zoned := addr.WithZone("eth0")
+			require.Equal(t, blocked, webhook.CheckDestination(zoned, nil) != nil, "zoned %s", zoned)
+		}
+
+		// net/netip's own classification.
+		if v4.IsLoopback() || v4.IsPrivate() || v4.IsLinkLocalUnicast() || v4.IsLinkLocalMulticast() ||
+			v4.IsInterfaceLocalMulticast() || v4.IsMulticast() || v4.IsUnspecified() || !v4.IsGlobalUnicast() {
+			require.True(t, blocked, "%s is not a global unicast address", addr)
+		}
+
+		// The allowlist wins.
+		require.NoError(t, webhook.CheckDestination(addr, []netip.Prefix{netip.PrefixFrom(v4, v4.BitLen())}))
+		require.NoError(t, webhook.CheckDestination(addr, []netip.Prefix{
+			netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"),
+		}))
+	})
+}
+
+// countingListener accepts TCP connections on a local address, counts them
+// and closes them at once.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func listenCounting(t *testing.T, addr string) (*countingListener, error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	l := &countingListener{Listener: ln}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l.accepted.Add(1)
+			c.Close()
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return l, nil
+}
+
+// loopbackListeners listens on 127.0.0.1 and, when the host has IPv6
+// loopback, on [::1] at the same port, and returns the port and a function
+// counting the connections both accepted.
+func loopbackListeners(t *testing.T) (port string, accepted func() int64, hasIPv6 bool) {
+	t.Helper()
+	v4, err := listenCounting(t, "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ = net.SplitHostPort(v4.Addr().String())
+	v6, err := listenCounting(t, net.JoinHostPort("::1", port))
+	hasIPv6 = err == nil
+	return port, func() int64 {
+		n := v4.accepted.Load()
+		if v6 != nil {
+			n += v6.accepted.Load()
+		}
+		return n
+	}, hasIPv6
+}
+
+// dialLog records what a Sender's transport was about to dial.
+type dialLog struct {
+	mu      sync.Mutex
+	dials   []string
+	allowed []string
+}
+
+func (d *dialLog) hook(address string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dials = append(d.dials, address)
+	if err == nil {
+		d.allowed = append(d.allowed, address)
+	}
+}
+
+func (d *dialLog) get() (dials, allowed []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.dials...), append([]string(nil), d.allowed...)
+}
+
+// TestSendBlockedDestinations sends through the real sender and dialer to
+// every spelling of a local address, with listeners there that count the
+// connections they accept: none may arrive, and the failure is a permanent
+// webhook_blocked_destination.
+func TestSendBlockedDestinations(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name string
+		host string // the URL's host, without the port
+		why  string
+		// resolved: the host is a name, so the check runs at dial time and
+		// sees the resolved addresses; otherwise it fails before any dial.
+		resolved bool
+		ipv6     bool // needs IPv6 loopback for its listener
+		noListen bool // an address nothing here listens on
+		orDNS    bool // a DNS failure is a fine outcome too
+	}{
+		{name: "IPv4 loopback", host: "127.0.0.1", why: "127.0.0.1 is a loopback address"},
+		{name: "localhost", host: "localhost", why: "loopback address", resolved: true},
+		// Go's resolver reads /etc/hosts for "localhost" but asks DNS for
+		// "localhost.": whatever that answers, no connection arrives.
+		{name: "localhost with trailing dot", host: "localhost.", why: "loopback address", resolved: true, orDNS: true},
+		{name: "IPv6 loopback", host: "[::1]", why: "::1 is the loopback address", ipv6: true},
+		{name: "IPv4-mapped IPv6", host: "[::ffff:127.0.0.1]", why: "127.0.0.1 is a loopback address"},
+		{name: "IPv4-mapped IPv6 hex", host: "[::ffff:7f00:1]", why: "127.0.0.1 is a loopback address"},
+		{name: "decimal", host: "2130706433", why: "127.0.0.1 is a loopback address"},
+		{name: "hex parts", host: "0x7f.1", why: "127.0.0.1 is a loopback address"},
+		{name: "hex", host: "0x7f000001", why: "127.0.0.1 is a loopback address"},
+		{name: "octal", host: "017700000001", why: "127.0.0.1 is a loopback address"},
+		{name: "octal parts", host: "0177.0.0.01", why: "127.0.0.1 is a loopback address"},
+		{name: "two parts", host: "127.1", why: "127.0.0.1 is a loopback address"},
+		{name: "leading zeros", host: "127.000.000.001", why: "127.0.0.1 is a loopback address"},
+		{name: "trailing dot", host: "127.0.0.1.", why: "127.0.0.1 is a loopback address"},
+		{name: "other loopback", host: "127.0.0.2", why: "127.0.0.2 is a loopback address"},
+		{name: "unspecified", host: "0.0.0.0", why: `0.0.0.0 is a "this network" address`},
+		{name: "IPv6 unspecified", host: "[::]", why: ":: is the unspecified address"},
+		{name: "instance metadata", host: "169.254.169.254", why: "169.254.169.254 is a link-local address", noListen: true},
+		{name: "instance metadata, decimal", host: "2852039166", why: "169.254.169.254 is a link-local address", noListen: true},
+		{name: "instance metadata, IPv6", host: "[fd00:ec2::254]", why: "fd00:ec2::254 is a unique local address", noListen: true},
+		{name: "instance metadata, NAT64", host: "[64:ff9b::a9fe:a9fe]", why: "embedding 169.254.169.254", noListen: true},
+		{name: "private", host: "10.0.0.1", why: "10.0.0.1 is a private address", noListen: true},
+		{name: "CGNAT", host: "100.64.0.1", why: "100.64.0.1 is a shared (carrier-grade NAT) address", noListen: true},
+		{name: "unique local", host: "[fd00::1]", why: "fd00::1 is a unique local address", noListen: true},
+		{name: "IPv6 link-local with zone", host: "[fe80::1%25lo]", why: "fe80::1 is a link-local address", noListen: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+
+			port, accepted, hasIPv6 := "443", func() int64 { return 0 }, false
+			if !tt.noListen {
+				port, accepted, hasIPv6 = loopbackListeners(t)
+			}
+			if tt.ipv6 && !hasIPv6 {
+				t.Log("no IPv6 loopback here: checking the outcome only")
+			}
+			var dials dialLog
+			s := newSender(t, nil, func(c *webhook.Config) {
+				c.AllowCIDRs = nil // the default
+				c.Timeout = 3 * time.Second
+			})
+			webhook.SetDialHook(s, dials.hook)
+
+			start := time.Now()
+			err := s.Send(context.Background(), message("https://user:pa55@"+tt.host+":"+port+"/path?token=SECRET"))
+			elapsed := time.Since(start)
+
+			require.Contains(t, err.Error(), "https://"+tt.host+":"+port)
+			requireNoSecrets(t, err, "pa55", "SECRET", "/path", "user")
+			require.Zero(t, accepted(), "a blocked destination accepted a connection")
+			dialed, allowed := dials.get()
+			require.Empty(t, allowed, "the dialer was allowed to connect to %v", allowed)
+			if _, class, _ := delivery.Classify(err); tt.orDNS && class == webhook.ClassDNS {
+				t.Logf("the resolver did not resolve %s: %v", tt.host, err)
+				return
+			}
+			requireOutcome(t, err, true, webhook.ClassBlockedDestination)
+			require.Contains(t, err.Error(), tt.why)
+			if tt.resolved {
+				require.NotEmpty(t, dialed, "the check at dial time saw no address")
+			} else {
+				require.Empty(t, dialed, "a literal address is blocked before any dial")
+			}
+			require.Less(t, elapsed, time.Second, "a blocked destination fails at once")
+		})
+	}
+}
+
+// TestSendBlockedDestinationsAreReachable shows that the listeners of
+// TestSendBlockedDestinations do accept connections when the check lets
+// them: its zero counts mean something.
+func TestSendBlockedDestinationsAreReachable(t *testing.T) {
+	t.Parallel()
+
+	for _, host := range []string{"127.0.0.1", "localhost", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0"} {
+		t.Run(host, func(t *testing.T) {
+			t.Parallel()
+
+			port, accepted, hasIPv6 := loopbackListeners(t)
+			if host == "[::1]" && !hasIPv6 {
+				t.Skip("no IPv6 loopback here")
+			}
+			var dials dialLog
+			s := newSender(t, nil, func(c *webhook.Config) {
+				c.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+				c.Timeout = 3 * time.Second
+			})
+			webhook.SetDialHook(s, dials.hook)
+
+			err := s.Send(context.Background(), message("https://"+host+":"+port+"/hook"))
+			require.Error(t, err) // the listener closes the connection at once
+			permanent, class, _ := delivery.Classify(err)
+			require.False(t, permanent, "%v", err)
+			require.NotEqual(t, webhook.ClassBlockedDestination, class)
+			require.Positive(t, accepted(), "%s: no connection arrived: %v", host, err)
+			_, allowed := dials.get()
+			require.NotEmpty(t, allowed)
+		})
+	}
+}
+
+// TestSendAllowedDestination: AllowCIDRs lets a webhook reach the networks
+// it lists, and only those.
+func TestSendAllowedDestination(t *testing.T) {
+	t.Parallel()
+
+	t.Run("allowed", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, status(http.StatusNoContent), func(c *webhook.Config) {
+			c.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		})
+		require.NoError(t, b.sender.Send(context.Background(), message(b.srv.URL+"/hook")))
+		require.EqualValues(t, 1, b.hits.Load())
+	})
+	t.Run("allowed network", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, status(http.StatusNoContent), func(c *webhook.Config) {
+			c.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.0/8")}
+		})
+		require.NoError(t, b.sender.Send(context.Background(), message(b.srv.URL+"/hook")))
+		require.EqualValues(t, 1, b.hits.Load())
+	})
+	t.Run("by default", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, status(http.StatusNoContent), func(c *webhook.Config) { c.AllowCIDRs = nil })
+		err := b.sender.Send(context.Background(), message(b.srv.URL+"/hook"))
+		requireOutcome(t, err, true, webhook.ClassBlockedDestination)
+		require.Zero(t, b.hits.Load())
+	})
+	t.Run("other networks stay blocked", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, status(http.StatusNoContent)) // allows 127.0.0.1/32
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(b.srv.URL, "https://"))
+		for _, host := range []string{"127.0.0.2", "[::1]", "169.254.169.254", "10.0.0.1"} {
+			err := b.sender.Send(context.Background(), message("https://"+host+":"+port+"/hook"))
+			requireOutcome(t, err, true, webhook.ClassBlockedDestination)
+		}
+		require.Zero(t, b.hits.Load())
+	})
+	t.Run("allowed but non-standard spelling", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, status(http.StatusNoContent))
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(b.srv.URL, "https://"))
+		err := b.sender.Send(context.Background(), message("https://2130706433:"+port+"/hook"))
+		requireOutcome(t, err, true, webhook.ClassInvalidURL)
+		require.Contains(t, err.Error(), "127.0.0.1 in a non-standard form")
+		require.Zero(t, b.hits.Load())
+	})
+}
+
+func TestNewSenderAllowCIDRs(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		prefix  netip.Prefix
+		wantErr string
+	}{
+		{prefix: netip.MustParsePrefix("10.0.0.0/8")},
+		{prefix: netip.MustParsePrefix("127.0.0.1/32")},
+		{prefix: netip.MustParsePrefix("fd00::/8")},
+		{prefix: netip.MustParsePrefix("0.0.0.0/0")},
+		{prefix: netip.MustParsePrefix("10.1.2.3/8"), wantErr: "webhook allow CIDRs: 10.1.2.3/8 is not a network address: did you mean 10.0.0.0/8 or 10.1.2.3/32?"},
+		{prefix: netip.MustParsePrefix("::ffff:10.0.0.0/104"), wantErr: "webhook allow CIDRs: ::ffff:10.0.0.0/104 is an IPv4-mapped prefix: write the IPv4 network (like 10.0.0.0/8)"},
+		{prefix: netip.Prefix{}, wantErr: "webhook allow CIDRs: invalid Prefix is not a CIDR prefix"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix.String(), func(t *testing.T) {
+			t.Parallel()
+			_, err := webhook.NewSender(webhook.Config{Secret: testSecret, AllowCIDRs: []netip.Prefix{tt.prefix}})
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.wantErr)
+		})
+	}
+}
+
+// TestSendURLWithoutHost: "https://:443/" names no host, which Go would
+// dial as this machine.
+func TestSendURLWithoutHost(t *testing.T) {
+	t.Parallel()
+
+	var dials dialLog
+	s := newSender(t, nil)
+	webhook.SetDialHook(s, dials.hook)
+	for _, u := range []string{"https://:443/hook", "https://:8443"} {
+		err := s.Send(context.Background(), message(u))
+		requireOutcome(t, err, true, webhook.ClassInvalidURL)
+	}
+	dialed, _ := dials.get()
+	require.Empty(t, dialed)
+}
