@@ -158,7 +158,10 @@ func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time) 
 		status += " " + text
 	}
 	withBody := func() error {
-		if e := sanitize(excerpt, excerptBytes); e != "" {
+		// Receivers echo the request in error pages ("Cannot POST /path?q"):
+		// scrub the whole capture before cutting it, so that no secret is
+		// left half in view.
+		if e := truncateText(t.scrub(sanitize(excerpt, excerptCapture)), excerptBytes); e != "" {
 			return t.errorf("%s; body: %s", status, e)
 		}
 		return t.errorf("%s", status)
@@ -312,6 +315,16 @@ func (t target) scrub(s string) string {
 		}
 	}
 	parts = append(parts, u.RawQuery, u.Query().Encode(), u.Fragment, u.Opaque, u.EscapedPath(), u.Path)
+	// Echoes come in pieces too: each path segment and query value.
+	parts = append(parts, strings.Split(u.Path, "/")...)
+	parts = append(parts, strings.Split(u.EscapedPath(), "/")...)
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		_, v, _ := strings.Cut(kv, "=")
+		parts = append(parts, v)
+		if dv, err := url.QueryUnescape(v); err == nil {
+			parts = append(parts, dv)
+		}
+	}
 	slices.SortFunc(parts, func(a, b string) int { return len(b) - len(a) }) // longest first
 	for _, p := range parts {
 		if len(p) >= 4 {
@@ -348,4 +361,17 @@ func sanitize(b []byte, limit int) string {
 		sb.WriteRune(r)
 	}
 	return sb.String()
+}
+
+// truncateText cuts s to at most limit bytes on a rune boundary, marking a
+// cut with "…".
+func truncateText(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

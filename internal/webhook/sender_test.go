@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -625,4 +626,23 @@ func TestNewSenderDoesNotModifyTLSConfig(t *testing.T) {
 	s := newSender(t, srv, func(c *webhook.Config) { c.TLSClientConfig = cfg })
 	require.NoError(t, s.Send(context.Background(), message(srv.URL)))
 	require.Equal(t, before, cfg.NextProtos)
+}
+
+// TestSendScrubsEchoedURLFromResponseBody: receivers echo the request in
+// error pages; the error text (logged, and the dead letter's reason) must
+// not carry the URL's secret path or query, whole or in pieces.
+func TestSendScrubsEchoedURLFromResponseBody(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{404, 500} {
+		b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, "<pre>Cannot POST %s</pre> path=%s token=%s", r.URL.RequestURI(), r.URL.Path, r.URL.Query().Get("api_key"))
+		})
+		err := b.sender.Send(context.Background(), message(b.srv.URL+"/hooks/tok_SECRETPATH?api_key=QUERYSECRET"))
+		require.Error(t, err)
+		for _, secret := range []string{"tok_SECRETPATH", "QUERYSECRET", "/hooks/"} {
+			require.NotContains(t, err.Error(), secret, "status %d", status)
+		}
+		require.Contains(t, err.Error(), "Cannot POST", "the rest of the excerpt stays useful")
+	}
 }
