@@ -12,7 +12,11 @@ if ! curl -fsS "http://127.0.0.1:$LOCALSTACK_PORT/_localstack/health" >/dev/null
    || ! curl -fsS "http://127.0.0.1:$SES_PORT/health-check" >/dev/null 2>&1; then
   started=1
 fi
+if [ "$started" = 0 ]; then
+  log "reusing the healthy local stack on ports $LOCALSTACK_PORT/$SES_PORT (left running)"
+fi
 stop() { if [ "$started" = 1 ]; then scripts/local-down.sh || true; fi; }
+export HERALD_LOCAL_STACK_STOPS="$started"
 trap stop EXIT
 scripts/local-up.sh
 

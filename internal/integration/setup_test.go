@@ -78,6 +78,13 @@ func setup(t *testing.T, o options) *env {
 	t.Cleanup(func() { e.queues.Delete(context.Background(), e.sqs) })
 	e.receiver = localenv.NewReceiver(o.respond)
 	t.Cleanup(e.receiver.Close)
+	t.Cleanup(func() {
+		if t.Failed() { // what herald said, to tell a product fault from an emulator's
+			for _, l := range e.logs.all() {
+				t.Logf("herald: %v", l)
+			}
+		}
+	})
 
 	p, err := app.NewDeliver(config.Deliver{
 		QueueURL: e.queues.URL, DeadLetterQueueURL: e.queues.DLQURL, MaxReceiveCount: o.maxReceive,
