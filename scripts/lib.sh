@@ -13,6 +13,16 @@ LS_DIR="$ROOT/localstack"
 LOCALSTACK_PORT="${LOCALSTACK_PORT:-4566}"
 SES_PORT="${SES_PORT:-8005}"
 
+# STACK_DIR holds one local stack's pids, logs, data and herald.env: .local
+# itself on the default ports, .local/stack-<ports> otherwise, so stacks on
+# other ports run side by side from one checkout. Installs stay shared.
+# shellcheck disable=SC2034
+if [ "$LOCALSTACK_PORT" = 4566 ] && [ "$SES_PORT" = 8005 ]; then
+  STACK_DIR="$LOCAL_DIR"
+else
+  STACK_DIR="$LOCAL_DIR/stack-$LOCALSTACK_PORT-$SES_PORT"
+fi
+
 log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 

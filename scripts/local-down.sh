@@ -13,7 +13,7 @@ if [ -d "$LOCAL_DIR" ]; then
   flock -w 120 9 || die "timed out waiting for a running local-up to finish"
 fi
 
-stop_pidfile "SES v2 emulator" "$LOCAL_DIR/ses.pid" "aws-ses-v2-local"
-stop_pidfile "LocalStack" "$LOCAL_DIR/localstack.pid" "localstack.runtime.main"
-rm -f "$LOCAL_DIR/herald.env"
+stop_pidfile "SES v2 emulator" "$STACK_DIR/ses.pid" "aws-ses-v2-local"
+stop_pidfile "LocalStack" "$STACK_DIR/localstack.pid" "localstack.runtime.main"
+rm -f "$STACK_DIR/herald.env"
 log "stopped"

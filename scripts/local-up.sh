@@ -22,16 +22,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 TIMEOUT="${LOCAL_UP_TIMEOUT:-90}"
-LS_PID="$LOCAL_DIR/localstack.pid"
-LS_LOG="$LOCAL_DIR/localstack.log"
-SES_PID="$LOCAL_DIR/ses.pid"
-SES_LOG="$LOCAL_DIR/ses.log"
+LS_PID="$STACK_DIR/localstack.pid"
+LS_LOG="$STACK_DIR/localstack.log"
+SES_PID="$STACK_DIR/ses.pid"
+SES_LOG="$STACK_DIR/ses.log"
 LS_MATCH="localstack.runtime.main"
 SES_MATCH="aws-ses-v2-local"
 t0=$(date +%s%N)
 elapsed() { echo "$(( ($(date +%s%N) - t0) / 1000000 ))ms"; }
 
-mkdir -p "$LOCAL_DIR"
+mkdir -p "$LOCAL_DIR" "$STACK_DIR"
 command -v curl >/dev/null || die "curl is required"
 command -v setsid >/dev/null || die "setsid (util-linux) is required"
 # one local-up/local-down at a time (e.g. several test packages calling it in parallel)
@@ -135,7 +135,7 @@ start_localstack() {
     fi
     die "127.0.0.1:$LOCALSTACK_PORT is in use by something that is not LocalStack (set LOCALSTACK_PORT)"
   fi
-  local fsroot="$LOCAL_DIR/localstack" f
+  local fsroot="$STACK_DIR/localstack" f
   mkdir -p "$fsroot/filesystem/usr/lib/localstack" "$fsroot/config"
   for f in "$LS_STATIC"/usr/lib/localstack/service-catalog-*.dill; do
     [ -f "$f" ] && ln -sfn "$f" "$fsroot/filesystem/usr/lib/localstack/$(basename "$f")"
@@ -163,7 +163,7 @@ start_localstack() {
     GATEWAY_LISTEN="127.0.0.1:$LOCALSTACK_PORT" \
     LOCALSTACK_HOST="127.0.0.1:$LOCALSTACK_PORT" \
     GATEWAY_SERVER="${LOCALSTACK_GATEWAY_SERVER:-hypercorn}" \
-    SERVICES="sqs,ses" \
+    SERVICES="sqs,ses,secretsmanager" \
     STRICT_SERVICE_LOADING=1 \
     EAGER_SERVICE_LOADING=1 \
     DNS_ADDRESS=0 \
@@ -174,7 +174,7 @@ start_localstack() {
     DEBUG="${LOCALSTACK_DEBUG:-0}" \
     PYTHONUNBUFFERED=1 \
     "$LS_VENV/bin/python" -m localstack.runtime.main
-  printf '%s\n' "$LOCALSTACK_PORT" >"$LOCAL_DIR/localstack.port"
+  printf '%s\n' "$LOCALSTACK_PORT" >"$STACK_DIR/localstack.port"
 }
 
 start_ses() {
@@ -195,7 +195,7 @@ start_ses() {
   # SMTP_TRANSPORT would make the emulator relay mail over SMTP: never here.
   start_bg "$SES_PID" "$SES_LOG" env -u SMTP_TRANSPORT \
     node "$LS_DIR/node_modules/aws-ses-v2-local/dist/cli.js" --host 127.0.0.1 --port "$SES_PORT"
-  printf '%s\n' "$SES_PORT" >"$LOCAL_DIR/ses.port"
+  printf '%s\n' "$SES_PORT" >"$STACK_DIR/ses.port"
 }
 
 # ---------------------------------------------------------------- main
@@ -210,7 +210,7 @@ if [ -f "$SES_PID" ]; then
   wait_for "SES v2 emulator" "$TIMEOUT" "$SES_LOG" "$SES_PID" http_ok "http://127.0.0.1:$SES_PORT/health-check"
 fi
 if [ -f "$LS_PID" ]; then
-  wait_for "LocalStack" "$TIMEOUT" "$LS_LOG" "$LS_PID" localstack_healthy "$LOCALSTACK_PORT" sqs
+  wait_for "LocalStack" "$TIMEOUT" "$LS_LOG" "$LS_PID" localstack_healthy "$LOCALSTACK_PORT" sqs secretsmanager
 fi
 log "services healthy ($(elapsed))"
 
@@ -218,10 +218,10 @@ if [ "${HERALD_SKIP_PROVISION:-0}" != "1" ]; then
   HERALD_SQS_ENDPOINT="http://127.0.0.1:$LOCALSTACK_PORT" \
   HERALD_SES_ENDPOINT="http://127.0.0.1:$LOCALSTACK_PORT" \
   HERALD_SESV2_ENDPOINT="http://127.0.0.1:$SES_PORT" \
-  HERALD_PROVISION_ENV_FILE="$LOCAL_DIR/herald.env" \
+  HERALD_PROVISION_ENV_FILE="$STACK_DIR/herald.env" \
     "$LS_VENV/bin/python" "$LS_DIR/init/ready.d/provision.py" \
-    || die "provisioning failed (LocalStack log: .local/localstack.log)"
+    || die "provisioning failed (LocalStack log: $LS_LOG)"
 fi
 
 log "up in $(elapsed): LocalStack http://127.0.0.1:$LOCALSTACK_PORT  SES v2 http://127.0.0.1:$SES_PORT (mail: /store, viewer: /)"
-log "env for tests: set -a; . .local/herald.env; set +a"
+log "env for tests: set -a; . ${STACK_DIR#$ROOT/}/herald.env; set +a"
