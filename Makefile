@@ -28,6 +28,10 @@ test-integration: ## Integration tests: starts LocalStack + the SES v2 emulator,
 	scripts/install-rie.sh >/dev/null
 	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 ./internal/integration
 
+.PHONY: soak
+soak: ## Chaos run at HERALD_CHAOS_N=5000 (faults and killed invocations against the local stack; see docs/reliability.md)
+	scripts/with-local-stack.sh env HERALD_CHAOS_N=$${HERALD_CHAOS_N:-5000} $(GO) test -tags integration -count=1 -timeout 30m -run '^TestChaosNothingLost$$' -v ./internal/integration
+
 .PHONY: lint
 lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 	$(GO) vet ./...

@@ -28,12 +28,22 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	awsCfg, err := app.AWSConfig(context.Background())
+	ctx := context.Background()
+	awsCfg, err := app.AWSConfig(ctx)
 	if err != nil {
 		return err
 	}
-	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{})
+	// Reads the signing secret from Secrets Manager, once, when
+	// HERALD_WEBHOOK_SECRET_ARN is set.
+	p, err := app.NewDeliverContext(ctx, cfg, awsCfg, app.DeliverOptions{})
 	if err != nil {
+		return err
+	}
+	// A queue that disagrees with the settings (redrive maxReceiveCount,
+	// retention, FIFO) fails the cold start (HERALD_CHECK_QUEUES). Lambda
+	// does not tell a function its timeout before an invocation, so the
+	// 6 × timeout visibility rule is left to the template's mapping.
+	if err := app.CheckQueues(ctx, cfg, awsCfg, 0); err != nil {
 		return err
 	}
 	lambda.Start(p.Handle)

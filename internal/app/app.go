@@ -25,8 +25,9 @@ import (
 
 // AWSConfig loads the SDK's default configuration chain: credentials,
 // region, and the standard endpoint variables (AWS_ENDPOINT_URL,
-// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2) that point herald at
-// LocalStack or another emulator.
+// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2,
+// AWS_ENDPOINT_URL_SECRETS_MANAGER) that point herald at LocalStack or
+// another emulator.
 func AWSConfig(ctx context.Context) (aws.Config, error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -49,8 +50,18 @@ type DeliverOptions struct {
 	Logger *slog.Logger
 }
 
-// NewDeliver builds the deliver function's processor.
+// NewDeliver builds the deliver function's processor: NewDeliverContext
+// with context.Background().
 func NewDeliver(cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*processor.Processor, error) {
+	return NewDeliverContext(context.Background(), cfg, awsCfg, opts)
+}
+
+// NewDeliverContext builds the deliver function's processor. When
+// cfg.WebhookSecretARN is set it reads the signing secrets from AWS Secrets
+// Manager (secretsmanager:GetSecretValue) once, here, within ctx and at most
+// 5 s; the processor keeps them for its lifetime. Errors name the variable
+// and the ARN, never a secret.
+func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*processor.Processor, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = Logger(cfg.LogLevel)
@@ -62,14 +73,18 @@ func NewDeliver(cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*pr
 	if err != nil {
 		return nil, fmt.Errorf("email sender: %w", err)
 	}
+	secrets, source, err := webhookSecrets(ctx, cfg, awsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhook signing secret: %w", err)
+	}
 	hook, err := webhook.NewSender(webhook.Config{
-		Secret:          cfg.WebhookSecret,
+		Secrets:         secrets,
 		Timeout:         cfg.WebhookTimeout,
 		TLSClientConfig: opts.WebhookTLS,
 		AllowCIDRs:      cfg.WebhookAllowCIDRs,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("webhook sender: %w", err)
+		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)
 	}
 	return processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
 		QueueURL:           cfg.QueueURL,

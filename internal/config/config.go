@@ -40,9 +40,16 @@ type Deliver struct {
 	// EmailConfigurationSet is the SES configuration set of emails that name
 	// none (HERALD_EMAIL_CONFIGURATION_SET). Optional.
 	EmailConfigurationSet string
-	// WebhookSecret is the Standard Webhooks signing secret, "whsec_" and
-	// base64 (HERALD_WEBHOOK_SECRET). Required.
+	// WebhookSecret holds the active Standard Webhooks signing secrets, each
+	// "whsec_" and base64, separated by white space (HERALD_WEBHOOK_SECRET):
+	// the local and development alternative to WebhookSecretARN. Exactly one
+	// of the two is set.
 	WebhookSecret string
+	// WebhookSecretARN is the ARN of the AWS Secrets Manager secret whose
+	// SecretString holds the active signing secrets in the same form
+	// (HERALD_WEBHOOK_SECRET_ARN); the function reads it once, at cold
+	// start. Exactly one of WebhookSecret and WebhookSecretARN is set.
+	WebhookSecretARN string
 	// WebhookTimeout bounds one webhook request (HERALD_WEBHOOK_TIMEOUT_MS,
 	// 100–900000). Defaults to 15000 ms.
 	WebhookTimeout time.Duration
@@ -54,6 +61,11 @@ type Deliver struct {
 	WebhookAllowCIDRs []netip.Prefix
 	// LogLevel is DEBUG, INFO, WARN or ERROR (HERALD_LOG_LEVEL). Defaults to INFO.
 	LogLevel slog.Level
+	// CheckQueues makes the function compare the queues' attributes with
+	// these settings at cold start, two GetQueueAttributes calls, and refuse
+	// to start on a disagreement (HERALD_CHECK_QUEUES, true or false; see
+	// docs/reliability.md). Defaults to true.
+	CheckQueues bool
 }
 
 // Backoff returns the retry schedule the settings describe.
@@ -86,10 +98,20 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		Concurrency:           r.integer("HERALD_CONCURRENCY", 10, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
-		WebhookSecret:         r.required("HERALD_WEBHOOK_SECRET"),
+		WebhookSecret:         strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET")),
+		WebhookSecretARN:      strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET_ARN")),
 		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", 15000, 100, 900000)) * time.Millisecond,
 		WebhookAllowCIDRs:     r.prefixes("HERALD_WEBHOOK_ALLOW_CIDRS"),
+		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
 		LogLevel:              r.level("HERALD_LOG_LEVEL"),
+	}
+	switch {
+	case d.WebhookSecret == "" && d.WebhookSecretARN == "":
+		r.problem("HERALD_WEBHOOK_SECRET", "required, or HERALD_WEBHOOK_SECRET_ARN instead")
+	case d.WebhookSecret != "" && d.WebhookSecretARN != "":
+		r.problem("HERALD_WEBHOOK_SECRET", "set together with HERALD_WEBHOOK_SECRET_ARN; set only one")
+	case d.WebhookSecretARN != "" && !strings.HasPrefix(d.WebhookSecretARN, "arn:"):
+		r.problem("HERALD_WEBHOOK_SECRET_ARN", fmt.Sprintf("%q: want a Secrets Manager secret ARN (arn:aws:secretsmanager:…)", d.WebhookSecretARN))
 	}
 	if d.BackoffBase > d.BackoffCap {
 		r.problem("HERALD_BACKOFF_BASE_SECONDS", fmt.Sprintf("%d is above HERALD_BACKOFF_CAP_SECONDS (%d)", int(d.BackoffBase.Seconds()), int(d.BackoffCap.Seconds())))
@@ -164,6 +186,19 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		}
 	}
 	return out
+}
+
+func (r *reader) boolean(name string, def bool) bool {
+	s := strings.TrimSpace(r.getenv(name))
+	if s == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		r.problem(name, fmt.Sprintf("%q: want true or false", s))
+		return def
+	}
+	return b
 }
 
 func (r *reader) level(name string) slog.Level {

@@ -82,7 +82,7 @@ func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
-		"HERALD_QUEUE_URL: required", "HERALD_DLQ_URL: required", "HERALD_WEBHOOK_SECRET: required",
+		"HERALD_QUEUE_URL: required", "HERALD_DLQ_URL: required", "HERALD_WEBHOOK_SECRET: required, or HERALD_WEBHOOK_SECRET_ARN instead",
 		`HERALD_MAX_RECEIVE_COUNT: "zero": want a whole number from 1 to 1000`,
 		`HERALD_BACKOFF_CAP_SECONDS: "86400": want a whole number from 1 to 42300`,
 		`HERALD_WEBHOOK_TIMEOUT_MS: "5"`, `HERALD_LOG_LEVEL: "LOUD"`,
@@ -90,6 +90,38 @@ func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
 	} {
 		require.Contains(t, err.Error(), name)
 	}
+}
+
+func TestLoadDeliverWebhookSecretSource(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	const arn = "arn:aws:secretsmanager:us-east-1:000000000000:secret:herald/webhook-signing-AbCdEf"
+	load := func(secretValue, arnValue string) (config.Deliver, error) {
+		return config.LoadDeliver(env(map[string]string{
+			"HERALD_QUEUE_URL": "q", "HERALD_DLQ_URL": "d",
+			"HERALD_WEBHOOK_SECRET": secretValue, "HERALD_WEBHOOK_SECRET_ARN": arnValue,
+		}))
+	}
+
+	d, err := load(" "+secret+"\n", "")
+	require.NoError(t, err)
+	require.Equal(t, secret, d.WebhookSecret)
+	require.Empty(t, d.WebhookSecretARN)
+
+	d, err = load("", arn)
+	require.NoError(t, err)
+	require.Empty(t, d.WebhookSecret)
+	require.Equal(t, arn, d.WebhookSecretARN)
+
+	_, err = load(secret, arn)
+	require.ErrorContains(t, err, "HERALD_WEBHOOK_SECRET: set together with HERALD_WEBHOOK_SECRET_ARN; set only one")
+	require.NotContains(t, err.Error(), secret[len("whsec_"):], "the error never quotes the secret")
+
+	_, err = load("", "herald/webhook-signing")
+	require.ErrorContains(t, err, `HERALD_WEBHOOK_SECRET_ARN: "herald/webhook-signing": want a Secrets Manager secret ARN`)
+
+	_, err = load(" ", " ")
+	require.ErrorContains(t, err, "HERALD_WEBHOOK_SECRET: required, or HERALD_WEBHOOK_SECRET_ARN instead")
 }
 
 func TestLoadDeliverBaseAboveCap(t *testing.T) {

@@ -23,8 +23,9 @@ import (
 // TestBootstrapUnderRuntimeInterfaceEmulator builds the deliver function's
 // bootstrap as `make build` does (for this machine's architecture), runs it
 // under the AWS Lambda Runtime Interface Emulator with the environment the
-// template gives it, and invokes it with one SQS event: a webhook, an
-// expired notification and a poison message.
+// template gives it (the signing secret in Secrets Manager), and invokes it
+// with one SQS event: a webhook, an expired notification and a poison
+// message.
 func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	t.Parallel()
 	rie := filepath.Join(repoRoot, ".tools", "bin", "aws-lambda-rie")
@@ -51,7 +52,10 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=30", "AWS_LAMBDA_FUNCTION_NAME=deliver",
 		"SSL_CERT_FILE="+certFile,
 		"HERALD_QUEUE_URL="+e.queues.URL, "HERALD_DLQ_URL="+e.queues.DLQURL,
-		"HERALD_MAX_RECEIVE_COUNT=3", "HERALD_WEBHOOK_SECRET="+testSecret,
+		"HERALD_MAX_RECEIVE_COUNT=3",
+		// As the template does: the signing secret is read from Secrets
+		// Manager (LocalStack, through AWS_ENDPOINT_URL) at cold start.
+		"HERALD_WEBHOOK_SECRET=", "HERALD_WEBHOOK_SECRET_ARN="+e.createSecret(testSecret),
 		// The receiver is on 127.0.0.1, blocked unless allowed.
 		"HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32",
 	)
@@ -90,6 +94,12 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	require.Len(t, dl, 1)
 	require.Equal(t, "invalid_message", string(reasonOf(t, dl[0]).ErrorClass))
 	require.Contains(t, logs.String(), `"outcome":"delivered"`, "the function logs JSON lines to stdout")
+	require.NoError(t, verifyWithReference(t, testSecret, map[string]string{
+		"webhook-id":        reqs[0].Header.Get("webhook-id"),
+		"webhook-timestamp": reqs[0].Header.Get("webhook-timestamp"),
+		"webhook-signature": reqs[0].Header.Get("webhook-signature"),
+	}, reqs[0].Body), "signed with the secret read from Secrets Manager")
+	require.NotContains(t, logs.String(), testSecret[len("whsec_"):], "nothing the function writes holds the signing secret")
 }
 
 func rec(id, body string) events.SQSMessage {

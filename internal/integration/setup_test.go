@@ -55,6 +55,9 @@ type env struct {
 type options struct {
 	maxReceive int
 	respond    func(path string, attempt int) int
+	// deliver, when set, adjusts the deliver function's configuration and
+	// options before it is built (the queues and receiver exist by then).
+	deliver func(e *env, c *config.Deliver, o *app.DeliverOptions)
 }
 
 func setup(t *testing.T, o options) *env {
@@ -86,7 +89,7 @@ func setup(t *testing.T, o options) *env {
 		}
 	})
 
-	p, err := app.NewDeliver(config.Deliver{
+	cfg := config.Deliver{
 		QueueURL: e.queues.URL, DeadLetterQueueURL: e.queues.DLQURL, MaxReceiveCount: o.maxReceive,
 		BackoffBase: time.Second, BackoffCap: 30 * time.Second, Concurrency: 10,
 		EmailDefaultFrom: "noreply@example.com",
@@ -94,7 +97,12 @@ func setup(t *testing.T, o options) *env {
 		// The receiver listens on 127.0.0.1, which webhooks may not reach
 		// by default (docs/security.md).
 		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-	}, awsCfg, app.DeliverOptions{WebhookTLS: e.receiver.TLSConfig(), Logger: slog.New(slog.NewJSONHandler(e.logs, nil))})
+	}
+	dopts := app.DeliverOptions{WebhookTLS: e.receiver.TLSConfig(), Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}
+	if o.deliver != nil {
+		o.deliver(e, &cfg, &dopts)
+	}
+	p, err := app.NewDeliverContext(ctx, cfg, awsCfg, dopts)
 	require.NoError(t, err)
 	e.runner = &localrunner.Runner{SQS: e.sqs, QueueURL: e.queues.URL, Handler: p.Handle, WaitTime: time.Second, FunctionTimeout: 20 * time.Second}
 	return e

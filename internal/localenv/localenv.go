@@ -46,6 +46,30 @@ func CreateQueues(ctx context.Context, c *sqs.Client, name string, maxReceive in
 	return q, err
 }
 
+// CreateFIFOQueues creates the FIFO pair name.fifo and name-dlq.fifo (SQS
+// requires a FIFO queue's name to end in ".fifo", and a FIFO queue's
+// dead-letter queue to be FIFO too), without content-based deduplication:
+// producers give each message a MessageDeduplicationId. Otherwise as
+// CreateQueues.
+func CreateFIFOQueues(ctx context.Context, c *sqs.Client, name string, maxReceive int, visibility time.Duration) (Queues, error) {
+	var q Queues
+	var err error
+	if q.DLQURL, q.DLQARN, err = createQueue(ctx, c, name+"-dlq.fifo", map[string]string{
+		"FifoQueue": "true", "ContentBasedDeduplication": "false",
+		"MessageRetentionPeriod": "1209600",
+	}); err != nil {
+		return q, err
+	}
+	redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": q.DLQARN, "maxReceiveCount": strconv.Itoa(maxReceive)})
+	q.URL, q.ARN, err = createQueue(ctx, c, name+".fifo", map[string]string{
+		"FifoQueue": "true", "ContentBasedDeduplication": "false",
+		"VisibilityTimeout":      strconv.Itoa(int(visibility.Seconds())),
+		"MessageRetentionPeriod": "345600",
+		"RedrivePolicy":          string(redrive),
+	})
+	return q, err
+}
+
 func createQueue(ctx context.Context, c *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
 	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
 	if err != nil {
@@ -129,13 +153,26 @@ type Request struct {
 	At      time.Time
 	Attempt int // 1 for the first request to Path
 	Status  int // what the receiver answered
+	// Late reports that the client had gone (timed out or cancelled) when
+	// the receiver answered after its Response.Delay: the receiver may have
+	// acted on a request the sender counts as failed.
+	Late bool
+}
+
+// Response is how a Receiver answers one request.
+type Response struct {
+	Status int
+	// Header is added to the answer, such as Retry-After. Optional.
+	Header http.Header
+	// Delay is how long the receiver waits before answering. Optional.
+	Delay time.Duration
 }
 
 // Receiver is a local HTTPS webhook receiver. Respond decides the status of
 // the attempt-th request to a path.
 type Receiver struct {
 	srv     *httptest.Server
-	respond func(path string, attempt int) int
+	respond func(path string, attempt int) Response
 
 	mu       sync.Mutex
 	requests []Request
@@ -144,6 +181,13 @@ type Receiver struct {
 
 // NewReceiver starts a TLS receiver on 127.0.0.1.
 func NewReceiver(respond func(path string, attempt int) int) *Receiver {
+	return NewReceiverWith(func(path string, attempt int) Response { return Response{Status: respond(path, attempt)} })
+}
+
+// NewReceiverWith starts a TLS receiver on 127.0.0.1 whose answers may
+// carry headers and come late. Every receiver serves the same test
+// certificate, so one's TLSConfig trusts them all.
+func NewReceiverWith(respond func(path string, attempt int) Response) *Receiver {
 	r := &Receiver{respond: respond, attempts: map[string]int{}}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(r.serve))
 	return r
@@ -154,9 +198,27 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.attempts[req.URL.Path]++
 	rec := Request{Path: req.URL.Path, Header: req.Header.Clone(), Body: body, At: time.Now(), Attempt: r.attempts[req.URL.Path]}
-	rec.Status = r.respond(rec.Path, rec.Attempt)
+	resp := r.respond(rec.Path, rec.Attempt)
+	rec.Status = resp.Status
+	i := len(r.requests)
 	r.requests = append(r.requests, rec)
 	r.mu.Unlock()
+	if resp.Delay > 0 {
+		t := time.NewTimer(resp.Delay)
+		select {
+		case <-t.C:
+		case <-req.Context().Done():
+			t.Stop()
+		}
+	}
+	if req.Context().Err() != nil {
+		r.mu.Lock()
+		r.requests[i].Late = true
+		r.mu.Unlock()
+	}
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
 	w.WriteHeader(rec.Status)
 }
 

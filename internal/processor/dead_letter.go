@@ -8,6 +8,7 @@ import (
 	"maps"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -127,13 +128,31 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, reason Reason
 	maps.Copy(all, attrs)
 	all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reasonJSON))}
 	all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
-	_, err = p.q.SendMessage(ctx, &sqs.SendMessageInput{
+	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(p.cfg.DeadLetterQueueURL),
 		MessageBody:       aws.String(r.msg.Body),
 		MessageAttributes: all,
-	})
+	}
+	if isFIFO(p.cfg.DeadLetterQueueURL) {
+		// A FIFO queue requires a group; the original's keeps the dead
+		// letters of a group in order. The source message ID as
+		// deduplication ID makes a repeated move (a retried send, or a
+		// crash before the acknowledgement) one dead letter within SQS's
+		// 5-minute deduplication interval.
+		group := r.msg.Attributes[AttrMessageGroupID]
+		if group == "" {
+			group = "herald"
+		}
+		in.MessageGroupId = aws.String(group)
+		in.MessageDeduplicationId = aws.String(truncate(r.msg.MessageId, 128))
+	}
+	_, err = p.q.SendMessage(ctx, in)
 	return err
 }
+
+// isFIFO reports whether queueURL names a FIFO queue: SQS requires their
+// names to end in ".fifo".
+func isFIFO(queueURL string) bool { return strings.HasSuffix(queueURL, ".fifo") }
 
 // isTooLarge reports an SQS refusal of the message itself, such as one over
 // the queue's MaximumMessageSize (InvalidParameterValue), as opposed to a

@@ -11,7 +11,19 @@
 //     reported in BatchItemFailures, so SQS delivers it again after the delay;
 //   - dead-lettered: a permanent failure, an invalid message, or a transient
 //     failure on the last receive the redrive policy allows; herald sends it
-//     to the dead-letter queue with its reason and acknowledges it.
+//     to the dead-letter queue with its reason and acknowledges it;
+//   - skipped: on a FIFO queue, a record behind a retried or failed record of
+//     its message group in the batch; not attempted, reported failed, and
+//     given that record's visibility delay, so the group keeps its order.
+//
+// Deliveries end Config.Reserve before the invocation's deadline: each
+// sender gets a context with that deadline, so a request's timeout is the
+// shorter of its own and the time left; a record not started by then is
+// retried at once (visibility 0). Handle returns before the deadline even
+// when ctx has already expired.
+//
+// CheckQueues compares the queues' attributes with herald's settings; the
+// deliver function runs it at cold start.
 //
 // The queue's redrive policy stays the guarantee: a record whose visibility
 // change or dead-letter move fails is reported failed and comes back, and a

@@ -109,6 +109,10 @@ const (
 	// dead-lettered (an SQS call failed): it is reported failed and comes
 	// back after the queue's visibility timeout.
 	Failed Outcome = "failed"
+	// Skipped is a FIFO record not attempted because an earlier record of
+	// its group in the batch was retried or failed. It is reported failed
+	// and comes back with that record.
+	Skipped Outcome = "skipped"
 )
 
 // record is one SQS record's way through an invocation.
@@ -121,12 +125,23 @@ type record struct {
 	class        delivery.Class
 	delay        time.Duration
 	sqsErr       error // a failed visibility change or dead-letter move
+	// follows is the retried record of the same FIFO group whose visibility
+	// delay a Skipped record shares.
+	follows *record
 }
 
 // Handle delivers the records of ev and returns the records to retry as
 // BatchItemFailures. Per-record failures never become a batch error: the
 // returned error is always nil, so the event source mapping acts on the
 // response alone.
+//
+// Records that carry a MessageGroupId attribute (a FIFO queue) are delivered
+// one after another in batch order within their group, groups concurrently.
+// After the first record of a group that is retried or failed, the group's
+// later records are not attempted: they are reported failed with the same
+// visibility delay, so the group comes back in order (the semantics of
+// Powertools' SqsFifoPartialProcessor with skip_group_on_error). A
+// dead-lettered record does not stop its group: it has left the queue.
 func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	recs := make([]*record, len(ev.Records))
 	deliverCtx, cancel := p.deliveryContext(ctx)
@@ -134,19 +149,28 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
-	for i := range ev.Records {
-		recs[i] = &record{msg: &ev.Records[i], receiveCount: receiveCount(&ev.Records[i])}
+	for _, group := range groups(ev.Records, recs, receiveCount) {
 		wg.Add(1)
-		go func(r *record) {
+		go func(group []*record) {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-				p.process(ctx, deliverCtx, r)
-			case <-deliverCtx.Done():
-				p.notStarted(ctx, r, deliverCtx)
+			var blocker *record
+			for _, r := range group {
+				if blocker != nil {
+					p.skip(ctx, r, blocker)
+					continue
+				}
+				select {
+				case sem <- struct{}{}:
+					p.process(ctx, deliverCtx, r)
+					<-sem
+				case <-deliverCtx.Done():
+					p.notStarted(ctx, r, deliverCtx)
+				}
+				if r.outcome == Retry || r.outcome == Failed {
+					blocker = r
+				}
 			}
-		}(recs[i])
+		}(group)
 	}
 	wg.Wait()
 
@@ -155,11 +179,63 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	var resp events.SQSEventResponse
 	for _, r := range recs {
 		p.log(ctx, r)
-		if r.outcome == Retry || r.outcome == Failed {
+		if r.outcome == Retry || r.outcome == Failed || r.outcome == Skipped {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.msg.MessageId})
 		}
 	}
 	return resp, nil
+}
+
+// AttrMessageGroupID is the SQS system attribute naming a FIFO message's
+// group; the event source mapping passes it in each record's Attributes.
+const AttrMessageGroupID = "MessageGroupId"
+
+// groups fills recs from msgs and splits them into the runs delivered one
+// after another: the records of one MessageGroupId in batch order, and
+// every record without a group on its own.
+func groups(msgs []events.SQSMessage, recs []*record, count func(*events.SQSMessage) int) [][]*record {
+	var out [][]*record
+	index := map[string]int{}
+	for i := range msgs {
+		r := &record{msg: &msgs[i], receiveCount: count(&msgs[i])}
+		recs[i] = r
+		g, ok := msgs[i].Attributes[AttrMessageGroupID]
+		if !ok {
+			out = append(out, []*record{r})
+			continue
+		}
+		if j, seen := index[g]; seen {
+			out[j] = append(out[j], r)
+			continue
+		}
+		index[g] = len(out)
+		out = append(out, []*record{r})
+	}
+	return out
+}
+
+// ClassGroupBlocked is the class of a FIFO record not attempted because an
+// earlier record of its group in the same batch is being retried.
+const ClassGroupBlocked delivery.Class = "fifo_group_blocked"
+
+// skip settles a record of a FIFO group behind blocker, a record of the
+// same group that is retried or failed: it is not attempted and comes back
+// with blocker (same visibility delay when blocker's is set). On its last
+// allowed receive it is dead-lettered with that reason, rather than left for
+// the redrive policy to move without one.
+func (p *Processor) skip(ctx context.Context, r *record, blocker *record) {
+	err := delivery.Transient(ClassGroupBlocked, fmt.Errorf("not attempted: message %s of the same group is retried", blocker.msg.MessageId))
+	if r.receiveCount >= p.cfg.MaxReceiveCount {
+		p.deadLetter(ctx, r, err)
+		if r.outcome == DeadLettered {
+			return
+		}
+		// The move failed: r stays in the queue, reported failed.
+	}
+	r.outcome, r.class, r.err = Skipped, ClassGroupBlocked, err
+	if blocker.outcome == Retry {
+		r.delay, r.follows = blocker.delay, blocker
+	}
 }
 
 // deliveryContext ends Reserve before ctx's deadline, so the SQS calls that

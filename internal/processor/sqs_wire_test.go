@@ -31,6 +31,11 @@ type sqsWire struct {
 	// failEntry makes ChangeMessageVisibilityBatch report the entries whose
 	// receipt handle it names as failed.
 	failEntry map[string]bool
+	// failVisibility makes the whole ChangeMessageVisibilityBatch call
+	// answer 500.
+	failVisibility bool
+	// queueAttrs answers GetQueueAttributes by queue URL.
+	queueAttrs map[string]map[string]string
 }
 
 func newSQSWire(t *testing.T) (*sqsWire, *sqs.Client) {
@@ -52,7 +57,7 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	w.mu.Lock()
 	w.calls[action] = append(w.calls[action], body)
-	failSend, maxSend := w.failSend, w.maxSendBytes
+	failSend, maxSend, failVis := w.failSend, w.maxSendBytes, w.failVisibility
 	w.mu.Unlock()
 	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	switch action {
@@ -74,6 +79,12 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 		sum := md5.Sum([]byte(in.MessageBody))
 		fmt.Fprintf(rw, `{"MessageId":"dlq-%d","MD5OfMessageBody":"%s"}`, len(body), hex.EncodeToString(sum[:]))
 	case "ChangeMessageVisibilityBatch":
+		if failVis {
+			rw.Header().Set("x-amzn-query-error", "InternalError;Receiver")
+			rw.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(rw, `{"__type":"com.amazonaws.sqs#InternalError","message":"injected"}`)
+			return
+		}
 		var in struct {
 			Entries []struct{ Id, ReceiptHandle string }
 		}
@@ -95,6 +106,19 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 		w.mu.Unlock()
 		_ = json.NewEncoder(rw).Encode(out)
+	case "GetQueueAttributes":
+		var in struct{ QueueUrl string }
+		_ = json.Unmarshal(body, &in)
+		w.mu.Lock()
+		attrs, ok := w.queueAttrs[in.QueueUrl]
+		w.mu.Unlock()
+		if !ok {
+			rw.Header().Set("x-amzn-query-error", "AWS.SimpleQueueService.NonExistentQueue;Sender")
+			rw.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(rw, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."}`)
+			return
+		}
+		_ = json.NewEncoder(rw).Encode(map[string]any{"Attributes": attrs})
 	default:
 		rw.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(rw, `{"__type":"com.amazonaws.sqs#InvalidAction","message":"unexpected %s"}`, action)

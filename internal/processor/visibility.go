@@ -15,13 +15,16 @@ import (
 const maxBatchEntries = 10
 
 // changeVisibility sets each retried record's visibility timeout to its
-// backoff delay, ten records per ChangeMessageVisibilityBatch call. A record
+// backoff delay, and each skipped FIFO record's to the delay of the record
+// it follows, ten records per ChangeMessageVisibilityBatch call. A record
 // whose change fails becomes Failed: it still comes back, after the queue's
-// visibility timeout instead of its delay.
+// visibility timeout instead of its delay. SQS applies a visibility change
+// to the one message, also on a FIFO queue; the group's order holds because
+// SQS returns no message of a group while an earlier one is in flight.
 func (p *Processor) changeVisibility(ctx context.Context, recs []*record) {
 	var retry []*record
 	for _, r := range recs {
-		if r.outcome == Retry {
+		if r.outcome == Retry || r.outcome == Skipped && r.follows != nil {
 			retry = append(retry, r)
 		}
 	}

@@ -5,14 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 )
 
 // Config configures a [Sender].
 type Config struct {
-	// Secret is the Standard Webhooks signing secret: "whsec_" followed by the
-	// standard base64 encoding of a 24–64 byte key ("Signature scheme" in the
-	// specification). Required.
+	// Secrets are the active Standard Webhooks signing secrets, each
+	// "whsec_" followed by the standard base64 encoding of a 24–64 byte key
+	// ("Signature scheme" in the specification). Every request is signed with
+	// each of them, in order, and carries the signatures space-separated in
+	// webhook-signature ("v1,<sig1> v1,<sig2>"), so receivers can move from
+	// one secret to the next without a hard cut (docs/security.md,
+	// "Rotating the signing secret"). At most [MaxSecrets], no repeats.
+	// [SplitSecrets] reads a whitespace-separated list. Secrets and Secret
+	// together must hold at least one.
+	Secrets []string
+	// Secret is one more signing secret, signed with before Secrets: the
+	// form of callers that have only one. Optional when Secrets is set.
 	Secret string
 	// Timeout bounds one attempt: connecting, sending and receiving the
 	// response. The caller's context deadline, when sooner, wins. Between 1 ms
@@ -61,6 +72,25 @@ const (
 // SecretPrefix starts every Standard Webhooks symmetric secret.
 const SecretPrefix = "whsec_"
 
+// MaxSecrets bounds how many secrets sign one request: rotation needs two
+// (old and new), and each adds 48 bytes to webhook-signature.
+const MaxSecrets = 5
+
+// SplitSecrets splits a list of signing secrets separated by any white space
+// (spaces, tabs, newlines): the form of HERALD_WEBHOOK_SECRET and of the
+// Secrets Manager secret. It does not check them; [Config.Validate] does.
+func SplitSecrets(s string) []string {
+	return strings.Fields(s)
+}
+
+// secrets returns Secret, when set, followed by Secrets.
+func (c Config) secrets() []string {
+	if c.Secret == "" {
+		return c.Secrets
+	}
+	return append([]string{c.Secret}, c.Secrets...)
+}
+
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Timeout == 0 {
@@ -82,10 +112,8 @@ func (c Config) WithDefaults() Config {
 // the field and what it allows. Call it on c.WithDefaults().
 func (c Config) Validate() error {
 	var errs []error
-	if key, err := DecodeSecret(c.Secret); err != nil {
+	if _, err := c.keys(); err != nil {
 		errs = append(errs, err)
-	} else if n := len(key); n < MinKeyBytes || n > MaxKeyBytes {
-		errs = append(errs, fmt.Errorf("webhook secret: key is %d bytes, want %d–%d", n, MinKeyBytes, MaxKeyBytes))
 	}
 	if c.Timeout < MinTimeout || c.Timeout > MaxTimeout {
 		errs = append(errs, fmt.Errorf("webhook timeout: %v, want %v–%v", c.Timeout, MinTimeout, MaxTimeout))
@@ -105,4 +133,45 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// keys decodes the secrets. Its errors name a secret by its position (1 for
+// the first) when there are several, never by its value.
+func (c Config) keys() ([][]byte, error) {
+	secrets := c.secrets()
+	switch {
+	case len(secrets) == 0:
+		_, err := DecodeSecret("")
+		return nil, err
+	case len(secrets) > MaxSecrets:
+		return nil, fmt.Errorf("webhook secrets: %d, want at most %d", len(secrets), MaxSecrets)
+	}
+	var errs []error
+	keys := make([][]byte, 0, len(secrets))
+	for i, s := range secrets {
+		wrap := func(err error) error {
+			if len(secrets) == 1 {
+				return err
+			}
+			return fmt.Errorf("secret %d of %d: %w", i+1, len(secrets), err)
+		}
+		key, err := DecodeSecret(s)
+		if err != nil {
+			errs = append(errs, wrap(err))
+			continue
+		}
+		if n := len(key); n < MinKeyBytes || n > MaxKeyBytes {
+			errs = append(errs, wrap(fmt.Errorf("webhook secret: key is %d bytes, want %d–%d", n, MinKeyBytes, MaxKeyBytes)))
+			continue
+		}
+		if j := slices.Index(secrets[:i], s); j >= 0 {
+			errs = append(errs, wrap(fmt.Errorf("webhook secret: repeats secret %d", j+1)))
+			continue
+		}
+		keys = append(keys, key)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return keys, nil
 }

@@ -85,3 +85,52 @@ func TestNewSenderRandomSecret(t *testing.T) {
 	_, err := webhook.NewSender(webhook.Config{Secret: "whsec_" + base64.StdEncoding.EncodeToString([]byte(rand.Text()))})
 	require.NoError(t, err)
 }
+
+func TestNewSenderSecretsValidation(t *testing.T) {
+	t.Parallel()
+
+	second := secretOf(32)
+	tests := []struct {
+		name    string
+		cfg     webhook.Config
+		wantErr []string // empty: valid
+	}{
+		{name: "secrets only", cfg: webhook.Config{Secrets: []string{testSecret, second}}},
+		{name: "secret and secrets", cfg: webhook.Config{Secret: testSecret, Secrets: []string{second}}},
+		{name: "empty list", cfg: webhook.Config{Secrets: []string{}}, wantErr: []string{"webhook secret: required"}},
+		{name: "repeat", cfg: webhook.Config{Secret: testSecret, Secrets: []string{second, testSecret}}, wantErr: []string{"secret 3 of 3: webhook secret: repeats secret 1"}},
+		{name: "bad second", cfg: webhook.Config{Secrets: []string{testSecret, "whsec_" + "bm9wZQ"}}, wantErr: []string{"secret 2 of 2: webhook secret: not standard base64"}},
+		{name: "short second", cfg: webhook.Config{Secrets: []string{testSecret, secretOf(16)}}, wantErr: []string{"secret 2 of 2: webhook secret: key is 16 bytes"}},
+		{name: "too many", cfg: webhook.Config{Secrets: []string{secretOf(24), secretOf(25), secretOf(26), secretOf(27), secretOf(28), secretOf(29)}}, wantErr: []string{"webhook secrets: 6, want at most 5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+
+			s, err := webhook.NewSender(tt.cfg)
+			if len(tt.wantErr) == 0 {
+				require.NoError(t, err)
+				require.NotNil(t, s)
+				return
+			}
+			require.Nil(t, s)
+			for _, want := range tt.wantErr {
+				require.ErrorContains(t, err, want)
+			}
+			for _, secret := range append([]string{tt.cfg.Secret}, tt.cfg.Secrets...) {
+				if rest := strings.TrimPrefix(secret, "whsec_"); rest != "" {
+					require.NotContains(t, err.Error(), rest)
+				}
+			}
+		})
+	}
+}
+
+func TestSplitSecrets(t *testing.T) {
+	t.Parallel()
+
+	require.Empty(t, webhook.SplitSecrets(""))
+	require.Empty(t, webhook.SplitSecrets(" \n\t "))
+	require.Equal(t, []string{"whsec_a"}, webhook.SplitSecrets("whsec_a"))
+	require.Equal(t, []string{"whsec_a", "whsec_b", "whsec_c"}, webhook.SplitSecrets(" whsec_a whsec_b\n\twhsec_c\r\n"))
+}

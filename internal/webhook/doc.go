@@ -26,6 +26,10 @@
 // Redirects are never followed ("Delivery success and failure": update the
 // URL instead).
 //
+// With several active secrets (Config.Secrets, during a rotation),
+// webhook-signature holds one such signature per secret, space-separated
+// ("v1,<sig1> v1,<sig2>"); a receiver accepts the request if any verifies.
+//
 // # Outcome
 //
 // Send returns nil for a 2xx status, else a [delivery.PermanentError] or a

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
@@ -32,7 +33,7 @@ const (
 // connections across calls: build one per process.
 type Sender struct {
 	client           *http.Client
-	key              []byte
+	keys             [][]byte
 	timeout          time.Duration
 	maxResponseBytes int64
 	now              func() time.Time
@@ -48,8 +49,8 @@ func NewSender(cfg Config) (*Sender, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	key, err := DecodeSecret(cfg.Secret)
-	if err != nil { // unreachable: Validate decoded it
+	keys, err := cfg.keys()
+	if err != nil { // unreachable: Validate decoded them
 		return nil, err
 	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -87,7 +88,7 @@ func NewSender(cfg Config) (*Sender, error) {
 			},
 		},
 		guard:            guard,
-		key:              key,
+		keys:             keys,
 		timeout:          cfg.Timeout,
 		maxResponseBytes: cfg.MaxResponseBytes,
 		now:              cfg.Now,
@@ -147,7 +148,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	req.Header.Set("User-Agent", s.userAgent)
 	req.Header.Set(HeaderID, m.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set(HeaderSignature, Sign(s.key, m.ID, at, body))
+	req.Header.Set(HeaderSignature, s.sign(m.ID, at, body))
 
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -163,6 +164,20 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	excerpt := s.drain(resp.Body, resp.StatusCode/100 != 2)
 	resp.Body.Close()
 	return t.statusError(resp, excerpt, at)
+}
+
+// sign returns the webhook-signature value: one "v1,<signature>" per
+// active secret, space-separated ("Signature scheme" in the specification:
+// a receiver accepts the request when any of them verifies).
+func (s *Sender) sign(id string, at time.Time, body []byte) string {
+	if len(s.keys) == 1 {
+		return Sign(s.keys[0], id, at, body)
+	}
+	sigs := make([]string, len(s.keys))
+	for i, k := range s.keys {
+		sigs[i] = Sign(k, id, at, body)
+	}
+	return strings.Join(sigs, " ")
 }
 
 // checkHost fails a URL whose host is an IP address, in any spelling, that

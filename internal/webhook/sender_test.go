@@ -79,6 +79,26 @@ func TestSendRequest(t *testing.T) {
 	require.Contains(t, r.header, "X-Empty")
 }
 
+// TestSendSignsWithEveryActiveSecret: during a rotation the request carries
+// one signature per secret, space-separated, in the order configured.
+func TestSendSignsWithEveryActiveSecret(t *testing.T) {
+	t.Parallel()
+
+	second := secretOf(32)
+	h, got := capture()
+	b := setup(t, h, func(c *webhook.Config) {
+		c.Secret = ""
+		c.Secrets = []string{second, testSecret}
+	})
+	m := message(b.srv.URL)
+	require.NoError(t, b.sender.Send(t.Context(), m))
+	r := <-got
+	ts := r.header.Get("webhook-timestamp")
+	require.Equal(t,
+		hmacSignature(t, second, m.ID, ts, r.body)+" "+hmacSignature(t, testSecret, m.ID, ts, r.body),
+		r.header.Get("webhook-signature"))
+}
+
 // hmacSignature computes a Standard Webhooks v1 signature without the code
 // under test.
 func hmacSignature(t *testing.T, secret, id, ts string, body []byte) string {

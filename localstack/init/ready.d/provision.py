@@ -16,9 +16,13 @@ Creates:
     (best effort: skipped if SES is not enabled).
   * SES v2 emulator (aws-ses-v2-local) template "password-reset" (created, or updated if it
     already exists).
+  * Secrets Manager secret $HERALD_SECRET_NAME (default herald/webhook-signing) holding the demo
+    webhook signing secret (created, or its value re-applied if it differs). Its ARN goes to the
+    env file as HERALD_WEBHOOK_SECRET_ARN. The value is a published demo key, not a secret.
 
 Env: HERALD_SQS_ENDPOINT (default http://127.0.0.1:4566), HERALD_SES_ENDPOINT (SES v1,
-default = SQS endpoint), HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005),
+default = SQS endpoint), HERALD_SECRETSMANAGER_ENDPOINT (default = SQS endpoint),
+HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005),
 HERALD_SESV2_WAIT (seconds to wait for the SES v2 emulator, default 30),
 HERALD_PROVISION_ENV_FILE (optional: write KEY=value lines there, e.g. .local/herald.env),
 AWS_REGION (default us-east-1). Credentials are always the dummy test/test.
@@ -37,6 +41,10 @@ REGION = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or
 SQS_ENDPOINT = os.environ.get("HERALD_SQS_ENDPOINT") or "http://127.0.0.1:4566"
 SES_ENDPOINT = os.environ.get("HERALD_SES_ENDPOINT") or SQS_ENDPOINT
 SESV2_ENDPOINT = os.environ.get("HERALD_SESV2_ENDPOINT") or "http://127.0.0.1:8005"
+SECRETSMANAGER_ENDPOINT = os.environ.get("HERALD_SECRETSMANAGER_ENDPOINT") or SQS_ENDPOINT
+SECRET_NAME = os.environ.get("HERALD_SECRET_NAME") or "herald/webhook-signing"
+# The demo's signing key (cmd/herald-demo demoSecret): published, so not a secret anywhere.
+DEMO_SIGNING_SECRET = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItaGVyYWxkLWxvY2Fs"
 SESV2_WAIT = float(os.environ.get("HERALD_SESV2_WAIT") or 30)
 ENV_FILE = os.environ.get("HERALD_PROVISION_ENV_FILE") or ""
 
@@ -211,6 +219,30 @@ def provision_sesv2():
     return {"HERALD_SES_TEMPLATES": ",".join(t["TemplateName"] for t in TEMPLATES)}
 
 
+def provision_secrets():
+    """The webhook signing secret, as template.yaml stores it: whsec_ values, space-separated."""
+    from botocore.exceptions import ClientError
+
+    sm = _client("secretsmanager", SECRETSMANAGER_ENDPOINT)
+    try:
+        arn = sm.create_secret(
+            Name=SECRET_NAME,
+            Description="herald local demo webhook signing secrets (whsec_ values, space-separated)",
+            SecretString=DEMO_SIGNING_SECRET,
+        )["ARN"]
+        _log(f"secret {SECRET_NAME} created")
+    except ClientError as e:
+        if _error_code(e) != "ResourceExistsException":
+            raise
+        arn = sm.describe_secret(SecretId=SECRET_NAME)["ARN"]
+        if sm.get_secret_value(SecretId=arn).get("SecretString") != DEMO_SIGNING_SECRET:
+            sm.put_secret_value(SecretId=arn, SecretString=DEMO_SIGNING_SECRET)
+            _log(f"secret {SECRET_NAME} exists; value re-applied")
+        else:
+            _log(f"secret {SECRET_NAME} exists")
+    return {"HERALD_WEBHOOK_SECRET_ARN": arn}
+
+
 def _write_env_file(values):
     path = os.path.abspath(ENV_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -235,6 +267,7 @@ def main():
     values.update(provision_sqs())
     provision_ses_v1()
     values.update(provision_sesv2())
+    values.update(provision_secrets())
     _log(f"queue URL: {values['HERALD_QUEUE_URL']}")
     _log(f"DLQ URL:   {values['HERALD_DLQ_URL']}")
     if ENV_FILE:

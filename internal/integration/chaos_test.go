@@ -1,0 +1,428 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+// The chaos run's settings: small, so that retries and crashed batches come
+// back within seconds.
+const (
+	chaosMaxReceive      = 4
+	chaosVisibility      = 5 * time.Second // the queue's visibility timeout
+	chaosFunctionTimeout = 4 * time.Second // each invocation's deadline (< visibility)
+	chaosWebhookTimeout  = 400 * time.Millisecond
+	chaosRunners         = 3 // concurrent invocations, as the event source mapping's
+)
+
+// fate is what the receivers and the producer make of one notification.
+type fate int
+
+const (
+	fateOK      fate = iota // webhook answered 204
+	fateEmail               // email through the SES emulator
+	fateFlaky               // 503 on the first attempt, then 200
+	fateLimited             // 429 with Retry-After: 1, then 200
+	fateSlow                // the first attempt answered after the webhook timeout, then 200
+	fateGone                // 410: permanent
+	fateDown                // 503 always: attempts exhausted
+	fateExpired             // expires_at passed: dropped
+	fateCount
+)
+
+func (f fate) String() string {
+	return [...]string{"ok", "email", "flaky", "limited", "slow", "gone", "down", "expired"}[f]
+}
+
+// fateOf spreads the fates over the ids: half plain webhooks, the rest
+// evenly over the faults.
+func fateOf(i int) fate {
+	if i%2 == 0 {
+		return fateOK
+	}
+	return fate(1 + (i/2)%int(fateCount-1))
+}
+
+// TestChaosNothingLost sends HERALD_CHAOS_N notifications (default 300)
+// through the local event source mapping with injected faults: transient
+// and permanent receiver failures, timeouts, and invocations killed, some
+// in the middle of their deliveries and some after them but before the
+// acknowledgement. It passes when every notification is delivered, dropped
+// or dead-lettered, and every duplicate is explained by a kill.
+func TestChaosNothingLost(t *testing.T) {
+	t.Parallel()
+	n := 300
+	if s := os.Getenv("HERALD_CHAOS_N"); s != "" {
+		var err error
+		n, err = strconv.Atoi(s)
+		require.NoError(t, err, "HERALD_CHAOS_N")
+	}
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		t.Fatal("AWS_ENDPOINT_URL is not set: run the integration tests with `make test`, which starts the local stack")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(n)*60*time.Millisecond)
+	defer cancel()
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	client := sqs.NewFromConfig(awsCfg)
+	run := randHex(4)
+	queues, err := localenv.CreateQueues(ctx, client, "chaos-"+run, chaosMaxReceive, chaosVisibility)
+	require.NoError(t, err)
+	t.Cleanup(func() { queues.Delete(context.Background(), client) })
+
+	// The plan: id → fate, and the receivers that act it out.
+	ids := make([]string, n)
+	fates := map[string]fate{}
+	for i := range ids {
+		ids[i] = fmt.Sprintf("chaos-%s-%05d", run, i)
+		fates[ids[i]] = fateOf(i)
+	}
+	respond := func(path string, attempt int) localenv.Response {
+		switch fates[strings.TrimPrefix(path, "/")] {
+		case fateFlaky:
+			if attempt == 1 {
+				return localenv.Response{Status: 503}
+			}
+		case fateLimited:
+			if attempt == 1 {
+				return localenv.Response{Status: 429, Header: http.Header{"Retry-After": {"1"}}}
+			}
+		case fateSlow:
+			if attempt == 1 {
+				return localenv.Response{Status: 200, Delay: 3 * chaosWebhookTimeout}
+			}
+		case fateGone:
+			return localenv.Response{Status: 410}
+		case fateDown:
+			return localenv.Response{Status: 503}
+		}
+		return localenv.Response{Status: 204}
+	}
+	receivers := make([]*localenv.Receiver, 3)
+	for i := range receivers {
+		receivers[i] = localenv.NewReceiverWith(respond)
+		t.Cleanup(receivers[i].Close)
+	}
+
+	logs := &logLines{}
+	p, err := app.NewDeliver(config.Deliver{
+		QueueURL: queues.URL, DeadLetterQueueURL: queues.DLQURL, MaxReceiveCount: chaosMaxReceive,
+		BackoffBase: time.Second, BackoffCap: 4 * time.Second, Concurrency: 10,
+		EmailDefaultFrom: "noreply@example.com",
+		WebhookSecret:    testSecret, WebhookTimeout: chaosWebhookTimeout,
+		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	}, awsCfg, app.DeliverOptions{WebhookTLS: receivers[0].TLSConfig(), Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	require.NoError(t, err)
+	// Every receiver serves the same test certificate, so one TLS config
+	// trusts them all.
+	require.NoError(t, app.CheckQueues(ctx, config.Deliver{
+		QueueURL: queues.URL, DeadLetterQueueURL: queues.DLQURL, MaxReceiveCount: chaosMaxReceive,
+		BackoffBase: time.Second, BackoffCap: 4 * time.Second, CheckQueues: true,
+	}, awsCfg, 0), "the chaos queues agree with the settings")
+
+	start := time.Now()
+	sendAll(t, ctx, client, queues.URL, ids, func(i int) string {
+		id := ids[i]
+		switch fates[id] {
+		case fateEmail:
+			return fmt.Sprintf(`{"version":1,"id":%q,"channel":"email","email":{"to":["chaos@example.org"],"subject":"chaos %s","text":"x"}}`, id, id)
+		case fateExpired:
+			return fmt.Sprintf(`{"version":1,"id":%q,"channel":"webhook","expires_at":"2026-01-01T00:00:00Z","webhook":{"url":"%s/%s","event_type":"chaos","payload":{}}}`, id, receivers[i%3].URL(), id)
+		}
+		return fmt.Sprintf(`{"version":1,"id":%q,"channel":"webhook","webhook":{"url":"%s/%s","event_type":"chaos","payload":{"i":%d}}}`, id, receivers[i%3].URL(), id, i)
+	})
+	sentIn := time.Since(start)
+
+	// The killer: every killEvery-th invocation is killed, alternately in the
+	// middle of its deliveries (its context cancelled after a random 20–300
+	// ms) and after them but before the runner deletes anything. Either way
+	// the runner gets no response and stops, as a crashed Lambda instance
+	// would; a supervisor starts a new one.
+	kills := max(6, n/100)
+	invocationsGuess := n / 8
+	k := &killer{every: max(2, invocationsGuess/(kills+1)), max: int32(kills), killed: map[string]bool{}}
+	runCtx, stopRunners := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range chaosRunners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for runCtx.Err() == nil {
+				rctx, crash := context.WithCancel(runCtx)
+				r := &localrunner.Runner{
+					SQS: client, QueueURL: queues.URL, WaitTime: time.Second, FunctionTimeout: chaosFunctionTimeout,
+					Handler: k.wrap(p.Handle, crash),
+					Logger:  slog.New(slog.DiscardHandler),
+				}
+				_ = r.Run(rctx)
+				crash()
+			}
+		}()
+	}
+
+	// The run ends when the queue holds nothing, visible or in flight, on
+	// two checks in a row.
+	empty := 0
+	for empty < 2 {
+		select {
+		case <-ctx.Done():
+			stopRunners()
+			wg.Wait()
+			t.Fatalf("the queue did not drain within the time limit: %s", queueCounts(ctx, client, queues.URL))
+		case <-time.After(time.Second):
+		}
+		if queueCounts(ctx, client, queues.URL) == "0/0/0" {
+			empty++
+		} else {
+			empty = 0
+		}
+	}
+	stopRunners()
+	wg.Wait()
+	drainedIn := time.Since(start)
+
+	// What each notification came to.
+	delivered := map[string]int{} // answered 2xx in time, or accepted by SES
+	late := map[string]int{}      // the receiver answered after herald's timeout
+	for _, rc := range receivers {
+		for _, r := range rc.Requests() {
+			id := strings.TrimPrefix(r.Path, "/")
+			switch {
+			case r.Late:
+				late[id]++
+			case r.Status/100 == 2:
+				delivered[id]++
+			}
+			require.Equal(t, id, r.Header.Get("webhook-id"), "the webhook-id is the notification id")
+		}
+	}
+	emails, err := localenv.SentEmails(ctx, os.Getenv("AWS_ENDPOINT_URL_SESV2"))
+	require.NoError(t, err)
+	for _, m := range emails {
+		if id, ok := strings.CutPrefix(m.Subject, "chaos "); ok && strings.HasPrefix(id, "chaos-"+run+"-") {
+			delivered[id]++
+		}
+	}
+	dropped := map[string]bool{}
+	for _, l := range logs.all() {
+		if l["outcome"] == "dropped" {
+			dropped[l["id"].(string)] = true
+		}
+	}
+	dl, err := localenv.ReceiveAll(ctx, client, queues.DLQURL, time.Minute)
+	require.NoError(t, err)
+	withReason := map[string]int{}
+	withoutReason := map[string]int{} // moved by the redrive policy
+	for _, d := range dl {
+		var body struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(d.Body), &body))
+		if raw, ok := d.Attributes[processor.AttrReason]; ok {
+			var r processor.Reason
+			require.NoError(t, json.Unmarshal([]byte(raw), &r))
+			require.Equal(t, body.ID, r.NotificationID)
+			require.NotEmpty(t, r.ErrorClass)
+			if fates[body.ID] == fateGone && r.Outcome == "permanent_failure" {
+				require.Equal(t, "webhook_gone", string(r.ErrorClass))
+			}
+			withReason[body.ID]++
+		} else {
+			withoutReason[body.ID]++
+		}
+	}
+
+	var lost, duplicates, unexplained []string
+	causes := map[string]int{}
+	for _, id := range ids {
+		deadLetters := withReason[id] + withoutReason[id]
+		if delivered[id] == 0 && !dropped[id] && deadLetters == 0 {
+			lost = append(lost, id)
+		}
+		switch fates[id] {
+		case fateGone, fateDown, fateExpired:
+			require.Zero(t, delivered[id], "%s (%s) was never to be delivered", id, fates[id])
+		}
+		copies := delivered[id] + deadLetters
+		if copies <= 1 {
+			continue
+		}
+		duplicates = append(duplicates, id)
+		cause := "kill between delivery and acknowledgement"
+		switch {
+		case !k.wasKilled(id):
+			unexplained = append(unexplained, fmt.Sprintf("%s: delivered %d, dead letters %d+%d", id, delivered[id], withReason[id], withoutReason[id]))
+			cause = "unexplained"
+		case delivered[id] > 1:
+			cause += " (delivered again)"
+		case deadLetters > 1:
+			cause += " (dead-lettered again)"
+		default:
+			cause += " (delivered, then moved by the redrive policy)"
+		}
+		causes[cause]++
+	}
+	var reasonless []string
+	for id := range withoutReason {
+		if !k.wasKilled(id) {
+			reasonless = append(reasonless, id)
+		}
+	}
+	sort.Strings(reasonless)
+
+	countOf := func(m map[string]int) (ids, total int) {
+		for _, v := range m {
+			ids, total = ids+1, total+v
+		}
+		return
+	}
+	dIDs, dTotal := countOf(delivered)
+	rIDs, rTotal := countOf(withReason)
+	nIDs, nTotal := countOf(withoutReason)
+	lIDs, lTotal := countOf(late)
+	summary := []string{
+		fmt.Sprintf("chaos run: N=%d, %d runners, maxReceiveCount %d, visibility %s, webhook timeout %s; sent in %s, drained in %s",
+			n, chaosRunners, chaosMaxReceive, chaosVisibility, chaosWebhookTimeout, sentIn.Round(time.Millisecond), drainedIn.Round(time.Millisecond)),
+		fmt.Sprintf("  sent            %d", n),
+		fmt.Sprintf("  delivered       %d ids (%d deliveries)", dIDs, dTotal),
+		fmt.Sprintf("  dropped         %d (expired)", len(dropped)),
+		fmt.Sprintf("  dead-lettered   %d ids with herald.reason (%d letters), %d ids moved by the redrive policy after a kill (%d letters)", rIDs, rTotal, nIDs, nTotal),
+		fmt.Sprintf("  duplicates      %d ids", len(duplicates)),
+	}
+	causeNames := make([]string, 0, len(causes))
+	for c := range causes {
+		causeNames = append(causeNames, c)
+	}
+	sort.Strings(causeNames)
+	for _, c := range causeNames {
+		summary = append(summary, fmt.Sprintf("    %4d  %s", causes[c], c))
+	}
+	summary = append(summary,
+		fmt.Sprintf("  late answers    %d ids (%d requests answered after herald's webhook timeout, then retried: receivers deduplicate by webhook-id)", lIDs, lTotal),
+		fmt.Sprintf("  kills           %d invocations killed (%d records in them), of %d invocations", k.count.Load(), len(k.killed), k.invocations.Load()),
+		fmt.Sprintf("  lost            %d", len(lost)),
+	)
+	t.Log("\n" + strings.Join(summary, "\n"))
+
+	require.Empty(t, lost, "every notification is delivered, dropped or dead-lettered")
+	require.Empty(t, unexplained, "duplicates only where a kill fell between delivery and acknowledgement")
+	require.Empty(t, reasonless, "a dead letter without herald.reason only after a kill")
+	require.Positive(t, k.count.Load(), "the run killed invocations")
+	require.Positive(t, len(dropped))
+	require.Positive(t, rIDs)
+}
+
+// killer wraps the handler and kills every every-th invocation, up to max.
+type killer struct {
+	every       int
+	max         int32
+	invocations atomic.Int32
+	count       atomic.Int32
+
+	mu     sync.Mutex
+	killed map[string]bool // notification ids in a killed batch
+}
+
+func (k *killer) wrap(h localrunner.Handler, crash context.CancelFunc) localrunner.Handler {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		inv := int(k.invocations.Add(1))
+		if inv%k.every != 0 || k.count.Load() >= k.max {
+			return h(ctx, ev)
+		}
+		nth := k.count.Add(1)
+		k.mu.Lock()
+		for _, r := range ev.Records {
+			var body struct{ ID string }
+			_ = json.Unmarshal([]byte(r.Body), &body)
+			k.killed[body.ID] = true
+		}
+		k.mu.Unlock()
+		if nth%2 == 1 {
+			// Mid-batch: the deliveries in flight are cut off.
+			hctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(time.Duration(20+rand.IntN(280))*time.Millisecond, cancel)
+			_, _ = h(hctx, ev)
+			cancel()
+		} else {
+			// After the deliveries, before the acknowledgement.
+			_, _ = h(ctx, ev)
+		}
+		crash()
+		return events.SQSEventResponse{}, errors.New("killed")
+	}
+}
+
+func (k *killer) wasKilled(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.killed[id]
+}
+
+// sendAll puts the bodies on the queue, ten per SendMessageBatch call, four
+// calls at a time.
+func sendAll(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, ids []string, body func(i int) string) {
+	t.Helper()
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for start := 0; start < len(ids); start += 10 {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(start int) {
+			defer func() { <-sem; wg.Done() }()
+			var entries []types.SendMessageBatchRequestEntry
+			for i := start; i < min(start+10, len(ids)); i++ {
+				entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(body(i))})
+			}
+			out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+			if err != nil || len(out.Failed) > 0 {
+				failed.Add(1)
+			}
+		}(start)
+	}
+	wg.Wait()
+	require.Zero(t, failed.Load(), "every send succeeded")
+}
+
+// queueCounts returns visible/in flight/delayed.
+func queueCounts(ctx context.Context, c *sqs.Client, queueURL string) string {
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(queueURL),
+		AttributeNames: []types.QueueAttributeName{
+			types.QueueAttributeNameApproximateNumberOfMessages,
+			types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			types.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		},
+	})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	a := out.Attributes
+	return a["ApproximateNumberOfMessages"] + "/" + a["ApproximateNumberOfMessagesNotVisible"] + "/" + a["ApproximateNumberOfMessagesDelayed"]
+}

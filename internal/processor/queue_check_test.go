@@ -1,0 +1,109 @@
+package processor_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+func TestCheckQueues(t *testing.T) {
+	t.Parallel()
+	const (
+		mainURL = "https://sqs.us-east-1.amazonaws.com/123456789012/herald"
+		dlqURL  = "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq"
+		dlqARN  = "arn:aws:sqs:us-east-1:123456789012:herald-dlq"
+	)
+	good := func() (map[string]string, map[string]string) {
+		return map[string]string{
+				"VisibilityTimeout":      "360",
+				"MessageRetentionPeriod": "345600",
+				"RedrivePolicy":          `{"deadLetterTargetArn":"` + dlqARN + `","maxReceiveCount":13}`,
+				"QueueArn":               "arn:aws:sqs:us-east-1:123456789012:herald",
+			}, map[string]string{
+				"VisibilityTimeout":      "30",
+				"MessageRetentionPeriod": "1209600",
+				"QueueArn":               dlqARN,
+			}
+	}
+	settings := processor.QueueSettings{
+		QueueURL: mainURL, DeadLetterQueueURL: dlqURL, MaxReceiveCount: 13,
+		Backoff:         backoff.Policy{Base: time.Minute, Cap: 6 * time.Hour}.WithDefaults(),
+		FunctionTimeout: time.Minute,
+	}
+	for name, tc := range map[string]struct {
+		mutate func(m, d map[string]string, s *processor.QueueSettings)
+		want   []string // substrings of the error; none: no error
+	}{
+		"defaults agree": {mutate: func(map[string]string, map[string]string, *processor.QueueSettings) {}},
+		"visibility under 6x": {
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["VisibilityTimeout"] = "300" },
+			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s"},
+		},
+		"visibility unchecked without a function timeout": {
+			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
+				m["VisibilityTimeout"] = "30"
+				s.FunctionTimeout = 0
+			},
+		},
+		"maxReceiveCount differs": {
+			mutate: func(_, _ map[string]string, s *processor.QueueSettings) { s.MaxReceiveCount = 5 },
+			want:   []string{"maxReceiveCount 13", "HERALD_MAX_RECEIVE_COUNT 5"},
+		},
+		"retry schedule outlives the queue": {
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "86400" },
+			want:   []string{"retry schedule of", "HERALD_BACKOFF_BASE_SECONDS 60", "MessageRetentionPeriod 24h0m0s"},
+		},
+		"dead-letter queue keeps less": {
+			mutate: func(_, d map[string]string, _ *processor.QueueSettings) { d["MessageRetentionPeriod"] = "345600" },
+			want:   []string{"dead-letter queue MessageRetentionPeriod 96h0m0s", "queue's MessageRetentionPeriod 96h0m0s"},
+		},
+		"no redrive policy": {
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { delete(m, "RedrivePolicy") },
+			want:   []string{"no RedrivePolicy"},
+		},
+		"redrive to another queue": {
+			mutate: func(_, d map[string]string, _ *processor.QueueSettings) {
+				d["QueueArn"] = "arn:aws:sqs:us-east-1:123456789012:other"
+			},
+			want: []string{"deadLetterTargetArn " + dlqARN, "HERALD_DLQ_URL"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			wire, client := newSQSWire(t)
+			m, d := good()
+			s := settings
+			tc.mutate(m, d, &s)
+			wire.queueAttrs = map[string]map[string]string{mainURL: m, dlqURL: d}
+			err := processor.CheckQueues(context.Background(), client, s)
+			if len(tc.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+
+	t.Run("FIFO and standard mixed", func(t *testing.T) {
+		t.Parallel()
+		wire, client := newSQSWire(t)
+		m, d := good()
+		wire.queueAttrs = map[string]map[string]string{mainURL + ".fifo": m, dlqURL: d}
+		s := settings
+		s.QueueURL = mainURL + ".fifo"
+		require.ErrorContains(t, processor.CheckQueues(context.Background(), client, s), "both be FIFO")
+	})
+	t.Run("missing queue", func(t *testing.T) {
+		t.Parallel()
+		_, client := newSQSWire(t)
+		require.ErrorContains(t, processor.CheckQueues(context.Background(), client, settings), "read attributes of queue "+mainURL)
+	})
+}
