@@ -40,8 +40,10 @@ lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 	scripts/lint-template.sh
 
 .PHONY: bench
-bench: ## Go benchmarks of the hot paths (see docs/benchmarks.md)
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: ## Benchmarks side by side with goals, a one-at-a-time baseline, the queue's ceiling and a Powertools peer (BENCH_QUICK=1: smoke run; docs/benchmarks.md)
+	scripts/install-rie.sh >/dev/null
+	bench/peer/install.sh >/dev/null
+	scripts/with-local-stack.sh $(GO) run ./bench
 
 FUZZTIME ?= 30s
 .PHONY: fuzz

@@ -1,0 +1,109 @@
+// Command bench is `make bench`: herald's performance side by side with its
+// goals, a one-at-a-time baseline, the local queue's own ceiling and a peer
+// (a Powertools for AWS Lambda (Python) BatchProcessor handler), one table
+// per section. docs/benchmarks.md explains each figure and holds a run.
+//
+// It runs from the repository root with the local stack up
+// (scripts/with-local-stack.sh go run ./bench), the Lambda Runtime Interface
+// Emulator in .tools/bin (scripts/install-rie.sh) and the peer's venv in
+// .venv/bench (bench/peer/install.sh).
+//
+// Environment: BENCH_QUICK=1 is a smoke run (tiny N, short benchtime);
+// BENCH_E2E_N sets the end-to-end notification count (default 5000, quick 200);
+// BENCH_ONLY=1,2,3,4,5,cost runs only the listed sections.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// opts are the knobs of one run.
+type opts struct {
+	quick     bool
+	e2eN      int
+	benchtime string
+	reps      int    // repetitions of a timed batch; the median is printed
+	workDir   string // .local/bench: binaries, profiles, certificates
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	o := opts{quick: os.Getenv("BENCH_QUICK") == "1", e2eN: 5000, benchtime: "2s", reps: 5}
+	if o.quick {
+		o.e2eN, o.benchtime, o.reps = 200, "2000x", 1
+	}
+	if v := os.Getenv("BENCH_E2E_N"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 {
+			return fmt.Errorf("BENCH_E2E_N=%q: want an integer ≥ 10", v)
+		}
+		o.e2eN = n
+	}
+	if _, err := os.Stat("go.mod"); err != nil {
+		return fmt.Errorf("run from the repository root: %w", err)
+	}
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		return fmt.Errorf("AWS_ENDPOINT_URL is not set: run under scripts/with-local-stack.sh (make bench does)")
+	}
+	o.workDir, _ = filepath.Abs(filepath.Join(".local", "bench"))
+	if err := os.MkdirAll(o.workDir, 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	start := time.Now()
+	mode := "full"
+	if o.quick {
+		mode = "quick (BENCH_QUICK=1: smoke figures, not for the docs)"
+	}
+	fmt.Printf("herald bench — %s, %s\n%s\n\n", mode, time.Now().UTC().Format(time.RFC3339), machine())
+
+	r := &results{}
+	steps := []struct {
+		id, name string
+		fn       func(context.Context, opts, *results) error
+	}{
+		{"1", "1. Handler overhead", sectionHandler},
+		{"2", "2. Fan-out", sectionFanout},
+		{"3", "3. AWS calls", sectionAWSCalls},
+		{"4", "4. End to end", sectionE2E},
+		{"5", "5+6. Cold start, footprint and peer", sectionRIE},
+		{"cost", "Cost per million notifications", sectionCost},
+	}
+	only := map[string]bool{}
+	for _, id := range strings.Split(os.Getenv("BENCH_ONLY"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			only[id] = true
+		}
+	}
+	failed := 0
+	for _, s := range steps {
+		if len(only) > 0 && !only[s.id] {
+			continue
+		}
+		t0 := time.Now()
+		if err := s.fn(ctx, o, r); err != nil {
+			failed++
+			fmt.Printf("!! %s failed: %v\n\n", s.name, err)
+			continue
+		}
+		fmt.Printf("   (%s took %s)\n\n", s.name, time.Since(t0).Round(100*time.Millisecond))
+	}
+	fmt.Printf("bench done in %s\n", time.Since(start).Round(time.Second))
+	if failed > 0 {
+		return fmt.Errorf("%d section(s) failed", failed)
+	}
+	return nil
+}
