@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -33,80 +28,24 @@ type function struct {
 }
 
 // rieInstance is a running emulator with its function.
-type rieInstance struct {
-	cmd  *exec.Cmd
-	url  string
-	logs *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port, nil
-}
+type rieInstance struct{ *localenv.RIE }
 
 // start runs the emulator on two free loopback ports.
 func (f function) start() (*rieInstance, error) {
-	api, err := freePort()
+	r, err := localenv.StartRIE(filepath.Join(".tools", "bin", "aws-lambda-rie"), f.bootstrap, f.env)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	args := append([]string{"--runtime-interface-emulator-address", "127.0.0.1:" + api, "--runtime-api-address", "127.0.0.1:" + rt}, f.bootstrap...)
-	cmd := exec.Command(filepath.Join(".tools", "bin", "aws-lambda-rie"), args...)
-	cmd.Env = append(os.Environ(), f.env...)
-	in := &rieInstance{cmd: cmd, url: "http://127.0.0.1:" + api + "/2015-03-31/functions/function/invocations", logs: &syncBuffer{}}
-	cmd.Stdout, cmd.Stderr = in.logs, in.logs
-	return in, cmd.Start()
+	return &rieInstance{r}, nil
 }
 
-func (in *rieInstance) stop() {
-	_ = in.cmd.Process.Kill()
-	_ = in.cmd.Wait()
-}
+func (in *rieInstance) stop() { in.Stop() }
 
 // invoke posts ev and decodes the partial batch response.
 func (in *rieInstance) invoke(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, time.Duration, error) {
-	var resp events.SQSEventResponse
-	payload, _ := json.Marshal(ev)
 	t0 := time.Now()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, in.url, bytes.NewReader(payload))
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return resp, 0, err
-	}
-	defer res.Body.Close()
-	var raw bytes.Buffer
-	_, _ = raw.ReadFrom(res.Body)
-	d := time.Since(t0)
-	if res.StatusCode != http.StatusOK || strings.Contains(raw.String(), "errorMessage") || json.Unmarshal(raw.Bytes(), &resp) != nil {
-		return resp, d, fmt.Errorf("invoke: %s %s; logs:\n%s", res.Status, raw.String(), tail(in.logs.String(), 2000))
-	}
-	return resp, d, nil
+	resp, err := in.Invoke(ctx, ev)
+	return resp, time.Since(t0), err
 }
 
 // coldStart starts f and returns the time from process start to the first
@@ -116,23 +55,13 @@ func (f function) coldStart(ctx context.Context, ev events.SQSEvent) (*rieInstan
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	t0 := time.Now()
-	for {
-		_, _, err := in.invoke(ctx, ev)
-		if err == nil {
-			break
-		}
-		if !isRefused(err) || time.Since(t0) > 20*time.Second {
-			in.stop()
-			return nil, 0, 0, fmt.Errorf("%s cold start: %w", f.name, err)
-		}
-		time.Sleep(time.Millisecond)
+	_, d, err := in.InvokeWhenUp(ctx, ev, 20*time.Second)
+	if err != nil {
+		in.stop()
+		return nil, 0, 0, fmt.Errorf("%s cold start: %w", f.name, err)
 	}
-	d := time.Since(t0)
-	return in, d, initDuration(in.logs.String()), nil
+	return in, d, initDuration(in.Logs()), nil
 }
-
-func isRefused(err error) bool { return strings.Contains(err.Error(), "connection refused") }
 
 // The emulator logs "INIT REPORT(durationMs: 29.386000)" after the init phase.
 var initRE = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
@@ -148,7 +77,7 @@ func initDuration(logs string) time.Duration {
 
 // peakRSS is the VmHWM of the emulator's child (the bootstrap), in KiB.
 func (in *rieInstance) peakRSS() (int64, error) {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", in.cmd.Process.Pid))
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", in.Pid()))
 	for _, t := range tasks {
 		b, _ := os.ReadFile(t)
 		for _, pid := range strings.Fields(string(b)) {
@@ -164,7 +93,7 @@ func (in *rieInstance) peakRSS() (int64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("no bootstrap process under the emulator (pid %d)", in.cmd.Process.Pid)
+	return 0, fmt.Errorf("no bootstrap process under the emulator (pid %d)", in.Pid())
 }
 
 func tail(s string, n int) string {

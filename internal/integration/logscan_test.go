@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,24 +21,6 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestLogsAndDeadLettersKeepSecrets runs deliveries that carry planted
 // secrets through every outcome (a webhook delivered, webhooks whose
@@ -70,7 +50,7 @@ func TestLogsAndDeadLettersKeepSecrets(t *testing.T) {
 
 	// A receiver that answers with the request URI in its body: 204 on /ok,
 	// 400 on /p/..., 503 on /retry/....
-	var echoed syncBuffer
+	var echoed localenv.SyncBuffer
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		switch {
@@ -88,7 +68,7 @@ func TestLogsAndDeadLettersKeepSecrets(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	var all syncBuffer
+	var all localenv.SyncBuffer
 	e := setup(t, options{maxReceive: 2, deliver: func(e *env, c *config.Deliver, o *app.DeliverOptions) {
 		useSecretARN(secret1+" "+secret2)(e, c, o)
 		o.WebhookTLS = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()

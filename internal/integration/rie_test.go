@@ -3,12 +3,8 @@
 package integration
 
 import (
-	"bytes"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/localenv"
 )
 
 // TestBootstrapUnderRuntimeInterfaceEmulator builds the deliver function's
@@ -46,23 +44,19 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	certFile := filepath.Join(dir, "receiver.pem")
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.receiver.Certificate().Raw}), 0o600))
 
-	apiPort, runtimePort := freePort(t), freePort(t)
-	cmd := exec.Command(rie, "--runtime-interface-emulator-address", "127.0.0.1:"+apiPort, "--runtime-api-address", "127.0.0.1:"+runtimePort, bootstrap)
-	cmd.Env = append(os.Environ(),
+	fn, err := localenv.StartRIE(rie, []string{bootstrap}, []string{
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=30", "AWS_LAMBDA_FUNCTION_NAME=deliver",
-		"SSL_CERT_FILE="+certFile,
-		"HERALD_QUEUE_URL="+e.queues.URL, "HERALD_DLQ_URL="+e.queues.DLQURL,
+		"SSL_CERT_FILE=" + certFile,
+		"HERALD_QUEUE_URL=" + e.queues.URL, "HERALD_DLQ_URL=" + e.queues.DLQURL,
 		"HERALD_MAX_RECEIVE_COUNT=3",
 		// As the template does: the signing secret is read from Secrets
 		// Manager (LocalStack, through AWS_ENDPOINT_URL) at cold start.
-		"HERALD_WEBHOOK_SECRET=", "HERALD_WEBHOOK_SECRET_ARN="+e.createSecret(testSecret),
+		"HERALD_WEBHOOK_SECRET=", "HERALD_WEBHOOK_SECRET_ARN=" + e.createSecret(testSecret),
 		// The receiver is on 127.0.0.1, blocked unless allowed.
 		"HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32",
-	)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	})
+	require.NoError(t, err)
+	t.Cleanup(fn.Stop)
 
 	webhook := fmt.Sprintf(`{"version":1,"id":"rie-1","channel":"webhook","webhook":{"url":"%s/rie","event_type":"t","payload":{"via":"rie"}}}`, e.receiver.URL())
 	expired := strings.ReplaceAll(sample(t, "webhook-expired.json"), "https://hooks.example.test", e.receiver.URL())
@@ -72,20 +66,9 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	for i := range ev.Records {
 		ev.Records[i].EventSourceARN = e.queues.ARN
 	}
-	payload, err := json.Marshal(ev)
+	got, _, err := fn.InvokeWhenUp(e.ctx, ev, 10*time.Second)
 	require.NoError(t, err)
-
-	var resp *http.Response
-	url := "http://127.0.0.1:" + apiPort + "/2015-03-31/functions/function/invocations"
-	require.Eventually(t, func() bool {
-		resp, err = http.Post(url, "application/json", bytes.NewReader(payload))
-		return err == nil
-	}, 10*time.Second, 100*time.Millisecond, "the emulator listens")
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var got events.SQSEventResponse
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got), "logs: %s", logs.String())
-	require.Empty(t, got.BatchItemFailures, "all three are settled; logs: %s", logs.String())
+	require.Empty(t, got.BatchItemFailures, "all three are settled; logs: %s", fn.Logs())
 
 	reqs := e.receiver.Requests()
 	require.Len(t, reqs, 1, "only the live webhook is sent")
@@ -93,13 +76,13 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	dl := e.deadLetters()
 	require.Len(t, dl, 1)
 	require.Equal(t, "invalid_message", string(reasonOf(t, dl[0]).ErrorClass))
-	require.Contains(t, logs.String(), `"outcome":"delivered"`, "the function logs JSON lines to stdout")
+	require.Contains(t, fn.Logs(), `"outcome":"delivered"`, "the function logs JSON lines to stdout")
 	require.NoError(t, verifyWithReference(t, testSecret, map[string]string{
 		"webhook-id":        reqs[0].Header.Get("webhook-id"),
 		"webhook-timestamp": reqs[0].Header.Get("webhook-timestamp"),
 		"webhook-signature": reqs[0].Header.Get("webhook-signature"),
 	}, reqs[0].Body), "signed with the secret read from Secrets Manager")
-	require.NotContains(t, logs.String(), testSecret[len("whsec_"):], "nothing the function writes holds the signing secret")
+	require.NotContains(t, fn.Logs(), testSecret[len("whsec_"):], "nothing the function writes holds the signing secret")
 }
 
 func rec(id, body string) events.SQSMessage {
@@ -107,13 +90,4 @@ func rec(id, body string) events.SQSMessage {
 		MessageId: id, ReceiptHandle: "rh-" + id, Body: body, EventSource: "aws:sqs", AWSRegion: "us-east-1",
 		Attributes: map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": fmt.Sprint(time.Now().UnixMilli())},
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
 }
