@@ -453,3 +453,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// IDOf returns the id of a body that may be invalid, when the body is a JSON
+// object whose "id" is a valid id, so that the reason and logs of an invalid
+// message still name it; it returns "" otherwise.
+func IDOf(body []byte) string {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &probe) != nil {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(probe.ID, &id) != nil || !idPattern.MatchString(id) {
+		return ""
+	}
+	return id
+}

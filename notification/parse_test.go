@@ -217,3 +217,11 @@ func TestValidateRejectsBuiltMessage(t *testing.T) {
 	err := m.Validate()
 	require.Equal(t, []string{"email.to"}, problemFields(t, err))
 }
+
+func TestIDOfNamesInvalidMessages(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "poison-types", notification.IDOf([]byte(`{"version":1,"id":"poison-types","channel":"email","email":{"to":123}}`)))
+	require.Equal(t, "", notification.IDOf([]byte(`{"version":1,"id":"bad id"}`)), "not a valid id")
+	require.Equal(t, "", notification.IDOf([]byte(`{"version":1,"id":7}`)))
+	require.Equal(t, "", notification.IDOf([]byte(`{"version":1,"id":"x"`)), "not JSON")
+}

@@ -187,6 +187,9 @@ func TestPoisonSamplesDeadLetteredOnFirstReceive(t *testing.T) {
 		require.Equal(t, "permanent_failure", r.Outcome, f)
 		require.Equal(t, 1, r.Attempts, "%s dead-lettered on its first receive", f)
 		require.Contains(t, r.Error, files[f], f)
+		if f == "poison-wrong-types.json" {
+			require.Equal(t, "poison-types", r.NotificationID, "an invalid message is still named by its id")
+		}
 	}
 	require.True(t, e.queueEmpty())
 }

@@ -86,8 +86,9 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	if !permanent {
 		reason.Outcome = "attempts_exhausted"
 	}
+	reason.NotificationID = r.id
 	if r.n != nil {
-		reason.NotificationID, reason.Channel = r.n.ID, string(r.n.Channel)
+		reason.Channel = string(r.n.Channel)
 	}
 	if ts, err := strconv.ParseInt(r.msg.Attributes["SentTimestamp"], 10, 64); err == nil {
 		reason.OriginalSentTimestamp = ts

@@ -11,8 +11,11 @@ import (
 func (p *Processor) log(ctx context.Context, r *record) {
 	attrs := make([]slog.Attr, 0, 12)
 	level := slog.LevelInfo
+	if r.id != "" {
+		attrs = append(attrs, slog.String("id", r.id))
+	}
 	if r.n != nil {
-		attrs = append(attrs, slog.String("id", r.n.ID), slog.String("channel", string(r.n.Channel)))
+		attrs = append(attrs, slog.String("channel", string(r.n.Channel)))
 	}
 	attrs = append(attrs,
 		slog.String("outcome", string(r.outcome)),

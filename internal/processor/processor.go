@@ -119,6 +119,7 @@ const (
 type record struct {
 	msg          *events.SQSMessage
 	n            *notification.Message // nil when the body is invalid
+	id           string                // n's id, or an invalid body's when it has one
 	receiveCount int
 	outcome      Outcome
 	err          error
@@ -264,10 +265,11 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 	}
 	n, err := notification.Parse([]byte(r.msg.Body))
 	if err != nil {
+		r.id = notification.IDOf([]byte(r.msg.Body))
 		p.deadLetter(ctx, r, delivery.Permanent(delivery.ClassInvalidMessage, err))
 		return
 	}
-	r.n = n
+	r.n, r.id = n, n.ID
 	if n.Expired(p.cfg.Now()) {
 		r.outcome = Dropped
 		return
