@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Limits of contract v1.
@@ -21,6 +22,28 @@ const (
 	MaxRecipients = 50
 	// MaxIDLength is the longest notification id.
 	MaxIDLength = 128
+	// MaxSubjectLength is the longest subject, in characters: the line
+	// length limit of RFC 5322 §2.1.1.
+	MaxSubjectLength = 998
+	// MaxBodyBytes bounds each of email.text, email.html and webhook.payload
+	// (bytes), well inside the SQS message limit the whole body shares.
+	MaxBodyBytes = 512 << 10
+)
+
+// hiddenChars are characters that change how text reads without showing:
+// C0 and C1 controls, DEL, and the Unicode format characters used to hide
+// or reorder text (zero-width spaces and joiners, bidirectional controls,
+// the word joiner, the byte order mark).
+const hiddenChars = `\x00-\x1f\x7f-\x9f\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}\x{2066}-\x{2069}\x{FEFF}`
+
+var (
+	hiddenPattern = regexp.MustCompile("[" + hiddenChars + "]")
+	// safeEmailHeader is the set of custom email headers a producer may
+	// set: extension headers (X-*), list headers (RFC 2369, RFC 8058),
+	// threading (RFC 5322 §3.6.4) and auto-reply hints (RFC 3834). Headers
+	// that name recipients or senders, or shape the MIME structure, are
+	// herald's and SES's to write.
+	safeEmailHeader = regexp.MustCompile(`(?i)^(X-[A-Za-z0-9-]+|List-(Unsubscribe|Unsubscribe-Post|Id|Help|Owner|Subscribe|Archive|Post)|In-Reply-To|References|Auto-Submitted|Precedence|Keywords|Comments|Importance|Priority)$`)
 )
 
 var (
@@ -359,9 +382,18 @@ func (v *validator) email(e *Email) {
 			v.add("email.subject", "required unless email.template is given")
 		} else if strings.ContainsAny(e.Subject, "\r\n") {
 			v.add("email.subject", "must not contain CR or LF")
+		} else if hiddenPattern.MatchString(e.Subject) {
+			v.add("email.subject", "must not contain control or invisible formatting characters")
+		} else if n := utf8.RuneCountInString(e.Subject); n > MaxSubjectLength {
+			v.add("email.subject", "%d characters; at most %d", n, MaxSubjectLength)
 		}
 		if e.Text == "" && e.HTML == "" {
 			v.add("email.text", "email.text or email.html is required unless email.template is given")
+		}
+		for _, b := range []struct{ field, s string }{{"email.text", e.Text}, {"email.html", e.HTML}} {
+			if len(b.s) > MaxBodyBytes {
+				v.add(b.field, "%d bytes; at most %d", len(b.s), MaxBodyBytes)
+			}
 		}
 	}
 	if v.has("configuration_set") && !templateNamePattern.MatchString(e.ConfigurationSet) {
@@ -373,11 +405,20 @@ func (v *validator) email(e *Email) {
 		}
 	}
 	v.headers("email.headers", e.Headers, emailHeaderNamePattern, emailHeaderValuePattern)
+	for _, k := range sortedKeys(e.Headers) {
+		if emailHeaderNamePattern.MatchString(k) && !safeEmailHeader.MatchString(k) {
+			v.add("email.headers."+k, "not a header a producer may set (allowed: X-*, List-*, In-Reply-To, References, Auto-Submitted, Precedence, Keywords, Comments, Importance, Priority)")
+		}
+	}
 }
 
 func (v *validator) mailbox(field, s string) {
 	if strings.ContainsAny(s, "\r\n") {
 		v.add(field, "must not contain CR or LF")
+		return
+	}
+	if hiddenPattern.MatchString(s) {
+		v.add(field, "must not contain control or invisible formatting characters")
 		return
 	}
 	if _, err := mail.ParseAddress(s); err != nil {
@@ -412,6 +453,9 @@ func (v *validator) webhook(w *Webhook) {
 		v.add("webhook.event_type", "required")
 	} else if !eventTypePattern.MatchString(w.EventType) {
 		v.add("webhook.event_type", "must be 1–128 characters of A-Z a-z 0-9 . _ : -")
+	}
+	if len(w.Payload) > MaxBodyBytes {
+		v.add("webhook.payload", "%d bytes; at most %d", len(w.Payload), MaxBodyBytes)
 	}
 	if len(w.Payload) == 0 {
 		v.add("webhook.payload", "required (any JSON value)")

@@ -129,6 +129,14 @@ func TestParse(t *testing.T) {
 		{name: "timestamp leap second", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","expires_at":"2026-12-31T23:59:60Z"`, 1), wantField: "expires_at"},
 		{name: "timestamp comma fraction", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","expires_at":"2026-11-30T09:15:00,5Z"`, 1), wantField: "expires_at"},
 		{name: "timestamp one-digit hour", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","created_at":"2026-11-30T9:15:00Z"`, 1), wantField: "created_at"},
+		{name: "email header that adds recipients", body: strings.Replace(validEmail, `"text":"Hello"`, `"text":"Hello","headers":{"Bcc":"x@evil.example"}`, 1), wantField: "email.headers.Bcc", goOnly: true},
+		{name: "email list header allowed", body: strings.Replace(validEmail, `"text":"Hello"`, `"text":"Hello","headers":{"list-unsubscribe":"<mailto:u@example.com>","X-Campaign":"c1"}`, 1)},
+		{name: "subject with a zero-width space", body: strings.Replace(validEmail, `"Hi"`, `"Hi\u200bthere"`, 1), wantField: "email.subject"},
+		{name: "subject with a NUL", body: strings.Replace(validEmail, `"Hi"`, `"Hi\u0000"`, 1), wantField: "email.subject"},
+		{name: "subject of 999 characters", body: strings.Replace(validEmail, `"Hi"`, `"`+strings.Repeat("ä", 999)+`"`, 1), wantField: "email.subject"},
+		{name: "display name with a bidi override", body: strings.Replace(validEmail, `"b@example.org"`, `"Bob \u202e <b@example.org>"`, 1), wantField: "email.to[0]"},
+		{name: "text over 512 KiB", body: strings.Replace(validEmail, `"Hello"`, `"`+strings.Repeat("a", 512<<10+1)+`"`, 1), wantField: "email.text"},
+		{name: "payload over 512 KiB", body: strings.Replace(validWebhook, `{"a":1}`, `"`+strings.Repeat("a", 512<<10)+`"`, 1), wantField: "webhook.payload", goOnly: true},
 		{name: "webhook event_type wrong type", body: strings.Replace(validWebhook, `"invoice.paid"`, `7`, 1), wantField: "webhook.event_type"},
 	}
 	for _, tt := range tests {
