@@ -364,6 +364,18 @@ func TestChaosNothingLost(t *testing.T) {
 		fmt.Sprintf("  lost            %d", len(lost)),
 	)
 	t.Log("\n" + strings.Join(summary, "\n"))
+	if len(lost) > 0 {
+		t.Logf("dead-letter queue now (visible/in flight/delayed): %s; main queue: %s", queueCounts(ctx, client, queues.DLQURL), queueCounts(ctx, client, queues.URL))
+	}
+	for _, id := range lost {
+		var lines []string
+		for _, l := range logs.all() {
+			if l["id"] == id {
+				lines = append(lines, fmt.Sprintf("%v@%v(%v %v)", l["outcome"], l["receive_count"], l["error_class"], l["sqs_error"]))
+			}
+		}
+		t.Logf("lost %s: fate %v, killed batch %v, requests %d, log %v", id, fates[id], k.wasKilled(id), late[id]+delivered[id], lines)
+	}
 
 	require.Empty(t, lost, "every notification is delivered, dropped or dead-lettered")
 	require.Empty(t, unexplained, "duplicates only where a kill fell between delivery and acknowledgement")

@@ -121,10 +121,12 @@ type DeadLetter struct {
 }
 
 // ReceiveAll reads every visible message of queueURL once, hiding each for
-// hide, and returns them; it stops at the first empty receive.
+// hide, and returns them. It stops at an empty receive once the queue also
+// reports no visible message: an emulator under load may answer a receive
+// empty while it still holds some.
 func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.Duration) ([]DeadLetter, error) {
 	var all []DeadLetter
-	for {
+	for empties := 0; ; {
 		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
 			VisibilityTimeout: int32(hide.Seconds()), MessageAttributeNames: []string{"All"},
@@ -133,7 +135,15 @@ func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.D
 			return all, fmt.Errorf("receive from %s: %w", queueURL, err)
 		}
 		if len(out.Messages) == 0 {
-			return all, nil
+			empties++
+			visible, err := visibleCount(ctx, c, queueURL)
+			if err != nil {
+				return all, err
+			}
+			if visible == 0 || empties >= 10 {
+				return all, nil
+			}
+			continue
 		}
 		for _, m := range out.Messages {
 			d := DeadLetter{Body: aws.ToString(m.Body), Attributes: map[string]string{}}
@@ -288,3 +298,15 @@ func SentEmails(ctx context.Context, endpoint string) ([]SentEmail, error) {
 
 // Certificate is the receiver's TLS certificate.
 func (r *Receiver) Certificate() *x509.Certificate { return r.srv.Certificate() }
+
+// visibleCount is the queue's ApproximateNumberOfMessages.
+func visibleCount(ctx context.Context, c *sqs.Client, queueURL string) (int, error) {
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(queueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("attributes of %s: %w", queueURL, err)
+	}
+	return strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
+}
