@@ -442,8 +442,8 @@ func (v *validator) headers(field string, h map[string]string, name, value *rege
 func (v *validator) webhook(w *Webhook) {
 	if w.URL == "" {
 		v.add("webhook.url", "required: an absolute https URL")
-	} else if u, err := url.Parse(w.URL); err != nil || !strings.HasPrefix(w.URL, "https://") || u.Hostname() == "" {
-		v.add("webhook.url", "must be an absolute https URL with a host")
+	} else if u, err := url.Parse(w.URL); err != nil || !(strings.HasPrefix(w.URL, "https://") || strings.HasPrefix(w.URL, "http://")) || u.Hostname() == "" {
+		v.add("webhook.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
 	} else if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			v.add("webhook.url", "port must be from 1 to 65535")

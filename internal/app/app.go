@@ -82,6 +82,7 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 		Timeout:         cfg.WebhookTimeout,
 		TLSClientConfig: opts.WebhookTLS,
 		AllowCIDRs:      cfg.WebhookAllowCIDRs,
+		AllowHTTP:       cfg.WebhookAllowHTTP,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)

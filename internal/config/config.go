@@ -59,6 +59,9 @@ type Deliver struct {
 	// see docs/security.md). Defaults to none: webhooks reach public
 	// addresses only.
 	WebhookAllowCIDRs []netip.Prefix
+	// WebhookAllowHTTP lets webhooks use plain http URLs, for local testing
+	// only (HERALD_WEBHOOK_ALLOW_HTTP, true or false). Defaults to false.
+	WebhookAllowHTTP bool
 	// LogLevel is DEBUG, INFO, WARN or ERROR (HERALD_LOG_LEVEL). Defaults to INFO.
 	LogLevel slog.Level
 	// CheckQueues makes the function compare the queues' attributes with
@@ -102,6 +105,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		WebhookSecretARN:      strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET_ARN")),
 		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", 15000, 100, 900000)) * time.Millisecond,
 		WebhookAllowCIDRs:     r.prefixes("HERALD_WEBHOOK_ALLOW_CIDRS"),
+		WebhookAllowHTTP:      r.boolean("HERALD_WEBHOOK_ALLOW_HTTP", false),
 		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
 		LogLevel:              r.level("HERALD_LOG_LEVEL"),
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// ::/0 turn the protection off. Defaults to none: every special-purpose
 	// destination is blocked (docs/security.md).
 	AllowCIDRs []netip.Prefix
+	// AllowHTTP lets a webhook use a plain http URL: for local testing
+	// only, as the request and its signature then travel in clear text.
+	// Defaults to false: https only.
+	AllowHTTP bool
 }
 
 // Defaults of Config.

@@ -39,6 +39,7 @@ type Sender struct {
 	now              func() time.Time
 	userAgent        string
 	guard            *destinationGuard
+	allowHTTP        bool
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -88,6 +89,7 @@ func NewSender(cfg Config) (*Sender, error) {
 			},
 		},
 		guard:            guard,
+		allowHTTP:        cfg.AllowHTTP,
 		keys:             keys,
 		timeout:          cfg.Timeout,
 		maxResponseBytes: cfg.MaxResponseBytes,
@@ -117,8 +119,11 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return delivery.Permanent(ClassInvalidURL, fmt.Errorf("webhook %s: the URL does not parse", m.ID))
 	}
 	t := target{id: m.ID, endpoint: endpoint(u), u: u}
-	if u.Scheme != "https" || u.Hostname() == "" {
+	switch {
+	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(ClassInvalidURL, t.errorf("the URL must be absolute and https"))
+	case u.Scheme == "http" && !s.allowHTTP:
+		return delivery.Permanent(ClassInvalidURL, t.errorf("plain http is not allowed: https only, unless HERALD_WEBHOOK_ALLOW_HTTP is set for local testing"))
 	}
 	if err := s.checkHost(t, u.Hostname()); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -665,4 +666,34 @@ func TestSendScrubsEchoedURLFromResponseBody(t *testing.T) {
 		}
 		require.Contains(t, err.Error(), "Cannot POST", "the rest of the excerpt stays useful")
 	}
+}
+
+// TestSendPlainHTTPOnlyWhenAllowed: https only by default; plain http is a
+// switch for local testing, and without it no connection is made.
+func TestSendPlainHTTPOnlyWhenAllowed(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	base := webhook.Config{Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", AllowCIDRs: loopback}
+
+	strict, err := webhook.NewSender(base)
+	require.NoError(t, err)
+	err = strict.Send(context.Background(), message(srv.URL+"/hook"))
+	permanent, class, _ := delivery.Classify(err)
+	require.True(t, permanent)
+	require.Equal(t, webhook.ClassInvalidURL, class)
+	require.Contains(t, err.Error(), "HERALD_WEBHOOK_ALLOW_HTTP")
+	require.Zero(t, hits.Load(), "no request without the switch")
+
+	allowing := base
+	allowing.AllowHTTP = true
+	lax, err := webhook.NewSender(allowing)
+	require.NoError(t, err)
+	require.NoError(t, lax.Send(context.Background(), message(srv.URL+"/hook")))
+	require.Equal(t, int64(1), hits.Load())
 }
