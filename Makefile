@@ -13,7 +13,7 @@ help: ## List the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_%-]+:.*## /{printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
-demo: ## Run the demo: local stack up, samples delivered through the local runner, fates printed, stack down
+demo: ## Demo: samples through the local stack and runner, each one's fate printed
 	scripts/with-local-stack.sh $(GO) run ./cmd/herald-demo
 
 .PHONY: test
@@ -26,10 +26,11 @@ test-unit: ## Unit tests (no network but 127.0.0.1 test servers)
 .PHONY: test-integration
 test-integration: ## Integration tests: starts LocalStack + the SES v2 emulator, installs the Lambda RIE
 	scripts/install-rie.sh >/dev/null
+	scripts/install-verifiers.sh
 	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 ./internal/integration
 
 .PHONY: soak
-soak: ## Chaos run at HERALD_CHAOS_N=5000 (faults and killed invocations against the local stack; see docs/reliability.md)
+soak: ## Chaos run with 5000 notifications, faults and kills (docs/reliability.md)
 	scripts/with-local-stack.sh env HERALD_CHAOS_N=$${HERALD_CHAOS_N:-5000} $(GO) test -tags integration -count=1 -timeout 30m -run '^TestChaosNothingLost$$' -v ./internal/integration
 
 .PHONY: lint
@@ -40,14 +41,14 @@ lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 	scripts/lint-template.sh
 
 .PHONY: bench
-bench: ## Benchmarks side by side with goals, a one-at-a-time baseline, the queue's ceiling and a Powertools peer (BENCH_QUICK=1: smoke run; docs/benchmarks.md)
+bench: ## Benchmarks vs goals, baseline and a Powertools peer (BENCH_QUICK=1: smoke)
 	scripts/install-rie.sh >/dev/null
 	bench/peer/install.sh >/dev/null
 	scripts/with-local-stack.sh $(GO) run ./bench
 
 FUZZTIME ?= 30s
 .PHONY: fuzz
-fuzz: ## Run every go fuzz target for FUZZTIME each (default 30s); a crash is kept in testdata/fuzz as a regression test
+fuzz: ## Every fuzz target for FUZZTIME (30s); crashes stay as regression seeds
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$fz"; $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; \

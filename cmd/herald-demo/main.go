@@ -22,6 +22,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -104,13 +105,13 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 		return err
 	}
 	samples = append(samples, &sample{
-		name:     "flaky webhook (fails twice)",
+		name:     "webhook, fails twice",
 		body:     fmt.Sprintf(`{"version":1,"id":"demo-flaky-1","channel":"webhook","webhook":{"url":"%s/demo/flaky","event_type":"demo.flaky","payload":{"n":1}}}`, receiver.URL()),
 		expected: "delivered on receive 3",
 	}, &sample{
 		// The demo allows its receiver's 127.0.0.1; every other private or
 		// special-purpose address stays blocked.
-		name:     "webhook to instance metadata (blocked)",
+		name:     "webhook to 169.254.169.254",
 		body:     `{"version":1,"id":"demo-imds-1","channel":"webhook","webhook":{"url":"https://169.254.169.254/latest/meta-data/iam/security-credentials/","event_type":"demo.ssrf","payload":{"n":1}}}`,
 		expected: "dead-lettered, reason: 169.254.169.254 is a link-local address",
 	})
@@ -139,7 +140,7 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 		return err
 	}
 
-	fmt.Printf("herald demo: %d notifications → %s (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueURL, maxReceive)
+	fmt.Printf("herald demo: %d notifications → %s (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, maxReceive)
 	for _, s := range samples {
 		out, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(s.body)})
 		if err != nil {
@@ -175,9 +176,20 @@ wait:
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nDead-letter queue %s holds %d messages, each with its reason in the %s message attribute:\n", dlqName, len(letters), processor.AttrReason)
+	fmt.Printf("\nDead-letter queue %s holds %d messages; their %s attribute says why:\n", dlqName, len(letters), processor.AttrReason)
 	for _, l := range letters {
-		fmt.Printf("  %s\n", l.Attributes[processor.AttrReason])
+		var r processor.Reason
+		if err := json.Unmarshal([]byte(l.Attributes[processor.AttrReason]), &r); err != nil {
+			fmt.Printf("  (no reason: %v)\n", err)
+			continue
+		}
+		id := r.NotificationID
+		if id == "" {
+			id = "(no id)"
+		}
+		// One line each, within 120 columns.
+		room := max(20, 120-2-21-len(r.ErrorClass)-2)
+		fmt.Printf("  %-20s %s: %s\n", truncate(id, 19), r.ErrorClass, truncate(r.Error, room))
 	}
 	sesEndpoint := os.Getenv("AWS_ENDPOINT_URL_SESV2")
 	if emails, err := localenv.SentEmails(ctx, sesEndpoint); err == nil {
@@ -280,7 +292,7 @@ func final(line map[string]any) bool {
 // report prints each notification's fate and whether it is the expected one.
 func report(w io.Writer, samples []*sample, f *fates) bool {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NOTIFICATION\tFATE\tAS EXPECTED\t")
+	fmt.Fprintln(tw, "NOTIFICATION\tFATE\tAS EXPECTED")
 	allOK := true
 	sort.SliceStable(samples, func(i, j int) bool { return samples[i].name < samples[j].name })
 	for _, s := range samples {
@@ -289,7 +301,7 @@ func report(w io.Writer, samples []*sample, f *fates) bool {
 		if !ok {
 			mark, allOK = "NO, expected: "+s.expected, false
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", s.name, fate, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.name, fate, mark)
 	}
 	tw.Flush()
 	return allOK
@@ -301,10 +313,13 @@ func describe(h []map[string]any, expected string) (string, bool) {
 	if len(h) == 0 {
 		return "no outcome yet", false
 	}
-	var retries []string
+	var retries, classes []string
 	for _, l := range h[:len(h)-1] {
 		if l["outcome"] == string(processor.Retry) {
-			retries = append(retries, fmt.Sprintf("%vs (%v)", l["delay_seconds"], l["error_class"]))
+			retries = append(retries, fmt.Sprintf("%vs", l["delay_seconds"]))
+			if c := fmt.Sprint(l["error_class"]); !slices.Contains(classes, c) {
+				classes = append(classes, c)
+			}
 		}
 	}
 	last := h[len(h)-1]
@@ -313,12 +328,12 @@ func describe(h []map[string]any, expected string) (string, bool) {
 	case string(processor.Delivered):
 		fate = fmt.Sprintf("delivered on receive %v", last["receive_count"])
 	case string(processor.DeadLettered):
-		fate = fmt.Sprintf("dead-lettered: %v", truncate(fmt.Sprint(last["error"]), 60))
+		fate = fmt.Sprintf("dead-lettered (%v)", last["error_class"])
 	case string(processor.Dropped):
 		fate = "dropped (expired)"
 	}
 	if len(retries) > 0 {
-		fate = "retried after " + strings.Join(retries, ", ") + "; " + fate
+		fate = "retried " + strings.Join(retries, ", ") + " (" + strings.Join(classes, ", ") + "); " + fate
 	}
 	want := strings.Trim(strings.Fields(expected)[0], ",.")
 	got := map[string]string{

@@ -30,7 +30,8 @@ type Policy struct {
 	// Cap is the longest delay. Defaults to 6 h; never above MaxDelay.
 	Cap time.Duration
 	// Jitter is the fraction (0–1) by which a delay may be shortened at
-	// random. Defaults to 0.2.
+	// random; 0 turns jitter off. Out of range, it becomes DefaultJitter
+	// (0.2), which is what the functions use.
 	Jitter float64
 	// Rand returns a float in [0, 1). Defaults to math/rand/v2's Float64.
 	Rand func() float64

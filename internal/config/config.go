@@ -73,7 +73,7 @@ type Deliver struct {
 
 // Backoff returns the retry schedule the settings describe.
 func (d Deliver) Backoff() backoff.Policy {
-	return backoff.Policy{Base: d.BackoffBase, Cap: d.BackoffCap}.WithDefaults()
+	return backoff.Policy{Base: d.BackoffBase, Cap: d.BackoffCap, Jitter: backoff.DefaultJitter}.WithDefaults()
 }
 
 // Retention is the configuration of the retention function.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/config"
 )
 
@@ -28,6 +29,13 @@ func TestLoadDeliverDefaults(t *testing.T) {
 	require.Equal(t, 15*time.Second, d.WebhookTimeout)
 	require.Empty(t, d.WebhookAllowCIDRs)
 	require.Equal(t, slog.LevelInfo, d.LogLevel)
+	p := d.Backoff()
+	require.Equal(t, backoff.DefaultJitter, p.Jitter, "retries of one outage spread out")
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		seen[p.Delay(9, 0)] = true
+	}
+	require.Greater(t, len(seen), 1, "the jittered delay varies")
 }
 
 func TestLoadDeliverWebhookAllowCIDRs(t *testing.T) {

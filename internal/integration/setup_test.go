@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -195,20 +196,31 @@ func sample(t *testing.T, name string) string {
 	return string(b)
 }
 
-// verifyWithReference checks a webhook request with the Standard Webhooks
-// reference library (npm standardwebhooks) through localstack/verify-webhook.mjs.
+// verifyWithReference checks a webhook request with both Standard Webhooks
+// reference libraries: the JavaScript one (npm standardwebhooks, through
+// localstack/verify-webhook.mjs) and the Python one (PyPI standardwebhooks,
+// through localstack/verify_webhook.py in .venv/verify). They must agree; the
+// error is theirs when both reject.
 func verifyWithReference(t *testing.T, secret string, h map[string]string, body []byte) error {
 	t.Helper()
 	in, err := json.Marshal(map[string]any{"secret": secret, "headers": h, "body": string(body)})
 	require.NoError(t, err)
-	cmd := exec.Command("node", filepath.Join(repoRoot, "localstack", "verify-webhook.mjs"))
-	cmd.Stdin = bytes.NewReader(in)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return &verifyError{out: strings.TrimSpace(out.String()), err: err}
+	run := func(name string, args ...string) error {
+		cmd := exec.Command(name, args...)
+		cmd.Stdin = bytes.NewReader(in)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit) && exit.ExitCode() == 1, "%s could not verify: %v: %s", name, err, out.String())
+			return &verifyError{out: strings.TrimSpace(out.String()), err: err}
+		}
+		return nil
 	}
-	return nil
+	jsErr := run("node", filepath.Join(repoRoot, "localstack", "verify-webhook.mjs"))
+	pyErr := run(filepath.Join(repoRoot, ".venv", "verify", "bin", "python"), filepath.Join(repoRoot, "localstack", "verify_webhook.py"))
+	require.Equal(t, jsErr == nil, pyErr == nil, "the reference libraries disagree: JavaScript %v, Python %v", jsErr, pyErr)
+	return jsErr
 }
 
 type verifyError struct {
