@@ -359,14 +359,16 @@ func TestSendBlockedDestinations(t *testing.T) {
 func TestSendBlockedDestinationsAreReachable(t *testing.T) {
 	t.Parallel()
 
-	for _, host := range []string{"127.0.0.1", "localhost", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0"} {
+	hosts := []string{"127.0.0.1", "localhost", "[::ffff:127.0.0.1]", "0.0.0.0"}
+	if l, err := net.Listen("tcp6", "[::1]:0"); err == nil { // the control needs an IPv6 loopback to mean anything
+		l.Close()
+		hosts = append(hosts, "[::1]")
+	}
+	for _, host := range hosts {
 		t.Run(host, func(t *testing.T) {
 			t.Parallel()
 
-			port, accepted, hasIPv6 := loopbackListeners(t)
-			if host == "[::1]" && !hasIPv6 {
-				t.Skip("no IPv6 loopback here")
-			}
+			port, accepted, _ := loopbackListeners(t)
 			var dials dialLog
 			s := newSender(t, nil, func(c *webhook.Config) {
 				c.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
