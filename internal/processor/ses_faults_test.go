@@ -127,7 +127,9 @@ func TestHandleSESSendingPausedWaitsLong(t *testing.T) {
 	require.Equal(t, []string{"m1"}, failures(resp))
 	vis := b.wire.requests("ChangeMessageVisibilityBatch")
 	require.Len(t, vis, 1)
-	var in struct{ Entries []struct{ VisibilityTimeout int } }
+	var in struct {
+		Entries []struct{ VisibilityTimeout int }
+	}
 	require.NoError(t, json.Unmarshal(vis[0], &in))
 	require.Equal(t, int(time.Hour.Seconds()), in.Entries[0].VisibilityTimeout)
 }
