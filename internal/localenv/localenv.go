@@ -116,6 +116,7 @@ func MaxReceiveCount(ctx context.Context, c *sqs.Client, queueURL string) (int, 
 
 // DeadLetter is a message read from a dead-letter queue.
 type DeadLetter struct {
+	MessageID  string
 	Body       string
 	Attributes map[string]string // message attributes' string values
 }
@@ -126,6 +127,7 @@ type DeadLetter struct {
 // empty while it still holds some.
 func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.Duration) ([]DeadLetter, error) {
 	var all []DeadLetter
+	seen := map[string]bool{}
 	for empties := 0; ; {
 		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
@@ -146,7 +148,11 @@ func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.D
 			continue
 		}
 		for _, m := range out.Messages {
-			d := DeadLetter{Body: aws.ToString(m.Body), Attributes: map[string]string{}}
+			if seen[aws.ToString(m.MessageId)] {
+				continue // an emulator under load can hand a hidden message out again
+			}
+			seen[aws.ToString(m.MessageId)] = true
+			d := DeadLetter{MessageID: aws.ToString(m.MessageId), Body: aws.ToString(m.Body), Attributes: map[string]string{}}
 			for k, v := range m.MessageAttributes {
 				d.Attributes[k] = aws.ToString(v.StringValue)
 			}
