@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/mail"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -222,7 +223,7 @@ func (v *validator) object(field string, raw []byte) (map[string]json.RawMessage
 		v.add(field, "must be an object")
 		return nil, false
 	}
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if bytes.Equal(bytes.TrimSpace(fields[k]), []byte("null")) {
 			v.add(join(field, k), "must not be null")
 		}
@@ -237,7 +238,7 @@ func (v *validator) noNullMembers(field string, raw json.RawMessage) {
 	if json.Unmarshal(raw, &members) != nil {
 		return // not an object: the typed decode names it
 	}
-	for _, k := range sortedKeys(members) {
+	for _, k := range slices.Sorted(maps.Keys(members)) {
 		if bytes.Equal(bytes.TrimSpace(members[k]), []byte("null")) {
 			v.add(field+"."+k, "must be a string, not null")
 		}
@@ -285,7 +286,7 @@ func (v *validator) channel(raw json.RawMessage) (Channel, bool) {
 }
 
 func (v *validator) knownFields(prefix string, fields map[string]json.RawMessage, known []string) {
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !contains(known, k) {
 			v.add(join(prefix, k), "unknown field")
 		}
@@ -399,13 +400,13 @@ func (v *validator) email(e *Email) {
 	if v.has("configuration_set") && !templateNamePattern.MatchString(e.ConfigurationSet) {
 		v.add("email.configuration_set", "must be 1–64 characters of A-Z a-z 0-9 _ -")
 	}
-	for _, k := range sortedKeys(e.Tags) {
+	for _, k := range slices.Sorted(maps.Keys(e.Tags)) {
 		if !tagPattern.MatchString(k) || !tagPattern.MatchString(e.Tags[k]) {
 			v.add("email.tags."+k, "tag names and values must be 1–256 characters of A-Z a-z 0-9 _ -")
 		}
 	}
 	v.headers("email.headers", e.Headers, emailHeaderNamePattern, emailHeaderValuePattern)
-	for _, k := range sortedKeys(e.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(e.Headers)) {
 		if emailHeaderNamePattern.MatchString(k) && !safeEmailHeader.MatchString(k) {
 			v.add("email.headers."+k, "not a header a producer may set (allowed: X-*, List-*, In-Reply-To, References, Auto-Submitted, Precedence, Keywords, Comments, Importance, Priority)")
 		}
@@ -427,7 +428,7 @@ func (v *validator) mailbox(field, s string) {
 }
 
 func (v *validator) headers(field string, h map[string]string, name, value *regexp.Regexp) {
-	for _, k := range sortedKeys(h) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
 		switch {
 		case !name.MatchString(k):
 			v.add(field+"."+k, "not a valid header name")
@@ -487,15 +488,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // IDOf returns the id of a body that may be invalid, when the body is a JSON

@@ -3,6 +3,7 @@ package delivery
 import (
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // Class is a short, stable, log-friendly name of a failure's cause, such as
@@ -73,4 +74,17 @@ func Detail(err error) string {
 		return t.Err.Error()
 	}
 	return err.Error()
+}
+
+// Truncate cuts s to at most n bytes on a rune boundary, marking a cut with
+// "…": error texts kept in logs and dead letters stay bounded.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

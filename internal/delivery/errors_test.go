@@ -46,3 +46,10 @@ func TestDetailDropsTheClassPrefix(t *testing.T) {
 	require.Equal(t, "410 Gone", delivery.Detail(err))
 	require.Equal(t, "plain", delivery.Detail(errors.New("plain")))
 }
+
+func TestTruncateCutsOnARuneBoundary(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "short", delivery.Truncate("short", 5))
+	require.Equal(t, "ab…", delivery.Truncate("abcdef", 2))
+	require.Equal(t, "a…", delivery.Truncate("aüb", 2), "ü is two bytes: never half of it")
+}

@@ -2,6 +2,7 @@ package email
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -155,11 +156,7 @@ func messageHeaders(h map[string]string) []types.MessageHeader {
 	if len(h) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(h))
 	out := make([]types.MessageHeader, len(names))
 	for i, k := range names {
 		out[i] = types.MessageHeader{Name: aws.String(k), Value: aws.String(h[k])}

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -77,7 +76,7 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	reason := Reason{
 		Outcome:         "permanent_failure",
 		ErrorClass:      class,
-		Error:           truncate(delivery.Detail(cause), maxErrorText),
+		Error:           delivery.Truncate(delivery.Detail(cause), maxErrorText),
 		Attempts:        r.receiveCount,
 		FailedAt:        p.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		SourceQueueARN:  r.msg.EventSourceARN,
@@ -103,13 +102,13 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	// and the cause always reach the dead-letter queue.
 	err := p.sendDeadLetter(ctx, r, reason, attrs)
 	if isTooLarge(err) {
-		reason.Error = truncate(reason.Error, 256)
-		reason.DroppedAttributes = sortedNames(overflow)
+		reason.Error = delivery.Truncate(reason.Error, 256)
+		reason.DroppedAttributes = slices.Sorted(maps.Keys(overflow))
 		reason.OverflowAttributes = nil
 		err = p.sendDeadLetter(ctx, r, reason, attrs)
 	}
 	if isTooLarge(err) {
-		reason.DroppedAttributes = sortedNames(r.msg.MessageAttributes)
+		reason.DroppedAttributes = slices.Sorted(maps.Keys(r.msg.MessageAttributes))
 		err = p.sendDeadLetter(ctx, r, reason, nil)
 	}
 	if err != nil {
@@ -145,7 +144,7 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, reason Reason
 			group = "herald"
 		}
 		in.MessageGroupId = aws.String(group)
-		in.MessageDeduplicationId = aws.String(truncate(r.msg.MessageId, 128))
+		in.MessageDeduplicationId = aws.String(r.msg.MessageId[:min(len(r.msg.MessageId), 128)]) // SQS limit; message ids are 36
 	}
 	_, err = p.q.SendMessage(ctx, in)
 	return err
@@ -170,26 +169,10 @@ func isTooLarge(err error) bool {
 	return false
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // keptAttributes converts the record's message attributes for SendMessage,
 // keeping the first 8 by name and returning the rest as overflow.
 func keptAttributes(in map[string]events.SQSMessageAttribute) (map[string]types.MessageAttributeValue, map[string]events.SQSMessageAttribute) {
-	names := make([]string, 0, len(in))
-	for name := range in {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(in))
 	out := make(map[string]types.MessageAttributeValue, min(len(in), maxKeptAttributes)+2)
 	var overflow map[string]events.SQSMessageAttribute
 	for _, name := range names {
@@ -204,16 +187,4 @@ func keptAttributes(in map[string]events.SQSMessageAttribute) (map[string]types.
 		out[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
 	}
 	return out, overflow
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -27,11 +27,11 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	}
 	if r.err != nil {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("error_class", string(r.class)), slog.String("error", truncate(delivery.Detail(r.err), maxErrorText)))
+		attrs = append(attrs, slog.String("error_class", string(r.class)), slog.String("error", delivery.Truncate(delivery.Detail(r.err), maxErrorText)))
 	}
 	if r.sqsErr != nil {
 		level = slog.LevelError
-		attrs = append(attrs, slog.String("sqs_error", truncate(r.sqsErr.Error(), maxErrorText)))
+		attrs = append(attrs, slog.String("sqs_error", delivery.Truncate(r.sqsErr.Error(), maxErrorText)))
 	}
 	if r.n != nil && len(r.n.Metadata) > 0 {
 		meta := make([]any, 0, len(r.n.Metadata))

@@ -161,7 +161,7 @@ func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time) 
 		// Receivers echo the request in error pages ("Cannot POST /path?q"):
 		// scrub the whole capture before cutting it, so that no secret is
 		// left half in view.
-		if e := truncateText(t.scrub(sanitize(excerpt, excerptCapture)), excerptBytes); e != "" {
+		if e := delivery.Truncate(t.scrub(sanitize(excerpt, excerptCapture)), excerptBytes); e != "" {
 			return t.errorf("%s; body: %s", status, e)
 		}
 		return t.errorf("%s", status)
@@ -361,17 +361,4 @@ func sanitize(b []byte, limit int) string {
 		sb.WriteRune(r)
 	}
 	return sb.String()
-}
-
-// truncateText cuts s to at most limit bytes on a rune boundary, marking a
-// cut with "…".
-func truncateText(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
