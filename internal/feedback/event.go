@@ -141,13 +141,13 @@ type Kind struct {
 // message's links and adds a tracking pixel) and Subscription (SES list
 // management, which herald does not use).
 var EventTypes = []Kind{
-	{Send, "Send", "Email Sent", "SEND", slog.LevelInfo},
-	{Delivered, "Delivery", "Email Delivered", "DELIVERY", slog.LevelInfo},
-	{Bounced, "Bounce", "Email Bounced", "BOUNCE", slog.LevelWarn},
-	{Complained, "Complaint", "Email Complaint Received", "COMPLAINT", slog.LevelWarn},
-	{Rejected, "Reject", "Email Rejected", "REJECT", slog.LevelWarn},
-	{RenderingFailed, "Rendering Failure", "Email Rendering Failed", "RENDERING_FAILURE", slog.LevelWarn},
-	{DeliveryDelayed, "DeliveryDelay", "Email Delivery Delayed", "DELIVERY_DELAY", slog.LevelInfo},
+	{Send, "Send", "Email Sent", "send", slog.LevelInfo},
+	{Delivered, "Delivery", "Email Delivered", "delivery", slog.LevelInfo},
+	{Bounced, "Bounce", "Email Bounced", "bounce", slog.LevelWarn},
+	{Complained, "Complaint", "Email Complaint Received", "complaint", slog.LevelWarn},
+	{Rejected, "Reject", "Email Rejected", "reject", slog.LevelWarn},
+	{RenderingFailed, "Rendering Failure", "Email Rendering Failed", "renderingFailure", slog.LevelWarn},
+	{DeliveryDelayed, "DeliveryDelay", "Email Delivery Delayed", "deliveryDelay", slog.LevelInfo},
 }
 
 // kindOf returns the Kind of the record's eventType.
