@@ -15,7 +15,7 @@ import (
 // It is the lookup behind a future `herald email events ID`
 // (cloudwatchlogs StartQuery with this string, then GetQueryResults).
 func EventsQuery(id string) string {
-	return fmt.Sprintf(`fields @timestamp, msg, event_type, outcome, bounce_type, bounce_sub_type, complaint_feedback_type, delay_type, reject_reason, template, error, ses_message_id
+	return fmt.Sprintf(`fields @timestamp, msg, outcome, event_type, bounce_type, bounce_sub_type, recipient_domains.0, template, error
 | filter id = %s
 | sort @timestamp asc`, strconv.Quote(id))
 }

@@ -67,3 +67,24 @@ func TestTemplateAgreesWithEventTypes(t *testing.T) {
 	require.ElementsMatch(t, detailTypes, scalars(t, child(pattern, "detail-type")))
 	require.NotNil(t, path(pattern, "detail", "mail", "tags", email.IDTag), "the rule matches herald's id tag")
 }
+
+// TestTemplateSendsThroughHeraldsConfigurationSet: without
+// ConfigurationSetName the deliver function's default configuration set
+// (HERALD_EMAIL_CONFIGURATION_SET) is the one the stack creates, with
+// suppression of bounces and complaints, and its role may send through it.
+func TestTemplateSendsThroughHeraldsConfigurationSet(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../template.yaml")
+	require.NoError(t, err)
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(raw, &doc))
+	resources := path(doc.Content[0], "Resources")
+
+	env := path(resources, "DeliverFunction", "Properties", "Environment", "Variables", "HERALD_EMAIL_CONFIGURATION_SET")
+	require.NotNil(t, env)
+	require.Equal(t, "!If", env.Tag)
+	require.Equal(t, []string{"CreateConfigurationSet", "EmailConfigurationSet", "ConfigurationSetName"}, scalars(t, env))
+	require.Equal(t, []string{"BOUNCE", "COMPLAINT"},
+		scalars(t, path(resources, "EmailConfigurationSet", "Properties", "SuppressionOptions", "SuppressedReasons")))
+	require.Contains(t, string(raw), ":configuration-set/${EmailConfigurationSet}", "ses:SendEmail on the stack's set")
+}
