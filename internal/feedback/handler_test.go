@@ -250,3 +250,39 @@ func TestEventsQuery(t *testing.T) {
 	require.Contains(t, q, "| sort @timestamp asc")
 	require.Contains(t, feedback.EventsQuery(`a" or 1=1`), `filter id = "a\" or 1=1"`, "the id stays one string literal")
 }
+
+// TestBounceStatuses: the recipients' SMTP enhanced status codes, each once;
+// a value that is not one (it could hold anything) is left out.
+func TestBounceStatuses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ev := load(t, "bounce.json")
+	var detail map[string]any
+	require.NoError(t, json.Unmarshal(ev.Detail, &detail))
+	bounce := detail["bounce"].(map[string]any)
+	bounce["bouncedRecipients"] = []any{
+		map[string]any{"emailAddress": "a@one.example", "status": "5.1.1"},
+		map[string]any{"emailAddress": "b@two.example", "status": "5.1.1"},
+		map[string]any{"emailAddress": "c@two.example", "status": "5.7.1"},
+		map[string]any{"emailAddress": "d@three.example", "status": "see d@three.example"},
+	}
+	raw, err := json.Marshal(detail)
+	require.NoError(t, err)
+	ev.Detail = raw
+	require.NoError(t, b.h.Handle(context.Background(), ev))
+	l := b.lines(t)[0]
+	require.Equal(t, []any{"5.1.1", "5.7.1"}, l["status"])
+	require.Equal(t, []any{"one.example", "three.example", "two.example"}, l["recipient_domains"])
+	require.Empty(t, addressLike.FindAllString(b.buf.String(), -1))
+}
+
+// TestEventWithoutTime: the metric is timed by the clock when EventBridge
+// gave no time.
+func TestEventWithoutTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ev := load(t, "send.json")
+	ev.Time = time.Time{}
+	require.NoError(t, b.h.Handle(context.Background(), ev))
+	require.Equal(t, float64(b.now.UnixMilli()), b.lines(t)[0]["_aws"].(map[string]any)["Timestamp"])
+}
