@@ -66,13 +66,13 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 		h.unreadable(ctx, ev, at, "eventType "+e.EventType+" is not one herald publishes")
 		return nil
 	}
-	h.Log(ctx, k, &e, at)
+	h.record(ctx, k, &e, at)
 	return nil
 }
 
-// Log writes the line of e, an event of kind k; at is the metrics'
+// record writes the line of e, an event of kind k; at is the metrics
 // timestamp.
-func (h *Handler) Log(ctx context.Context, k Kind, e *Event, at time.Time) {
+func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	attrs := make([]slog.Attr, 0, 20)
 	attrs = append(attrs, notificationID(e.Mail.Tags)...)
 	attrs = append(attrs, slog.String("ses_message_id", e.Mail.MessageID))
