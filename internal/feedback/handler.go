@@ -70,7 +70,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 	return nil
 }
 
-// record writes the line of e, an event of kind k; at is the metrics
+// record writes the line of e, an event of kind k; at is the metrics'
 // timestamp.
 func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	attrs := make([]slog.Attr, 0, 20)
