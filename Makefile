@@ -59,6 +59,7 @@ fuzz: ## Every fuzz target for FUZZTIME (30s); crashes stay as regression seeds
 build: ## Build the Lambda bootstraps (linux/arm64) into bin/<function>/bootstrap
 	$(GO_BUILD_LAMBDA) -o bin/deliver/bootstrap ./functions/deliver
 	$(GO_BUILD_LAMBDA) -o bin/retention/bootstrap ./functions/retention
+	$(GO_BUILD_LAMBDA) -o bin/feedback/bootstrap ./functions/feedback
 
 .PHONY: sam-build
 sam-build: ## sam build (arm64 bootstraps in .aws-sam/build)
@@ -78,9 +79,12 @@ local-down: ## Stop the local stack
 	scripts/local-down.sh
 
 # sam build calls build-<LogicalId> with ARTIFACTS_DIR set (Metadata BuildMethod: makefile).
-.PHONY: build-DeliverFunction build-RetentionFunction
+.PHONY: build-DeliverFunction build-RetentionFunction build-FeedbackFunction
 build-DeliverFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/deliver
 
 build-RetentionFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/retention
+
+build-FeedbackFunction:
+	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/feedback

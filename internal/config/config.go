@@ -134,6 +134,20 @@ func LoadRetention(getenv func(string) string) (Retention, error) {
 	return c, r.err()
 }
 
+// Feedback is the configuration of the feedback function, which logs the
+// SES events of herald's email.
+type Feedback struct {
+	// LogLevel as for Deliver (HERALD_LOG_LEVEL).
+	LogLevel slog.Level
+}
+
+// LoadFeedback reads the feedback function's settings through getenv.
+func LoadFeedback(getenv func(string) string) (Feedback, error) {
+	r := reader{getenv: getenv}
+	c := Feedback{LogLevel: r.level("HERALD_LOG_LEVEL")}
+	return c, r.err()
+}
+
 type reader struct {
 	getenv   func(string) string
 	problems []error

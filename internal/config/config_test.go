@@ -150,3 +150,15 @@ func TestLoadRetention(t *testing.T) {
 	require.ErrorContains(t, err, "HERALD_DLQ_URL: required")
 	require.ErrorContains(t, err, "HERALD_DLQ_MAX_AGE_HOURS")
 }
+
+func TestLoadFeedback(t *testing.T) {
+	t.Parallel()
+	f, err := config.LoadFeedback(env(map[string]string{"HERALD_LOG_LEVEL": "WARN"}))
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelWarn, f.LogLevel)
+	f, err = config.LoadFeedback(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelInfo, f.LogLevel, "defaults to INFO")
+	_, err = config.LoadFeedback(env(map[string]string{"HERALD_LOG_LEVEL": "LOUD"}))
+	require.ErrorContains(t, err, "HERALD_LOG_LEVEL")
+}
