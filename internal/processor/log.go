@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -37,6 +38,9 @@ func (p *Processor) log(ctx context.Context, r *record) {
 		level = slog.LevelError
 		attrs = append(attrs, slog.String("sqs_error", delivery.Truncate(r.sqsErr.Error(), maxErrorText)))
 	}
+	if host := webhookHost(r); host != "" {
+		attrs = append(attrs, slog.String("webhook_host", host))
+	}
 	if r.n != nil && len(r.n.Metadata) > 0 {
 		meta := make([]any, 0, len(r.n.Metadata))
 		for k, v := range r.n.Metadata {
@@ -46,6 +50,20 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	}
 	attrs = append(attrs, p.recordMetrics(r).Attrs()...)
 	p.cfg.Logger.LogAttrs(ctx, level, "notification", attrs...)
+}
+
+// webhookHost is the host name of a webhook record's URL, for the saved
+// query of the slowest hosts: a log field, never a metric dimension, and
+// never the URL (its userinfo, path or query can hold secrets).
+func webhookHost(r *record) string {
+	if r.n == nil || r.n.Webhook == nil {
+		return ""
+	}
+	u, err := url.Parse(r.n.Webhook.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // channelUnknown is the channel dimension of a record whose body does not
@@ -95,12 +113,17 @@ func (p *Processor) recordMetrics(r *record) metrics.Entry {
 }
 
 // logBatch writes the invocation's one batch line: BatchRecords, the number
-// of records the event source mapping passed, by function.
+// of records the event source mapping passed, and Paused 0 (this function
+// delivers: the paused alarm, which keeps its state while no data comes,
+// returns to OK with the first batch after a resume), by function.
 func (p *Processor) logBatch(ctx context.Context, n int) {
 	e := metrics.Entry{
 		Time:       p.cfg.Now(),
 		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: FunctionName}},
-		Metrics:    []metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(n)}},
+		Metrics: []metrics.Metric{
+			{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(n)},
+			{Name: metrics.Paused, Unit: metrics.Count, Value: 0},
+		},
 	}
 	p.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "batch", e.Attrs()...)
 }

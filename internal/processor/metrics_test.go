@@ -55,6 +55,7 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	require.NotNil(t, batch, "one batch line")
 	require.EqualValues(t, 4, batch[metrics.BatchRecords])
 	require.Equal(t, processor.FunctionName, batch[metrics.DimFunction])
+	require.EqualValues(t, 0, batch[metrics.Paused], "a delivering function reports not paused")
 
 	ok := byMsg["m-ok"]
 	require.Equal(t, "webhook", ok[metrics.DimChannel])
@@ -68,6 +69,7 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	require.EqualValues(t, 3, ok[metrics.ReceiveCountAtDelivery])
 	require.NotContains(t, ok, metrics.DeadLetters)
 	require.NotContains(t, ok, metrics.DimErrorClass)
+	require.Equal(t, "hooks.example.com", ok["webhook_host"], "the host only, for the slowest-hosts query")
 
 	gone := byMsg["m-gone"]
 	require.Equal(t, "dead_lettered", gone[metrics.DimOutcome])
