@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/pem"
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,4 +255,30 @@ func receiveCounts(t *testing.T, e *env) map[string]string {
 		require.NoError(t, err)
 	}
 	return out
+}
+
+// TestPauseThatCannotFindItsMappingFailsTheInvocation: a degraded function
+// with no mapping to pause (here: none registered for its name) returns an
+// error, so that Lambda counts a function error (the deliver-errors alarm),
+// and still hands every record back; it writes no Paused metric.
+func TestPauseThatCannotFindItsMappingFailsTheInvocation(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	var logs bytes.Buffer
+	h := &pause.Handler{
+		API: lambda.NewFromConfig(e.awsCfg), FunctionName: "herald-it-nomapping-" + randHex(4),
+		Cause:  errors.New("configuration: HERALD_MAX_RECEIVE_COUNT: must be at least 1"),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	}
+	require.NoError(t, h.Validate())
+	ev := events.SQSEvent{Records: []events.SQSMessage{rec("m-1", "{}"), rec("m-2", "{}")}}
+	for i := range ev.Records {
+		ev.Records[i].EventSourceARN = e.queues.ARN
+	}
+	resp, err := h.Handle(e.ctx, ev)
+	require.ErrorIs(t, err, pause.ErrNoMapping)
+	require.ErrorContains(t, err, "HERALD_MAX_RECEIVE_COUNT")
+	require.Len(t, resp.BatchItemFailures, 2)
+	require.Contains(t, logs.String(), `"level":"ERROR"`)
+	require.NotContains(t, logs.String(), metrics.Paused)
 }
