@@ -163,7 +163,7 @@ start_localstack() {
     GATEWAY_LISTEN="127.0.0.1:$LOCALSTACK_PORT" \
     LOCALSTACK_HOST="127.0.0.1:$LOCALSTACK_PORT" \
     GATEWAY_SERVER="${LOCALSTACK_GATEWAY_SERVER:-hypercorn}" \
-    SERVICES="sqs,ses,secretsmanager" \
+    SERVICES="sqs,ses,secretsmanager,lambda,s3" \
     STRICT_SERVICE_LOADING=1 \
     EAGER_SERVICE_LOADING=1 \
     DNS_ADDRESS=0 \

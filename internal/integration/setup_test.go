@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -33,6 +34,7 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 )
 
@@ -177,6 +179,9 @@ func reasonOf(t *testing.T, d localenv.DeadLetter) processor.Reason {
 type logLines struct {
 	mu    sync.Mutex
 	lines []map[string]any
+	// emf holds what metrics.Validate said of each line with an "_aws"
+	// member that is not CloudWatch Embedded Metric Format.
+	emf []error
 }
 
 func (l *logLines) Write(p []byte) (int, error) {
@@ -184,9 +189,22 @@ func (l *logLines) Write(p []byte) (int, error) {
 	if json.Unmarshal(p, &m) == nil {
 		l.mu.Lock()
 		l.lines = append(l.lines, m)
+		if _, ok := m["_aws"]; ok {
+			if err := metrics.Validate(bytes.TrimSuffix(p, []byte("\n")), time.Time{}); err != nil {
+				l.emf = append(l.emf, fmt.Errorf("%w: %s", err, p))
+			}
+		}
 		l.mu.Unlock()
 	}
 	return len(p), nil
+}
+
+// emfErrors returns the lines that carry "_aws" but break the EMF
+// specification.
+func (l *logLines) emfErrors() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.emf...)
 }
 
 func (l *logLines) all() []map[string]any {

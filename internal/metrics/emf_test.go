@@ -115,7 +115,17 @@ func TestValidateRejectsBrokenRules(t *testing.T) {
 	now := time.UnixMilli(1796104800000)
 	const good = `{"_aws":{"Timestamp":1796104800000,"CloudWatchMetrics":[{"Namespace":"Herald","Dimensions":[["channel"]],"Metrics":[{"Name":"N","Unit":"Count","StorageResolution":60}]}]},"channel":"email","N":1}`
 	require.NoError(t, metrics.Validate([]byte(good), now))
-	dims31 := `["d0"` + strings.Repeat(`,"d0"`, 30) + `]`
+	var dims31, members31 strings.Builder
+	dims31.WriteString("[")
+	for i := range 31 {
+		if i > 0 {
+			dims31.WriteString(",")
+		}
+		name := `"d` + strings.Repeat("x", i) + `"`
+		dims31.WriteString(name)
+		members31.WriteString(`,` + name + `:"v"`)
+	}
+	dims31.WriteString("]")
 	var defs101, members101 strings.Builder
 	for i := range 101 {
 		if i > 0 {
@@ -148,7 +158,7 @@ func TestValidateRejectsBrokenRules(t *testing.T) {
 		"dimension value unicode":  strings.Replace(good, `"channel":"email"`, `"channel":"é"`, 1),
 		"dimension name colon":     strings.Replace(strings.Replace(good, `[["channel"]]`, `[[":c"]]`, 1), `"channel":"email"`, `":c":"email"`, 1),
 		"dimension twice in set":   strings.Replace(good, `[["channel"]]`, `[["channel","channel"]]`, 1),
-		"31 dimensions in a set":   strings.Replace(strings.Replace(good, `[["channel"]]`, `[`+dims31+`]`, 1), `"N":1`, `"N":1,"d0":"v"`, 1),
+		"31 dimensions in a set":   strings.Replace(strings.Replace(good, `[["channel"]]`, `[`+dims31.String()+`]`, 1), `"N":1`, `"N":1`+members31.String(), 1),
 		"no metrics":               strings.Replace(good, `[{"Name":"N","Unit":"Count","StorageResolution":60}]`, `[]`, 1),
 		"101 metrics":              strings.Replace(strings.Replace(good, `{"Name":"N","Unit":"Count","StorageResolution":60}`, defs101.String(), 1), `"N":1`, `"N":1`+members101.String(), 1),
 		"unknown unit":             strings.Replace(good, `"Count"`, `"Requests"`, 1),

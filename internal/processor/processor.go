@@ -129,6 +129,10 @@ type record struct {
 	// follows is the retried record of the same FIFO group whose visibility
 	// delay a Skipped record shares.
 	follows *record
+	// sendTime is how long the sender took; zero when no send was attempted.
+	sendTime time.Duration
+	// settledAt is when the record's outcome was decided.
+	settledAt time.Time
 }
 
 // Handle delivers the records of ev and returns the records to retry as
@@ -178,6 +182,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	p.changeVisibility(ctx, recs)
 
 	var resp events.SQSEventResponse
+	p.logBatch(ctx, len(recs))
 	for _, r := range recs {
 		p.log(ctx, r)
 		if r.outcome == Retry || r.outcome == Failed || r.outcome == Skipped {
@@ -279,7 +284,10 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}
+	start := p.cfg.Now()
 	err = sender.Send(deliverCtx, n)
+	r.settledAt = p.cfg.Now()
+	r.sendTime = r.settledAt.Sub(start)
 	if err == nil {
 		r.outcome = Delivered
 		return

@@ -21,6 +21,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -48,15 +49,20 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// lines returns the record lines ("notification"), after checking that
+// every line written is CloudWatch Embedded Metric Format.
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
 	for sc.Scan() {
+		require.NoError(t, metrics.Validate(sc.Bytes(), time.Time{}), "%s", sc.Bytes())
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-		out = append(out, m)
+		if m["msg"] == "notification" {
+			out = append(out, m)
+		}
 	}
 	return out
 }
