@@ -34,7 +34,13 @@ const (
 	// message that fails still fits in the dead-letter queue with its reason
 	// (docs/delivery.md, "Message size"). The deliver function dead-letters
 	// a larger one, unattempted, as message_too_large.
-	MaxMessageBytes = 1<<20 - 16<<10
+	MaxMessageBytes = SQSMaxMessageBytes - DeadLetterReserveBytes
+	// SQSMaxMessageBytes is the largest message SQS and the SQS event source
+	// mapping carry (1 MiB since 2026; the queues' MaximumMessageSize).
+	SQSMaxMessageBytes = 1 << 20
+	// DeadLetterReserveBytes is the room a dead letter keeps beside the
+	// original for herald.reason and herald.error_class (docs/delivery.md).
+	DeadLetterReserveBytes = 16 << 10
 	// MaxBodyBytes bounds each of email.text, email.html and webhook.payload
 	// (bytes): 960 KiB, leaving 48 KiB of MaxMessageBytes for the rest of
 	// the message. Fields share MaxMessageBytes.
