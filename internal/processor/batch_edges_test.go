@@ -262,6 +262,7 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 		{name: "one byte over", size: notification.MaxMessageBytes + 1, class: processor.ClassMessageTooLarge, truncated: true},
 		{name: "1 MiB", size: notification.SQSMaxMessageBytes, class: processor.ClassMessageTooLarge, truncated: true},
 		{name: "attributes push it over", size: notification.MaxMessageBytes - 100, attrs: 4096, class: processor.ClassMessageTooLarge, truncated: true},
+		{name: "an attribute's name and type count", size: notification.MaxMessageBytes - 4096 + 1, attrs: 4096, class: processor.ClassMessageTooLarge, truncated: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

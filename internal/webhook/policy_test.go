@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/netip"
@@ -284,6 +285,7 @@ func TestSendScrubsEchoedCredentials(t *testing.T) {
 		user, pass = "hookuser", "hunter2-PASS"
 		apiKey     = "sk_live_51HxQpZ2eZvKYlo2C"
 		token      = "tok_9f8e7d6c5b4a"
+		quoted     = `q"ote\<&>-k3y` // JSON and HTML escape it
 	)
 	type encoder func(dump string) string
 	encodings := map[string]encoder{
@@ -297,6 +299,14 @@ func TestSendScrubsEchoedCredentials(t *testing.T) {
 			return regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(url.PathEscape(d), strings.ToLower)
 		},
 		"json": func(d string) string { b, _ := json.Marshal(d); return string(b) },
+		"json, no HTML escaping": func(d string) string {
+			var buf strings.Builder
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(d)
+			return buf.String()
+		},
+		"html": html.EscapeString,
 		"hex":  func(d string) string { return hex.EncodeToString([]byte(d)) },
 	}
 	for name, enc := range encodings {
@@ -307,12 +317,12 @@ func TestSendScrubsEchoedCredentials(t *testing.T) {
 				b := setup(t, func(w http.ResponseWriter, r *http.Request) {
 					sent <- r.Header.Clone()
 					// Only the credentials, so that they fall in the excerpt.
-					dump := fmt.Sprintf("auth=%s key=%s sig=%s x=%s", r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("Webhook-Signature"), r.Header.Get("X-Token"))
+					dump := fmt.Sprintf("q=%s auth=%s key=%s sig=%s x=%s", r.Header.Get("X-Quoted"), r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("Webhook-Signature"), r.Header.Get("X-Token"))
 					w.WriteHeader(code)
 					io.WriteString(w, "echo: "+enc(dump))
 				})
 				m := message(strings.Replace(b.srv.URL, "https://", "https://"+user+":"+pass+"@", 1) + "/in")
-				m.Webhook.Headers = map[string]string{"X-Api-Key": apiKey, "X-Token": "Bearer " + token}
+				m.Webhook.Headers = map[string]string{"X-Api-Key": apiKey, "X-Token": "Bearer " + token, "X-Quoted": quoted}
 				err := b.sender.Send(context.Background(), m)
 				require.Error(t, err)
 				h := <-sent
@@ -321,9 +331,12 @@ func TestSendScrubsEchoedCredentials(t *testing.T) {
 				sig := h.Get("Webhook-Signature")
 				_, sigB64, _ := strings.Cut(sig, ",")
 				basic := strings.TrimPrefix(h.Get("Authorization"), "Basic ")
-				for _, secret := range []string{pass, apiKey, token, sigB64, basic} {
+				for _, secret := range []string{pass, apiKey, token, sigB64, basic, quoted} {
 					for ename, e := range encodings {
-						form := e(secret)
+						form := strings.TrimSpace(e(secret))
+						if strings.HasPrefix(ename, "json") {
+							form = strings.Trim(form, `"`)
+						}
 						if strings.HasPrefix(ename, "base64 +") { // inside a longer text: the middle part
 							form = form[4 : len(form)-4]
 						}
