@@ -68,7 +68,7 @@ func TestRetryPolicyThroughTheHandler(t *testing.T) {
 	for _, d := range e.deadLetters() {
 		r := reasonOf(t, d)
 		classes[r.NotificationID] = string(r.ErrorClass)
-		require.Equal(t, 1, r.Attempts)
+		require.Equal(t, "permanent_failure", r.Outcome, "not retried")
 	}
 	require.Equal(t, map[string]string{"policy-gone": "webhook_gone", "policy-stop": "webhook_stop_status"}, classes)
 }
@@ -208,7 +208,7 @@ func TestSpecialUseNamesThroughTheHandler(t *testing.T) {
 	for _, d := range dl {
 		r := reasonOf(t, d)
 		require.Equal(t, "webhook_blocked_destination", string(r.ErrorClass), r.Error)
-		require.Equal(t, 1, r.Attempts, "judged permanent on the first receive")
+		require.Equal(t, "permanent_failure", r.Outcome, "judged permanent on the first attempt")
 	}
 }
 
@@ -228,7 +228,7 @@ func TestEchoedCredentialsThroughTheHandler(t *testing.T) {
 		"url":    url.QueryEscape,
 		"json":   func(s string) string { b, _ := json.Marshal(s); return string(b) },
 	}
-	sigs := make(chan string, 8)
+	sigs := make(chan string, 64) // 4 messages × 3 attempts
 	echo := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		sigs <- r.Header.Get("Webhook-Signature")
@@ -237,7 +237,7 @@ func TestEchoedCredentialsThroughTheHandler(t *testing.T) {
 		io.WriteString(w, encs[strings.TrimPrefix(r.URL.Path, "/")](dump))
 	}))
 	t.Cleanup(echo.Close)
-	e := setup(t, options{maxReceive: 1}) // 400 is retried: dead-lettered as attempts_exhausted on receive 1
+	e := setup(t, options{}) // 400 is retried: dead-lettered as attempts_exhausted on receive 3
 	for name := range encs {
 		u := strings.Replace(echo.URL, "https://", "https://hook:"+pass+"@", 1) + "/" + name
 		e.send(fmt.Sprintf(`{"version":1,"id":"echo-%s","channel":"webhook","webhook":{"url":%q,"event_type":"t","payload":{},"headers":{"X-Api-Key":%q}}}`, name, u, apiKey))
@@ -297,7 +297,7 @@ func TestNearMaxSizeMessagesThroughTheHandler(t *testing.T) {
 	for _, d := range e.deadLetters() {
 		r := reasonOf(t, d)
 		got[r.NotificationID], bodies[r.NotificationID] = r, len(d.Body)
-		require.Equal(t, 1, r.Attempts)
+		require.Equal(t, "permanent_failure", r.Outcome, "dead-lettered on the receive it failed, not retried")
 	}
 	require.Equal(t, "webhook_gone", string(got["big-1"].ErrorClass))
 	require.Equal(t, len(body), bodies["big-1"], "kept whole")
