@@ -99,7 +99,7 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	if r.n != nil {
 		reason.Channel = string(r.n.Channel)
 	}
-	if ts, err := strconv.ParseInt(r.msg.Attributes["SentTimestamp"], 10, 64); err == nil {
+	if ts, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil {
 		reason.OriginalSentTimestamp = ts
 	}
 	attrs, overflow := keptAttributes(r.msg.MessageAttributes)
