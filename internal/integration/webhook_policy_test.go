@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -24,6 +26,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
@@ -322,4 +326,57 @@ func TestVisibilityCheckWithBatchingWindow(t *testing.T) {
 	_, err := e.sqs.SetQueueAttributes(e.ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queues.DLQURL), Attributes: map[string]string{"MaximumMessageSize": "262144"}})
 	require.NoError(t, err)
 	require.ErrorContains(t, app.CheckQueues(context.Background(), cfg, e.awsCfg, 0), "dead-letter queue MaximumMessageSize 262144")
+}
+
+// TestFIFODuplicateSentDuringARetry: on LocalStack FIFO queues, a
+// producer's copy of a notification (its own retry, another deduplication
+// id) sent while the first is failing waits behind it in its group and is
+// recognized as a duplicate: one delivery.
+func TestFIFODuplicateSentDuringARetry(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	client := sqs.NewFromConfig(awsCfg)
+	queues, err := localenv.CreateFIFOQueues(ctx, client, "it-fifo-dup-"+randHex(4), 4, 30*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { queues.Delete(context.Background(), client) })
+	receiver := localenv.NewReceiver(func(_ string, attempt int) int {
+		if attempt == 1 {
+			return 503
+		}
+		return 204
+	})
+	t.Cleanup(receiver.Close)
+	logs := &logLines{}
+	p, err := app.NewDeliver(config.Deliver{
+		QueueURL: queues.URL, DeadLetterQueueURL: queues.DLQURL, MaxReceiveCount: 4,
+		BackoffBase: time.Second, BackoffCap: 4 * time.Second, Concurrency: 10,
+		WebhookSecret: testSecret, WebhookTimeout: 5 * time.Second,
+		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	}, awsCfg, app.DeliverOptions{WebhookTLS: receiver.TLSConfig(), Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	require.NoError(t, err)
+	runner := &localrunner.Runner{SQS: client, QueueURL: queues.URL, Handler: p.Handle, WaitTime: time.Second, FunctionTimeout: 20 * time.Second}
+	send := func(dedup string) {
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{
+			QueueUrl: aws.String(queues.URL), MessageBody: aws.String(webhookMessage("fifo-dup", receiver.URL()+"/fifo")),
+			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String(dedup),
+		})
+		require.NoError(t, err)
+	}
+
+	send("first")
+	n, err := runner.Poll(ctx) // the first attempt fails: retried in 1 s
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	send("producer-retry") // the copy, while the first waits for its retry
+	deadline := time.Now().Add(60 * time.Second)
+	for o := logs.outcomes("fifo-dup"); len(o) < 3; o = logs.outcomes("fifo-dup") {
+		require.True(t, time.Now().Before(deadline), "outcomes so far: %v", o)
+		_, err := runner.Poll(ctx)
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"retry", "delivered", "duplicate"}, logs.outcomes("fifo-dup"))
+	require.Len(t, receiver.Requests(), 2, "the failed attempt and one delivery")
 }
