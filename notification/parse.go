@@ -26,9 +26,25 @@ const (
 	// MaxSubjectLength is the longest subject, in characters: the line
 	// length limit of RFC 5322 §2.1.1.
 	MaxSubjectLength = 998
+	// MaxMessageBytes bounds a whole notification message as SQS counts it:
+	// the body plus its message attributes' names, types and values. It is
+	// the SQS maximum message size of 1 MiB (1,048,576 bytes, the
+	// MaximumMessageSize of both of herald's queues) less 16 KiB kept for
+	// the reason a dead letter carries beside the original, so that a
+	// message that fails still fits in the dead-letter queue with its reason
+	// (docs/delivery.md, "Message size"). The deliver function dead-letters
+	// a larger one, unattempted, as message_too_large.
+	MaxMessageBytes = SQSMaxMessageBytes - DeadLetterReserveBytes
+	// SQSMaxMessageBytes is the largest message SQS and the SQS event source
+	// mapping carry (1 MiB since 2026; the queues' MaximumMessageSize).
+	SQSMaxMessageBytes = 1 << 20
+	// DeadLetterReserveBytes is the room a dead letter keeps beside the
+	// original for herald.reason and herald.error_class (docs/delivery.md).
+	DeadLetterReserveBytes = 16 << 10
 	// MaxBodyBytes bounds each of email.text, email.html and webhook.payload
-	// (bytes), well inside the SQS message limit the whole body shares.
-	MaxBodyBytes = 512 << 10
+	// (bytes): 960 KiB, leaving 48 KiB of MaxMessageBytes for the rest of
+	// the message. Fields share MaxMessageBytes.
+	MaxBodyBytes = 960 << 10
 )
 
 // hiddenChars are characters that change how text reads without showing:

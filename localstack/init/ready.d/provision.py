@@ -135,7 +135,8 @@ def provision_sqs():
     dlq_url, dlq_arn = _ensure_queue(
         sqs,
         DLQ_NAME,
-        {"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true"},
+        # MaximumMessageSize: 1 MiB, as template.yaml (notification.SQSMaxMessageBytes).
+        {"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true", "MaximumMessageSize": "1048576"},
     )
     queue_url, queue_arn = _ensure_queue(
         sqs,
@@ -143,6 +144,7 @@ def provision_sqs():
         {
             "VisibilityTimeout": str(VISIBILITY_TIMEOUT),
             "MessageRetentionPeriod": "345600",
+            "MaximumMessageSize": "1048576",
             "SqsManagedSseEnabled": "true",
             "RedrivePolicy": json.dumps(
                 {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT}
