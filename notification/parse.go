@@ -250,11 +250,17 @@ func (v *validator) mailbox(field string, i int, s string) {
 	v.problems = append(v.problems, Problem{Field: field, Message: msg})
 }
 
+// headers checks the header names and values of field. Header names are
+// case-insensitive (RFC 5322 §1.2.2, RFC 9110 §5.1): two names that differ
+// only in case would leave it to the sender which value goes out, so the
+// second of them in sorted order is a problem.
 func (v *validator) headers(field string, h map[string]string, name, value *regexp.Regexp) {
 	v.members(field, h, func(k, val string) string {
 		switch {
 		case !name.MatchString(k):
 			return "not a valid header name"
+		case sameHeader(h, k) != "":
+			return fmt.Sprintf("the same header as %q (header names are case-insensitive)", sameHeader(h, k))
 		case strings.ContainsAny(val, "\r\n"):
 			return "must not contain CR or LF"
 		case !value.MatchString(val):
@@ -286,6 +292,18 @@ func (v *validator) webhook(w *Webhook) {
 		v.add("webhook.payload", "required (any JSON value)")
 	}
 	v.headers("webhook.headers", w.Headers, webhookHeaderNamePattern, webhookHeaderValuePattern)
+}
+
+// sameHeader returns a name of h before name in sorted order that differs
+// from it only in case, or "".
+func sameHeader(h map[string]string, name string) string {
+	same := ""
+	for k := range h {
+		if k < name && strings.EqualFold(k, name) && (same == "" || k < same) {
+			same = k
+		}
+	}
+	return same
 }
 
 func (v *validator) has(member uint16) bool { return v.emailMembers&member != 0 }
