@@ -130,6 +130,9 @@ func decode(body []byte, v *validator) *Message {
 		d.in = bytes.Buffer{}
 		d.tok.Reset(&d.in)
 		d.facts = facts{}
+		if cap(d.scratch) > 64<<10 {
+			d.scratch = nil // pin no large text in the pool
+		}
 		decoders.Put(d)
 	}()
 	d.in = *bytes.NewBuffer(body)
