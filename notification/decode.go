@@ -264,7 +264,11 @@ func (d *decoder) text(v jsontext.Value) []byte {
 // name reads a member name.
 func (d *decoder) name() []byte { return d.text(d.value()) }
 
-// members calls member for each member of the object whose '{' is next.
+// members calls member for each member of the object whose '{' is next,
+// with the member's name and the kind of its value; member reads the value.
+// The name stays valid through that peek: the tokenizer reads a
+// bytes.Buffer in place and never overwrites it ([jsontext.NewDecoder]), and
+// an unescaped name is in scratch until the next text call.
 func (d *decoder) members(member func(name []byte, kind jsontext.Kind)) {
 	d.token()
 	for d.peek() != '}' && d.err == nil {
@@ -283,7 +287,7 @@ func (d *decoder) skip() {
 	}
 }
 
-// kindNames are encoding/json's names of JSON value kinds in type errors.
+// kindName is encoding/json's name of a JSON value kind in type errors.
 func kindName(k jsontext.Kind) string {
 	switch k {
 	case '"':
@@ -342,9 +346,9 @@ func (d *decoder) list(field string, k jsontext.Kind) []string {
 	return l
 }
 
-// strings reads a value bound for a map[string]string field, noting members
+// stringMap reads a value bound for a map[string]string field, noting members
 // that are null.
-func (d *decoder) strings(field string, k jsontext.Kind, nulls *[]string) map[string]string {
+func (d *decoder) stringMap(field string, k jsontext.Kind, nulls *[]string) map[string]string {
 	switch k {
 	case '{':
 	case 'n':
@@ -398,21 +402,16 @@ func (d *decoder) open(obj *object, k jsontext.Kind) bool {
 }
 
 func (d *decoder) body() {
-	switch d.peek() {
+	switch k := d.peek(); k {
 	case '{':
 	case 0:
 		return
 	default:
 		// Not an object; but a body that is not JSON at all says so first.
-		null := d.peek() == 'n'
 		d.skip()
 		d.end()
-		if d.err == nil {
-			if null {
-				d.top.notObject = true
-			} else {
-				d.err = errNotObject
-			}
+		if d.err == nil && k != 'n' { // null: "must be an object", as a member
+			d.err = errNotObject
 		}
 		return
 	}
@@ -432,7 +431,7 @@ func (d *decoder) body() {
 		case fieldExpiresAt:
 			d.msg.ExpiresAt = d.timestamp(k, &d.expires)
 		case fieldMetadata:
-			d.msg.Metadata = d.strings("metadata", k, &d.metaNulls)
+			d.msg.Metadata = d.stringMap("metadata", k, &d.metaNulls)
 		case fieldEmail:
 			d.msg.Email = d.readEmail(k)
 		case fieldWebhook:
@@ -625,9 +624,9 @@ func (d *decoder) readEmail(k jsontext.Kind) *Email {
 		case emailConfigurationSet:
 			e.ConfigurationSet = d.str("email.configuration_set", k)
 		case emailTags:
-			e.Tags = d.strings("email.tags", k, &f.tagNulls)
+			e.Tags = d.stringMap("email.tags", k, &f.tagNulls)
 		case emailHeaders:
-			e.Headers = d.strings("email.headers", k, &f.headerNulls)
+			e.Headers = d.stringMap("email.headers", k, &f.headerNulls)
 		default:
 			d.skip()
 		}
@@ -676,7 +675,7 @@ func (d *decoder) readWebhook(k jsontext.Kind) *Webhook {
 			w.Payload = d.raw()
 		case "headers":
 			f.note(name, k, true)
-			w.Headers = d.strings("webhook.headers", k, &f.headerNulls)
+			w.Headers = d.stringMap("webhook.headers", k, &f.headerNulls)
 		default:
 			f.note(name, k, false)
 			d.skip()
