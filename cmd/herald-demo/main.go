@@ -351,7 +351,6 @@ func describe(h []map[string]any, expected string) (string, bool) {
 	return fate, ok
 }
 
-
 // localOnly refuses endpoints that are not on this machine: the demo purges
 // its queues, so it must never run against an AWS account.
 func localOnly(getenv func(string) string) error {

@@ -314,7 +314,7 @@ func TestCLIRedriveInterruptedBetweenSendAndDelete(t *testing.T) {
 	_, err = c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
 		QueueUrl: aws.String(c.queues.DLQURL), MessageBody: aws.String(body),
 		MessageAttributes: map[string]types.MessageAttributeValue{
-			"tenant":                  {DataType: aws.String("String"), StringValue: aws.String("t-7")},
+			"tenant":                 {DataType: aws.String("String"), StringValue: aws.String("t-7")},
 			processor.AttrReason:     {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
 			processor.AttrErrorClass: {DataType: aws.String("String"), StringValue: aws.String("webhook_gone")},
 		},
