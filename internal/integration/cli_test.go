@@ -405,3 +405,32 @@ func TestCLISecretNewAndVerify(t *testing.T) {
 	usage := c.herald("", "verify", "--secret", secret)
 	require.Equal(t, 2, usage.code, "%+v", usage)
 }
+
+// On FIFO queues a redriven dead letter keeps its message group.
+func TestCLIRedriveFIFOKeepsGroup(t *testing.T) {
+	c := setupCLI(t, 3)
+	q, err := localenv.CreateFIFOQueues(c.ctx, c.sqs, "cli-fifo-"+randHex(4), 3, 30*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Delete(context.Background(), c.sqs) })
+	c.vars["HERALD_QUEUE_URL"], c.vars["HERALD_DLQ_URL"] = q.URL, q.DLQURL
+
+	body := `{"version":1,"id":"fifo-1","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`
+	_, err = c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
+		QueueUrl: aws.String(q.DLQURL), MessageBody: aws.String(body),
+		MessageGroupId: aws.String("tenant-7"), MessageDeduplicationId: aws.String("d-1"),
+	})
+	require.NoError(t, err)
+
+	res := c.herald("", "dlq", "redrive", "--id", "fifo-1")
+	require.Equal(t, 0, res.code, "%+v", res)
+	require.Contains(t, res.stdout, "sent 1, skipped 0, failed 0")
+	out, err := c.sqs.ReceiveMessage(c.ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 2,
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameMessageGroupId},
+	})
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 1)
+	require.Equal(t, body, aws.ToString(out.Messages[0].Body))
+	require.Equal(t, "tenant-7", out.Messages[0].Attributes["MessageGroupId"])
+	require.Equal(t, deadletter.Counts{}, c.counts(q.DLQURL))
+}
