@@ -190,7 +190,7 @@ attempts, failed at, source message). Nothing is consumed.`,
 			}
 			if len(found) == 0 {
 				fmt.Fprintf(e.stderr, "no dead letter %q among the %d visible ones\n", args[0], len(letters))
-				return errors.Join(errReported, relErr)
+				return reported(e, relErr)
 			}
 			if g.json {
 				if err := writeJSON(e.stdout, found); err != nil {
@@ -310,7 +310,7 @@ an --id was not found.`,
 				}
 			}
 			if rep.Failed > 0 || len(missing) > 0 {
-				return errors.Join(errReported, relErr)
+				return reported(e, relErr)
 			}
 			return relErr
 		},
@@ -337,4 +337,13 @@ func missingIDs(ids []string, letters []deadletter.Letter) []string {
 		}
 	}
 	return out
+}
+
+// reported ends a command whose failure has been printed: errReported,
+// after printing err too when there is one.
+func reported(e *env, err error) error {
+	if err != nil {
+		fmt.Fprintf(e.stderr, "herald: %v\n", err)
+	}
+	return errReported
 }

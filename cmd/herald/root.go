@@ -50,7 +50,7 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// failed is an error already reported to the user: exit status 1 with
+// errReported is an error already reported to the user: exit status 1 with
 // nothing more printed.
 var errReported = errors.New("failed")
 
@@ -112,6 +112,9 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 	pf.BoolVar(&g.json, "json", false, "machine-readable JSON output")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
+	// One file per command group: send.go, run.go, dlq.go, secret.go
+	// (secret new; secret derive belongs there too), verify.go. A new group
+	// (such as resume.go, email.go) adds its constructor here.
 	root.AddCommand(
 		newSendCmd(e, g),
 		newRunCmd(e, g),
