@@ -114,7 +114,7 @@ Nothing is consumed: see 'herald dlq --help'. Dead letters that another reader
 holds at that moment are not listed; their number is printed after the table.`,
 		Example: `  herald dlq ls
   herald dlq ls --class webhook_http_5xx --older-than 2h
-  herald dlq ls --json | jq -r '.[].id'`,
+  herald dlq ls --json | jq -r '.[].id'      # bodies: herald dlq show ID`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			filter, err := f.filter()
@@ -131,7 +131,11 @@ holds at that moment are not listed; their number is printed after the table.`,
 			var shown []deadletter.Letter
 			for i := range letters {
 				if filter.Match(&letters[i], now) {
-					shown = append(shown, letters[i])
+					l := letters[i]
+					// Like the table, the listing leaves bodies (recipients,
+					// URLs with their secrets) to dlq show.
+					l.Body = ""
+					shown = append(shown, l)
 				}
 			}
 			if g.json {

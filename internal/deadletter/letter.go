@@ -51,7 +51,7 @@ type Letter struct {
 	// (or the attribute is not readable JSON).
 	Reason *processor.Reason `json:"reason,omitempty"`
 	// Body is the original message body.
-	Body string `json:"body"`
+	Body string `json:"body,omitempty"`
 
 	attributes    map[string]types.MessageAttributeValue
 	receiptHandle string

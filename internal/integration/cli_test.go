@@ -237,6 +237,8 @@ func TestCLIRunSendDeadLetterRedriveDelivered(t *testing.T) {
 	require.Equal(t, "webhook_gone", letters[0].Class)
 	require.Equal(t, "127.0.0.1", letters[0].Destination, "the host only: no port, path or query")
 	require.Equal(t, deadletter.MovedByHerald, letters[0].MovedBy)
+	require.Empty(t, letters[0].Body, "bodies only in dlq show")
+	require.NotContains(t, ls.stdout, "s3cr3t")
 	require.Equal(t, before, c.counts(c.queues.DLQURL), "dlq ls consumes nothing and leaves nothing hidden")
 
 	table := c.herald("", "dlq", "ls", "--class", "webhook_gone")
