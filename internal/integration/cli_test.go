@@ -31,6 +31,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/deadletter"
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/processor"
 )
@@ -435,4 +436,47 @@ func TestCLIRedriveFIFOKeepsGroup(t *testing.T) {
 	require.Equal(t, body, aws.ToString(out.Messages[0].Body))
 	require.Equal(t, "tenant-7", out.Messages[0].Attributes["MessageGroupId"])
 	require.Equal(t, deadletter.Counts{}, c.counts(q.DLQURL))
+}
+
+// More dead letters than one receive or one batch call holds: all listed,
+// all released, and a redrive by class moves exactly that class.
+func TestCLIDeadLettersByClassAtScale(t *testing.T) {
+	c := setupCLI(t, 3)
+	const n = 23
+	for i := range n {
+		class := "webhook_http_5xx"
+		if i%3 == 0 {
+			class = "webhook_gone"
+		}
+		id := fmt.Sprintf("many-%02d", i)
+		reason, _ := json.Marshal(processor.Reason{Outcome: "permanent_failure", ErrorClass: delivery.Class(class), Attempts: 1,
+			FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: id, Channel: "webhook", SourceMessageID: "src-" + id})
+		_, err := c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
+			QueueUrl:    aws.String(c.queues.DLQURL),
+			MessageBody: aws.String(`{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`),
+			MessageAttributes: map[string]types.MessageAttributeValue{
+				processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
+			},
+		})
+		require.NoError(t, err)
+	}
+	waitFor(t, 10*time.Second, "dead letters visible", func() bool { return c.counts(c.queues.DLQURL).Visible == n })
+
+	ls := c.herald("", "dlq", "ls", "--json")
+	require.Equal(t, 0, ls.code, "%+v", ls)
+	var letters []deadletter.Letter
+	require.NoError(t, json.Unmarshal([]byte(ls.stdout), &letters))
+	require.Len(t, letters, n)
+	require.Equal(t, deadletter.Counts{Visible: n}, c.counts(c.queues.DLQURL), "every letter released")
+
+	gone := c.herald("", "dlq", "ls", "--class", "webhook_gone", "--json")
+	require.NoError(t, json.Unmarshal([]byte(gone.stdout), &letters))
+	require.Len(t, letters, 8)
+
+	rd := c.herald("", "dlq", "redrive", "--class", "webhook_gone")
+	require.Equal(t, 0, rd.code, "%+v", rd)
+	require.Contains(t, rd.stdout, "sent 8, skipped 15, failed 0")
+	waitFor(t, 10*time.Second, "counts settle", func() bool {
+		return c.counts(c.queues.DLQURL) == deadletter.Counts{Visible: n - 8} && c.counts(c.queues.URL).Visible == 8
+	})
 }
