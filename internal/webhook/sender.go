@@ -40,6 +40,7 @@ type Sender struct {
 	userAgent        string
 	guard            *destinationGuard
 	allowHTTP        bool
+	perDestination   *originLimiter
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -59,6 +60,12 @@ func NewSender(cfg Config) (*Sender, error) {
 		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
 	}
 	guard := &destinationGuard{allow: slices.Clone(cfg.AllowCIDRs)}
+	// HTTP/1.1 and, when the receiver offers it in ALPN, HTTP/2. Setting
+	// Protocols is what enables HTTP/2 with a custom DialContext and
+	// TLSClientConfig (net/http: either one alone turns it off).
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
 	transport := &http.Transport{
 		// Never the environment's proxy (HTTPS_PROXY): the transport must dial
 		// the destination itself for the guard to check its address.
@@ -68,13 +75,18 @@ func NewSender(cfg Config) (*Sender, error) {
 			KeepAlive:      30 * time.Second,
 			ControlContext: guard.control,
 		}).DialContext,
-		TLSClientConfig:        tlsConfig,
-		TLSHandshakeTimeout:    tlsHandshakeTimeout,
-		ResponseHeaderTimeout:  cfg.Timeout,
-		ExpectContinueTimeout:  time.Second,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    16,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		ExpectContinueTimeout: time.Second,
+		Protocols:             protocols,
+		ForceAttemptHTTP2:     true,
+		// Every connection the per-destination limit lets open stays in the
+		// pool, so a warm function opens no new connection to a destination
+		// it talks to; idle ones close after idleConnTimeout. No limit across
+		// hosts (MaxIdleConns 0): the per-host one and the timeout bound it.
+		MaxIdleConns:           0,
+		MaxIdleConnsPerHost:    cfg.MaxInFlightPerDestination,
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 		DisableCompression:     true, // the body is read only for an error excerpt
@@ -95,6 +107,7 @@ func NewSender(cfg Config) (*Sender, error) {
 		maxResponseBytes: cfg.MaxResponseBytes,
 		now:              cfg.Now,
 		userAgent:        cfg.UserAgent,
+		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
 	}, nil
 }
 
@@ -137,6 +150,15 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if ctx.Err() != nil {
 		return t.deadline(ctx)
 	}
+	// At most Config.MaxInFlightPerDestination requests to one origin at
+	// once. Waiting for a slot is bounded by ctx alone: the attempt's
+	// Timeout, and its signed timestamp, start once it has one. The slot is
+	// held until the response body is read.
+	release, err := s.perDestination.acquire(ctx, origin(u))
+	if err != nil {
+		return t.deadline(ctx)
+	}
+	defer release()
 
 	at := s.now()
 	body := envelope(w.EventType, at, w.Payload)
