@@ -24,6 +24,8 @@ func main() {
 }
 
 func run() error {
+	// GOMAXPROCS from the function's memory size (one per 1,769 MB).
+	app.TuneRuntime(os.Getenv)
 	cfg, err := config.LoadDeliver(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
