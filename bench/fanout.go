@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/processor"
 )
@@ -38,6 +40,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 		runs = runs[:5]
 	}
 	var rows [][]string
+	missed := false
 	for _, ru := range runs {
 		rcv := h1
 		if ru.h2 {
@@ -75,6 +78,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 		switch {
 		case ru.conc == 0 && !ru.h2:
 			goal, v = "≤ 1.2", verdict(ideal, 1.2, false)
+			missed = missed || (ru.n == 100 && v == "MISSED")
 			if ru.n == 10 {
 				r.fan10 = d
 			}
@@ -92,5 +96,17 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 	}
 	table(fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections); load average %s at start, %s at end", fanDelay, o.reps, load0, loadAvg()),
 		[]string{"batch", "concurrency", "wall", "wall / 100 ms", "new connections", "vs one at a time", "goal", "verdict"}, rows)
-	return nil
+	if !missed || o.quick {
+		return nil
+	}
+	// Name the limit: where the CPU of ten more batches of 100 goes.
+	p, err := deliverer(awsCfg, h1, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := timeHandle(ctx, p, webhookEvent("warm", 100, 0, h1.URL(), 1)); err != nil {
+		return err
+	}
+	return profileHandle(ctx, o, "fanout100", "CPU of 10 batches of 100 to the 100 ms receiver, default settings", p, 10,
+		func(i int) events.SQSEvent { return webhookEvent(fmt.Sprintf("prof100-%d", i), 100, 0, h1.URL(), 1) })
 }

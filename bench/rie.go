@@ -320,7 +320,18 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		{"4. cold start ≤ 0.5 × TS peer", ms(median(h.cold)), ms(median(ts.cold)), ratio(float64(median(h.cold)), float64(median(ts.cold))), verdict(float64(median(h.cold))/float64(median(ts.cold)), 0.5, false)},
 		{"4. peak RSS ≤ 0.5 × TS peer", rss(medianF(h.rssKB)), rss(medianF(ts.rssKB)), ratio(medianF(h.rssKB), medianF(ts.rssKB)), verdict(medianF(h.rssKB)/medianF(ts.rssKB), 0.5, false)},
 	})
-	return nil
+	if o.quick || (medianF(h.cpuUS) <= 0.8*medianF(ts.cpuUS) && medianF(h.cpuUS) <= 1.2*medianF(got[floor].cpuUS)) {
+		return nil
+	}
+	// Name the limit: where herald's CPU per record goes, the same work in
+	// this process (the emulator's process cannot be profiled from here).
+	p, err := deliverer(awsCfg, quick, nil)
+	if err != nil {
+		return err
+	}
+	n := cpuRecords(o) / 10
+	return profileHandle(ctx, o, "cpu-per-record", fmt.Sprintf("CPU of %d batches of 10 to the receiver answering at once, in process", n), p, n,
+		func(i int) events.SQSEvent { return webhookEvent(fmt.Sprintf("profcpu-%d", i), 10, 0, quick.URL(), 1) })
 }
 
 // measureRound starts p cold and measures one round of it into s.
