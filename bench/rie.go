@@ -329,7 +329,7 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 	if err != nil {
 		return err
 	}
-	n := cpuRecords(o) / 10
+	n := cpuRecords(o) / 2 // five times the records of a round: more samples
 	return profileHandle(ctx, o, "cpu-per-record", fmt.Sprintf("CPU of %d batches of 10 to the receiver answering at once, in process", n), p, n,
 		func(i int) events.SQSEvent { return webhookEvent(fmt.Sprintf("profcpu-%d", i), 10, 0, quick.URL(), 1) })
 }
