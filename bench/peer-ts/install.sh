@@ -14,6 +14,7 @@ if [ -f "$DIR/node_modules/.stamp" ] && [ "$(cat "$DIR/node_modules/.stamp")" = 
 fi
 command -v node >/dev/null || die "need Node.js and npm for the TypeScript-runtime bench peer"
 command -v cmake >/dev/null || die "aws-lambda-ric builds a native addon: install cmake, make and a C++ compiler"
+mkdir -p "$ROOT/.local"
 log "installing the bench peer peer-ts into $DIR/node_modules (aws-lambda-ric builds its native part)"
 (cd "$DIR" && npm ci --no-audit --no-fund --foreground-scripts >"$ROOT/.local/peer-ts-install.log" 2>&1) ||
   die "npm ci in bench/peer-ts failed; see .local/peer-ts-install.log"
