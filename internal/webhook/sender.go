@@ -112,8 +112,10 @@ func NewSender(cfg Config) (*Sender, error) {
 }
 
 // Send makes one delivery attempt of m, a webhook message, as described in
-// the package documentation. The attempt lasts at most Config.Timeout, or
-// until ctx is done if sooner.
+// the package documentation. It first waits, until ctx is done at the
+// latest, for one of the Config.MaxInFlightPerDestination slots of the URL's
+// destination; the attempt then lasts at most Config.Timeout, or until ctx
+// is done if sooner.
 //
 // It returns nil when the endpoint answered 2xx, else a
 // *delivery.PermanentError or *delivery.TransientError whose Class names the
