@@ -60,9 +60,9 @@ func NewSender(cfg Config) (*Sender, error) {
 		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
 	}
 	guard := &destinationGuard{allow: slices.Clone(cfg.AllowCIDRs)}
-	// HTTP/1.1 and, when the receiver offers it in ALPN, HTTP/2. Setting
-	// Protocols is what enables HTTP/2 with a custom DialContext and
-	// TLSClientConfig (net/http: either one alone turns it off).
+	// HTTP/1.1 and, when the receiver offers it in ALPN, HTTP/2. With a
+	// custom DialContext or TLSClientConfig net/http speaks HTTP/1.1 only
+	// unless told otherwise: Protocols says so (ForceAttemptHTTP2 too).
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
