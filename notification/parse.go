@@ -76,6 +76,11 @@ var (
 	// takes one-digit hours.
 	rfc3339Pattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
 	eventTypePattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
+	// mailQuoted is a Go-quoted text of two or more characters in a net/mail
+	// error ("expected single address, got %q"): the part of the address
+	// it could not read, which a problem (logged, and kept in the dead
+	// letter's reason) must not repeat.
+	mailQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"|'(?:[^'\\]|\\.){2,}'`)
 )
 
 // Problem is one reason a body is not a valid message.
@@ -256,7 +261,7 @@ func (v *validator) mailbox(field string, i int, s string) {
 	} else if hiddenPattern.MatchString(s) {
 		msg = "must not contain control or invisible formatting characters"
 	} else if _, err := mail.ParseAddress(s); err != nil {
-		msg = "not an RFC 5322 mailbox: " + err.Error()
+		msg = "not an RFC 5322 mailbox: " + mailQuoted.ReplaceAllString(err.Error(), `"…"`)
 	} else {
 		return
 	}

@@ -1,0 +1,33 @@
+package notification_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/notification"
+)
+
+// TestMailboxProblemDoesNotQuoteTheAddress: the reason of an invalid
+// mailbox goes to the logs and the dead letter's herald.reason, which must
+// hold no email address; net/mail's errors quote the rest of the text they
+// could not read ("expected single address, got \", bob@…\""), so the
+// problem says what is wrong without it.
+func TestMailboxProblemDoesNotQuoteTheAddress(t *testing.T) {
+	t.Parallel()
+	for _, to := range []string{
+		`alice@example.com, bob@secret.example`,    // two addresses in one string
+		`alice@example.com bob@secret.example`,     // trailing text
+		`bob@[999.1.2.3.secret]`,                   // invalid domain literal
+		`\"bob@secret.example\" <x@example.com> y`, // quoted display name, then text
+	} {
+		body := `{"version":1,"id":"n1","channel":"email","email":{"from":"a@example.com","to":["` + to + `"],"subject":"s","text":"t"}}`
+		_, err := notification.Parse([]byte(body))
+		require.Error(t, err, to)
+		require.Contains(t, err.Error(), "email.to[0]: not an RFC 5322 mailbox", to)
+		require.NotContains(t, err.Error(), "secret.example", "the problem quotes the address: %v", err)
+		require.NotContains(t, err.Error(), "999.1.2.3", "the problem quotes the address: %v", err)
+		require.False(t, strings.Contains(err.Error(), "bob"), "the problem quotes the address: %v", err)
+	}
+}
