@@ -166,22 +166,29 @@ func tokenizerProblem(body []byte, err error) Problem {
 	}
 	var serr *jsontext.SyntacticError
 	if errors.As(err, &serr) && errors.Is(serr.Err, jsontext.ErrDuplicateName) {
-		return Problem{Field: fieldPath(body, serr.JSONPointer), Message: msgDuplicateName}
+		field, logField := fieldPath(body, serr.JSONPointer)
+		p := Problem{Field: field, Message: msgDuplicateName}
+		if logField != field {
+			p.logField = logField
+		}
+		return p
 	}
 	return Problem{Message: "invalid JSON: " + err.Error()}
 }
 
 // fieldPath turns the JSON Pointer (RFC 6901) of a value in body into the
 // dotted path of [Problem.Field]: member names joined by ".", array
-// elements as "[i]".
-func fieldPath(body []byte, ptr jsontext.Pointer) string {
+// elements as "[i]"; and the same path for logs, names that hold an "@"
+// written "<address>" (logSafe).
+func fieldPath(body []byte, ptr jsontext.Pointer) (field, logField string) {
 	var node any
 	_ = json.Unmarshal(body, &node) // a valid body: only its shape is needed
-	var b strings.Builder
+	var b, l strings.Builder
 	for tok := range ptr.Tokens() {
 		switch n := node.(type) {
 		case []any:
 			b.WriteString("[" + tok + "]")
+			l.WriteString("[" + tok + "]")
 			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n) {
 				node = n[i]
 			}
@@ -193,10 +200,12 @@ func fieldPath(body []byte, ptr jsontext.Pointer) string {
 		}
 		if b.Len() > 0 {
 			b.WriteByte('.')
+			l.WriteByte('.')
 		}
 		b.WriteString(tok)
+		l.WriteString(logSafe(tok))
 	}
-	return b.String()
+	return b.String(), l.String()
 }
 
 // fail keeps the first tokenizer error.
@@ -522,7 +531,7 @@ func (d *decoder) readChannel(k jsontext.Kind) {
 	case string(ChannelWebhook):
 		d.msg.Channel = ChannelWebhook
 	default:
-		d.channel = "unknown channel " + strconv.Quote(string(s)) + ` (want "email" or "webhook")`
+		d.channel = "unknown channel " + strconv.Quote(logSafe(string(s))) + ` (want "email" or "webhook")`
 	}
 }
 
@@ -774,7 +783,7 @@ func otherChannel(ch Channel) string {
 func (v *validator) names(prefix string, names []string, msg string) {
 	slices.Sort(names)
 	for _, n := range names {
-		v.problems = append(v.problems, Problem{Field: join(prefix, n), Message: msg})
+		v.problems = append(v.problems, nameProblem(prefix, n, msg))
 	}
 }
 

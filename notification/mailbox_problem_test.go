@@ -31,3 +31,32 @@ func TestMailboxProblemDoesNotQuoteTheAddress(t *testing.T) {
 		require.False(t, strings.Contains(err.Error(), "bob"), "the problem quotes the address: %v", err)
 	}
 }
+
+// TestInvalidErrorTextHoldsNoAddress: the text of an InvalidError is
+// logged and kept in the dead letter's reason, so an address wherever a
+// producer put one (a member name in the payload, an unknown member, a
+// header name, the channel) is written "<address>" there; the Problem's
+// Field keeps the exact path for the producer.
+func TestInvalidErrorTextHoldsNoAddress(t *testing.T) {
+	t.Parallel()
+	const addr = "jana.novak@mail.example.org"
+	webhook := func(members string) string {
+		return `{"version":1,"id":"n-2","channel":"webhook","webhook":{"url":"https://hooks.example.com/x","event_type":"e"` + members + `}}`
+	}
+	for _, c := range []struct{ body, field string }{
+		{webhook(`,"payload":{"users":{"` + addr + `":1,"` + addr + `":2}}`), "webhook.payload.users." + addr},
+		{webhook(`,"payload":{},"` + addr + `":1`), "webhook." + addr},
+		{webhook(`,"payload":{},"headers":{"` + addr + `":"x"}`), "webhook.headers." + addr},
+		{`{"version":1,"id":"n","channel":"` + addr + `"}`, "channel"},
+		{`{"version":1,"id":"n","channel":"email","email":{"to":["b@example.org"],"subject":"s","text":"t","tags":{"` + addr + `":"v"}}}`, "email.tags." + addr},
+	} {
+		_, err := notification.Parse([]byte(c.body))
+		require.Error(t, err)
+		require.NotContains(t, err.Error(), addr)
+		require.NotContains(t, err.Error(), "jana.novak")
+		require.Contains(t, err.Error(), "<address>")
+		var inv *notification.InvalidError
+		require.ErrorAs(t, err, &inv)
+		require.Equal(t, c.field, inv.Problems[0].Field)
+	}
+}
