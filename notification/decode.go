@@ -31,7 +31,8 @@ import (
 // names are matched exactly: "ID" is not "id" (encoding/json would match it
 // case-insensitively).
 //
-// Invalid UTF-8 in a string is read as U+FFFD, as encoding/json does.
+// Invalid UTF-8 in a string is read as U+FFFD, as encoding/json does, also
+// in the payload and template data kept as raw JSON.
 
 // decodeOptions are the tokenizer's options: duplicate names are errors (the
 // default), invalid UTF-8 is replaced, not rejected.
@@ -378,13 +379,34 @@ func (d *decoder) stringMap(field string, k jsontext.Kind, nulls *[]string) map[
 	return m
 }
 
-// raw reads any value, copied.
+// raw reads any value, copied, its invalid UTF-8 replaced.
 func (d *decoder) raw() json.RawMessage {
 	v := d.value()
 	if v == nil {
 		return nil
 	}
+	if !utf8.Valid(v) {
+		return validUTF8(v)
+	}
 	return json.RawMessage(bytes.Clone(v))
+}
+
+// validUTF8 returns v with each byte that is not part of a valid UTF-8
+// sequence replaced by U+FFFD, as encoding/json reads a string: the payload
+// and template data herald passes on are UTF-8 JSON (RFC 8259 §8.1). The
+// tokenizer has checked v's syntax, so such bytes are inside strings.
+func validUTF8(v []byte) json.RawMessage {
+	out := make([]byte, 0, len(v)+8)
+	for len(v) > 0 {
+		r, size := utf8.DecodeRune(v)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, v[:size]...)
+		}
+		v = v[size:]
+	}
+	return out
 }
 
 // note notes a member of obj whose value is null or whose name the contract
