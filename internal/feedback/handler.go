@@ -149,7 +149,7 @@ func (h *Handler) unreadable(ctx context.Context, ev events.EventBridgeEvent, at
 
 // notificationID returns the "id" member decoded from the IDTag tag, or,
 // when the tag's value is not one herald writes, the value as "id_tag"
-// (the tag alphabet holds no address). An email without the tag (not sent
+// (scrubbed of addresses, which a malformed event may carry). An email without the tag (not sent
 // by herald) gets neither.
 func notificationID(tags map[string][]string) []slog.Attr {
 	v := first(tags[email.IDTag])
@@ -158,7 +158,7 @@ func notificationID(tags map[string][]string) []slog.Attr {
 	}
 	id, err := email.ParseIDTagValue(v)
 	if err != nil {
-		return []slog.Attr{slog.String("id_tag", delivery.Truncate(v, 256))}
+		return []slog.Attr{slog.String("id_tag", delivery.Truncate(scrub(v), 256))}
 	}
 	return []slog.Attr{slog.String("id", id)}
 }

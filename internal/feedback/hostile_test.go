@@ -82,6 +82,12 @@ func TestAddressesInOddFieldsAreScrubbed(t *testing.T) {
 			d["mail"].(map[string]any)["tags"].(map[string]any)["ses:configuration-set"] = []any{addr}
 		}},
 		{"rendering-failure.json", func(d map[string]any) { d["failure"].(map[string]any)["templateName"] = addr }},
+		{"send.json", func(d map[string]any) {
+			d["mail"].(map[string]any)["tags"].(map[string]any)["herald-id"] = []any{addr}
+		}},
+		{"bounce.json", func(d map[string]any) {
+			d["bounce"].(map[string]any)["bouncedRecipients"] = []any{map[string]any{"emailAddress": "x@bounce.example\n" + addr}}
+		}},
 	} {
 		b := setup(t)
 		ev := load(t, c.file)
