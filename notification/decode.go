@@ -31,7 +31,8 @@ import (
 // names are matched exactly: "ID" is not "id" (encoding/json would match it
 // case-insensitively).
 //
-// Invalid UTF-8 in a string is read as U+FFFD, as encoding/json does.
+// Invalid UTF-8 in a string is read as U+FFFD, as encoding/json does, also
+// in the payload and template data kept as raw JSON.
 
 // decodeOptions are the tokenizer's options: duplicate names are errors (the
 // default), invalid UTF-8 is replaced, not rejected.
@@ -166,22 +167,29 @@ func tokenizerProblem(body []byte, err error) Problem {
 	}
 	var serr *jsontext.SyntacticError
 	if errors.As(err, &serr) && errors.Is(serr.Err, jsontext.ErrDuplicateName) {
-		return Problem{Field: fieldPath(body, serr.JSONPointer), Message: msgDuplicateName}
+		field, logField := fieldPath(body, serr.JSONPointer)
+		p := Problem{Field: field, Message: msgDuplicateName}
+		if logField != field {
+			p.logField = logField
+		}
+		return p
 	}
 	return Problem{Message: "invalid JSON: " + err.Error()}
 }
 
 // fieldPath turns the JSON Pointer (RFC 6901) of a value in body into the
 // dotted path of [Problem.Field]: member names joined by ".", array
-// elements as "[i]".
-func fieldPath(body []byte, ptr jsontext.Pointer) string {
+// elements as "[i]"; and the same path for logs, names that hold an "@"
+// written "<address>" (logSafe).
+func fieldPath(body []byte, ptr jsontext.Pointer) (field, logField string) {
 	var node any
 	_ = json.Unmarshal(body, &node) // a valid body: only its shape is needed
-	var b strings.Builder
+	var b, l strings.Builder
 	for tok := range ptr.Tokens() {
 		switch n := node.(type) {
 		case []any:
 			b.WriteString("[" + tok + "]")
+			l.WriteString("[" + tok + "]")
 			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n) {
 				node = n[i]
 			}
@@ -193,10 +201,12 @@ func fieldPath(body []byte, ptr jsontext.Pointer) string {
 		}
 		if b.Len() > 0 {
 			b.WriteByte('.')
+			l.WriteByte('.')
 		}
 		b.WriteString(tok)
+		l.WriteString(logSafe(tok))
 	}
-	return b.String()
+	return b.String(), l.String()
 }
 
 // fail keeps the first tokenizer error.
@@ -369,13 +379,34 @@ func (d *decoder) stringMap(field string, k jsontext.Kind, nulls *[]string) map[
 	return m
 }
 
-// raw reads any value, copied.
+// raw reads any value, copied, its invalid UTF-8 replaced.
 func (d *decoder) raw() json.RawMessage {
 	v := d.value()
 	if v == nil {
 		return nil
 	}
+	if !utf8.Valid(v) {
+		return validUTF8(v)
+	}
 	return json.RawMessage(bytes.Clone(v))
+}
+
+// validUTF8 returns v with each byte that is not part of a valid UTF-8
+// sequence replaced by U+FFFD, as encoding/json reads a string: the payload
+// and template data herald passes on are UTF-8 JSON (RFC 8259 §8.1). The
+// tokenizer has checked v's syntax, so such bytes are inside strings.
+func validUTF8(v []byte) json.RawMessage {
+	out := make([]byte, 0, len(v)+8)
+	for len(v) > 0 {
+		r, size := utf8.DecodeRune(v)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, v[:size]...)
+		}
+		v = v[size:]
+	}
+	return out
 }
 
 // note notes a member of obj whose value is null or whose name the contract
@@ -522,7 +553,7 @@ func (d *decoder) readChannel(k jsontext.Kind) {
 	case string(ChannelWebhook):
 		d.msg.Channel = ChannelWebhook
 	default:
-		d.channel = "unknown channel " + strconv.Quote(string(s)) + ` (want "email" or "webhook")`
+		d.channel = "unknown channel " + strconv.Quote(logSafe(string(s))) + ` (want "email" or "webhook")`
 	}
 }
 
@@ -774,7 +805,7 @@ func otherChannel(ch Channel) string {
 func (v *validator) names(prefix string, names []string, msg string) {
 	slices.Sort(names)
 	for _, n := range names {
-		v.problems = append(v.problems, Problem{Field: join(prefix, n), Message: msg})
+		v.problems = append(v.problems, nameProblem(prefix, n, msg))
 	}
 }
 

@@ -76,6 +76,11 @@ var (
 	// takes one-digit hours.
 	rfc3339Pattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
 	eventTypePattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
+	// mailQuoted is a Go-quoted text of two or more characters in a net/mail
+	// error ("expected single address, got %q"): the part of the address
+	// it could not read, which a problem (logged, and kept in the dead
+	// letter's reason) must not repeat.
+	mailQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"|'(?:[^'\\]|\\.){2,}'`)
 )
 
 // Problem is one reason a body is not a valid message.
@@ -85,13 +90,43 @@ type Problem struct {
 	Field string
 	// Message says what is wrong with it.
 	Message string
+	// logField is Field as the problem's text writes it, when it differs:
+	// with every member name that holds an "@" written "<address>".
+	logField string
 }
 
+// String is the problem as "field: message". The text is logged and kept in
+// a dead letter's reason, so a member name of the body that holds an "@" (a
+// payload keyed by email address) is written "<address>" in it; Field keeps
+// the exact path.
 func (p Problem) String() string {
-	if p.Field == "" {
+	field := p.Field
+	if p.logField != "" {
+		field = p.logField
+	}
+	if field == "" {
 		return p.Message
 	}
-	return p.Field + ": " + p.Message
+	return field + ": " + p.Message
+}
+
+// nameProblem is the problem msg of the member name of the object at path
+// prefix.
+func nameProblem(prefix, name, msg string) Problem {
+	p := Problem{Field: join(prefix, name), Message: msg}
+	if logName := logSafe(name); logName != name {
+		p.logField = join(prefix, logName)
+	}
+	return p
+}
+
+// logSafe returns s, a text taken from the body, or "<address>" when it
+// holds an "@": an email address must not reach the logs.
+func logSafe(s string) string {
+	if strings.Contains(s, "@") {
+		return "<address>"
+	}
+	return s
 }
 
 // InvalidError reports why a body is not a valid contract v1 message. A
@@ -242,7 +277,7 @@ func (v *validator) members(field string, m map[string]string, check func(name, 
 	start := len(v.problems)
 	for k, val := range m {
 		if msg := check(k, val); msg != "" {
-			v.problems = append(v.problems, Problem{Field: field + "." + k, Message: msg})
+			v.problems = append(v.problems, nameProblem(field, k, msg))
 		}
 	}
 	slices.SortFunc(v.problems[start:], func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
@@ -256,7 +291,7 @@ func (v *validator) mailbox(field string, i int, s string) {
 	} else if hiddenPattern.MatchString(s) {
 		msg = "must not contain control or invisible formatting characters"
 	} else if _, err := mail.ParseAddress(s); err != nil {
-		msg = "not an RFC 5322 mailbox: " + err.Error()
+		msg = "not an RFC 5322 mailbox: " + mailQuoted.ReplaceAllString(err.Error(), `"…"`)
 	} else {
 		return
 	}

@@ -152,6 +152,9 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		r.problem("HERALD_WEBHOOK_SECRET", "required, or HERALD_WEBHOOK_SECRET_ARN instead")
 	case d.WebhookSecret != "" && d.WebhookSecretARN != "":
 		r.problem("HERALD_WEBHOOK_SECRET", "set together with HERALD_WEBHOOK_SECRET_ARN; set only one")
+	case strings.Contains(d.WebhookSecretARN, webhook.SecretPrefix):
+		// The secret itself: a setup error is logged, so it is not quoted.
+		r.problem("HERALD_WEBHOOK_SECRET_ARN", "holds a secret ("+webhook.SecretPrefix+"…), not its ARN: give the secret as HERALD_WEBHOOK_SECRET, or store it in Secrets Manager and give its ARN here")
 	case d.WebhookSecretARN != "" && !strings.HasPrefix(d.WebhookSecretARN, "arn:"):
 		r.problem("HERALD_WEBHOOK_SECRET_ARN", fmt.Sprintf("%q: want a Secrets Manager secret ARN (arn:aws:secretsmanager:…)", d.WebhookSecretARN))
 	}

@@ -5,19 +5,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/heraldhq/herald/internal/delivery"
 )
 
 // statusPattern is an SMTP enhanced status code (RFC 3463 section 2:
 // class.subject.detail).
 var statusPattern = regexp.MustCompile(`^[245]\.[0-9]{1,3}\.[0-9]{1,3}$`)
 
-// addressPattern finds anything shaped like an email address in free text.
-var addressPattern = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@[^\s<>()\[\]"',;:@]+`)
-
 // scrub replaces every address-shaped part of s with "<address>".
-func scrub(s string) string {
-	return addressPattern.ReplaceAllString(s, "<address>")
-}
+func scrub(s string) string { return delivery.ScrubAddresses(s) }
 
 // Domains returns the domains of addrs (each "local@domain", optionally with
 // a display name: "Jana <jana@example.org>"), lower case, sorted and each

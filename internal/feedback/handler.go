@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -22,7 +23,8 @@ type Config struct {
 	// Logger receives one line per event; it must write JSON
 	// (slog.JSONHandler) for the metrics to be extracted. Required.
 	Logger *slog.Logger
-	// Now is the clock of the metrics' timestamp when an event has no time.
+	// Now is the clock of the metrics' timestamp when an event has no time,
+	// or one outside the window CloudWatch extracts EMF metrics in.
 	// Defaults to time.Now.
 	Now func() time.Time
 }
@@ -48,10 +50,7 @@ func New(cfg Config) (*Handler, error) {
 // "email_event_unreadable", with metric [MetricEmailEventsUnreadable], and
 // not retried, as it would fail the same way again.
 func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
-	at := ev.Time
-	if at.IsZero() {
-		at = h.cfg.Now()
-	}
+	at := metricTime(ev.Time, h.cfg.Now())
 	if ev.Source != SourceSES {
 		h.unreadable(ctx, ev, at, "source is not "+SourceSES)
 		return nil
@@ -75,9 +74,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	attrs := make([]slog.Attr, 0, 20)
 	attrs = append(attrs, notificationID(e.Mail.Tags)...)
-	attrs = append(attrs, slog.String("ses_message_id", e.Mail.MessageID))
+	attrs = append(attrs, slog.String("ses_message_id", scrub(e.Mail.MessageID)))
 	if cs := first(e.Mail.Tags["ses:configuration-set"]); cs != "" {
-		attrs = append(attrs, slog.String("configuration_set", cs))
+		attrs = append(attrs, slog.String("configuration_set", scrub(cs)))
 	}
 	var recipients []string
 	eventTime := e.Mail.Timestamp
@@ -87,18 +86,18 @@ func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	case e.Bounce != nil:
 		b := e.Bounce
 		recipients, eventTime = addresses(b.BouncedRecipients), b.Timestamp
-		dims = append(dims, metrics.Dimension{Name: DimBounceType, Value: b.BounceType})
+		dims = append(dims, metrics.Dimension{Name: DimBounceType, Value: bounceType(b.BounceType)})
 		sets = append(sets, []string{DimEventType, DimBounceType})
-		attrs = append(attrs, slog.String("bounce_sub_type", b.BounceSubType))
+		attrs = append(attrs, slog.String("bounce_sub_type", scrub(b.BounceSubType)))
 		attrs = appendStatuses(attrs, b.BouncedRecipients)
 	case e.Complaint != nil:
 		c := e.Complaint
 		recipients, eventTime = addresses(c.ComplainedRecipients), c.Timestamp
 		if c.ComplaintFeedbackType != "" {
-			attrs = append(attrs, slog.String("complaint_feedback_type", c.ComplaintFeedbackType))
+			attrs = append(attrs, slog.String("complaint_feedback_type", scrub(c.ComplaintFeedbackType)))
 		}
 		if c.ComplaintSubType != "" {
-			attrs = append(attrs, slog.String("complaint_sub_type", c.ComplaintSubType))
+			attrs = append(attrs, slog.String("complaint_sub_type", scrub(c.ComplaintSubType)))
 		}
 	case e.Delivery != nil:
 		d := e.Delivery
@@ -107,13 +106,13 @@ func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	case e.DeliveryDelay != nil:
 		d := e.DeliveryDelay
 		recipients, eventTime = addresses(d.DelayedRecipients), d.Timestamp
-		attrs = append(attrs, slog.String("delay_type", d.DelayType), slog.Time("expiration_time", d.ExpirationTime))
+		attrs = append(attrs, slog.String("delay_type", scrub(d.DelayType)), slog.Time("expiration_time", d.ExpirationTime))
 		attrs = appendStatuses(attrs, d.DelayedRecipients)
 	case e.Reject != nil:
 		attrs = append(attrs, slog.String("reject_reason", delivery.Truncate(scrub(e.Reject.Reason), maxErrorText)))
 	case e.Failure != nil:
 		attrs = append(attrs,
-			slog.String("template", e.Failure.TemplateName),
+			slog.String("template", scrub(e.Failure.TemplateName)),
 			slog.String("error", delivery.Truncate(scrub(e.Failure.ErrorMessage), maxErrorText)))
 	}
 	if len(recipients) == 0 {
@@ -150,7 +149,7 @@ func (h *Handler) unreadable(ctx context.Context, ev events.EventBridgeEvent, at
 
 // notificationID returns the "id" member decoded from the IDTag tag, or,
 // when the tag's value is not one herald writes, the value as "id_tag"
-// (the tag alphabet holds no address). An email without the tag (not sent
+// (scrubbed of addresses, which a malformed event may carry). An email without the tag (not sent
 // by herald) gets neither.
 func notificationID(tags map[string][]string) []slog.Attr {
 	v := first(tags[email.IDTag])
@@ -159,9 +158,37 @@ func notificationID(tags map[string][]string) []slog.Attr {
 	}
 	id, err := email.ParseIDTagValue(v)
 	if err != nil {
-		return []slog.Attr{slog.String("id_tag", delivery.Truncate(v, 256))}
+		return []slog.Attr{slog.String("id_tag", delivery.Truncate(scrub(v), 256))}
 	}
 	return []slog.Attr{slog.String("id", id)}
+}
+
+// bounceTypePattern is the shape of SES's bounce types ("Permanent",
+// "Transient", "Undetermined"): a class, fit for a metric dimension.
+var bounceTypePattern = regexp.MustCompile(`^[A-Za-z]{1,64}$`)
+
+// otherBounceType is the bounce_type dimension of a bounceType that is not
+// shaped like SES's: a dimension value must be a bounded class of 1–1024
+// ASCII characters (metrics.MaxDimensionValueLength), never free text.
+const otherBounceType = "other"
+
+func bounceType(t string) string {
+	if bounceTypePattern.MatchString(t) {
+		return t
+	}
+	return otherBounceType
+}
+
+// metricTime is the metrics' timestamp of an event at eventTime: eventTime,
+// or now when it is zero or outside the window in which CloudWatch extracts
+// EMF metrics (metrics.MaxTimestampPast before now to
+// metrics.MaxTimestampFuture after), as for an event replayed from an
+// EventBridge archive.
+func metricTime(eventTime, now time.Time) time.Time {
+	if eventTime.IsZero() || eventTime.Before(now.Add(-metrics.MaxTimestampPast)) || eventTime.After(now.Add(metrics.MaxTimestampFuture)) {
+		return now
+	}
+	return eventTime
 }
 
 func first(v []string) string {

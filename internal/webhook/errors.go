@@ -331,14 +331,18 @@ func (t target) scrub(s string) string {
 		}
 	}
 	parts = append(parts, u.RawQuery, u.Query().Encode(), u.Fragment, u.Opaque, u.EscapedPath(), u.Path)
-	// Echoes come in pieces too: each path segment and query value.
-	parts = append(parts, strings.Split(u.Path, "/")...)
+	// Echoes come in pieces too, and encoded as the headers' credentials
+	// are: each path segment and query value, either of which can be the
+	// URL's secret.
 	parts = append(parts, strings.Split(u.EscapedPath(), "/")...)
+	for _, seg := range strings.Split(u.Path, "/") {
+		parts = append(parts, credentialForms(seg)...)
+	}
 	for _, kv := range strings.Split(u.RawQuery, "&") {
 		_, v, _ := strings.Cut(kv, "=")
 		parts = append(parts, v)
 		if dv, err := url.QueryUnescape(v); err == nil {
-			parts = append(parts, dv)
+			parts = append(parts, credentialForms(dv)...)
 		}
 	}
 	for _, c := range t.sent {

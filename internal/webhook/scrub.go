@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // minRedacted is the shortest text scrubbed: shorter ones would mangle the
@@ -47,7 +50,8 @@ func sentCredentials(u *url.URL, headers map[string]string, signature string) []
 // and URL alphabets, padded and not, and the part of its encoding at each
 // of the three alignments it can have inside a longer base64 text); percent-
 // encoded (query and path escaping, upper- and lower-case hexadecimal);
-// JSON-escaped (with and without HTML escaping); HTML-escaped; hexadecimal.
+// JSON-escaped (with and without HTML escaping, and as PHP and Python write
+// JSON: "/" as "\/", non-ASCII as \u escapes); HTML-escaped; hexadecimal.
 func credentialForms(c string) []string {
 	if len(c) < minRedacted {
 		return nil
@@ -71,8 +75,30 @@ func credentialForms(c string) []string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(c)
-	forms = append(forms, strings.TrimSuffix(strings.TrimSuffix(buf.String(), "\n"), `"`)[1:])
+	plain := strings.TrimSuffix(strings.TrimSuffix(buf.String(), "\n"), `"`)[1:]
+	forms = append(forms, plain)
+	// PHP's json_encode writes "/" as "\/" by default; it and Python's
+	// json.dumps write every character beyond ASCII as \u escapes.
+	ascii := asciiEscapes(plain)
+	forms = append(forms, ascii, strings.ReplaceAll(plain, "/", `\/`), strings.ReplaceAll(ascii, "/", `\/`))
 	return forms
+}
+
+// asciiEscapes rewrites the characters of s beyond ASCII as JSON \u escapes
+// (RFC 8259 §7: UTF-16, surrogate pairs beyond the BMP), in lower-case
+// hexadecimal as PHP and Python write them.
+func asciiEscapes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
+		}
+	}
+	return b.String()
 }
 
 // base64Inner returns the characters of the base64 encoding of c that

@@ -260,7 +260,9 @@ func sign(keys [][]byte, id string, at time.Time, body []byte) string {
 // host names too; this one makes a literal address fail fast, and fails the
 // unusual spellings of IPv4 addresses (2130706433, 0x7f.1) that Go's
 // resolver does not read as addresses (it would look them up in DNS), so
-// that their outcome does not depend on the resolver.
+// that their outcome does not depend on the resolver. A host that the IDNA
+// mapping turns into an address is judged as that address, and is not in
+// the standard form either.
 func (s *Sender) checkHost(t target, host string) error {
 	addr, canonical, ok := hostAddr(host)
 	if !ok {
@@ -268,11 +270,16 @@ func (s *Sender) checkHost(t target, host string) error {
 		if err != nil {
 			return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
 		}
-		var blocked *BlockedError
-		if errors.As(checkHostName(name), &blocked) {
-			return t.blocked(blocked)
+		// IDNA maps full-width digits and full stops to ASCII, as net/http
+		// does before dialling: "１２７．０．０．１" is 127.0.0.1, never a name.
+		if addr, _, ok = hostAddr(name); !ok {
+			var blocked *BlockedError
+			if errors.As(checkHostName(name), &blocked) {
+				return t.blocked(blocked)
+			}
+			return nil
 		}
-		return nil
+		canonical = false
 	}
 	var blocked *BlockedError
 	if errors.As(CheckDestination(addr, s.guard.allow), &blocked) {
