@@ -25,7 +25,9 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	t.Parallel()
 	var ticks atomic.Int64
 	clock := func() time.Time { return now.Add(time.Duration(ticks.Add(1)) * 250 * time.Millisecond) }
-	b := setup(t, func(c *processor.Config) { c.Now = clock })
+	// One record at a time, so that no other record's clock reading falls
+	// between a send's start and end.
+	b := setup(t, func(c *processor.Config) { c.Now, c.Concurrency = clock, 1 })
 
 	sent := now.Add(-90 * time.Second)
 	delivered := rec("m-ok", `{"version":1,"id":"ok-1","channel":"webhook","created_at":"`+now.Add(-10*time.Minute).Format(time.RFC3339)+`","webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{}}}`, 3)
