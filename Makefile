@@ -70,6 +70,10 @@ sam-build: ## sam build (arm64 bootstraps in .aws-sam/build)
 deploy: sam-build ## sam deploy with samconfig.toml (add ARGS="--guided" the first time)
 	$(SAM) deploy $(ARGS)
 
+.PHONY: deploy-local
+deploy-local: local-up ## sam build + sam deploy of template.yaml into the local stack (docs/deploy.md)
+	scripts/deploy-local.sh
+
 .PHONY: local-up
 local-up: ## Start and provision the local stack (stays up until make local-down)
 	scripts/local-up.sh

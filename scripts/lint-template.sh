@@ -17,43 +17,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 template="${1:-template.yaml}"
-venv=".venv/tools"
-requirements="tools/requirements.txt"
-python="${PYTHON:-python3}"
-
-log() { printf '==> %s\n' "$*" >&2; }
-
-# --- venv -------------------------------------------------------------------
-if [[ ! -x "$venv/bin/python" ]]; then
-  log "creating $venv"
-  "$python" -m venv "$venv"
-fi
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-  log "installing $requirements into $venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  printf '%s\n' "$want" >"$stamp"
-fi
-
-# --- keep SAM CLI and boto offline --------------------------------------------
-export SAM_CLI_TELEMETRY=0
-# SAM CLI asks PyPI for a newer version once a week and has no switch for it.
-# Give it its own config dir (SAM's documented-in-code override) whose last
-# check lies in the future, so it never checks.
-export __SAM_CLI_APP_DIR="$root/$venv/sam-cli-home"
-if [[ ! -f "$__SAM_CLI_APP_DIR/metadata.json" ]]; then
-  mkdir -p "$__SAM_CLI_APP_DIR"
-  printf '{\n  "lastVersionCheck": 4102444800.0,\n  "telemetryEnabled": false\n}\n' \
-    >"$__SAM_CLI_APP_DIR/metadata.json"
-fi
-# Validation resolves pseudo parameters, so it needs a Region but makes no call.
-export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
-# Never probe the EC2 instance metadata endpoint for credentials.
-export AWS_EC2_METADATA_DISABLED=true
-# Anything that still tries HTTP(S) fails at once on a closed loopback port.
-offline=(env HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
-  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 NO_PROXY= no_proxy=)
+# shellcheck source=scripts/sam-env.sh
+source scripts/sam-env.sh
 
 # --- lint ---------------------------------------------------------------------
 failed=0
