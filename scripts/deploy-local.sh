@@ -52,9 +52,10 @@ log "built ($(elapsed))"
 aws_local=(env -u AWS_PROFILE -u AWS_SESSION_TOKEN -u AWS_DEFAULT_PROFILE
   AWS_ENDPOINT_URL="$endpoint" AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
   AWS_REGION="$region" AWS_DEFAULT_REGION="$region")
+# SAM CLI splits --parameter-overrides at spaces unless the value is quoted: Key="a b".
 # shellcheck disable=SC2206  # HERALD_DEPLOY_PARAMETERS is a word list of Key=Value
-params=(SenderIdentity=example.com "DefaultFromAddress=Herald <noreply@example.com>"
-  "WebhookSigningSecret=$secret" ${HERALD_DEPLOY_PARAMETERS:-})
+params=('SenderIdentity="example.com"' 'DefaultFromAddress="Herald <noreply@example.com>"'
+  "WebhookSigningSecret=\"$secret\"" ${HERALD_DEPLOY_PARAMETERS:-})
 log "sam deploy of stack $stack into LocalStack at $endpoint"
 "${offline[@]}" "${aws_local[@]}" "$venv/bin/sam" deploy \
   --stack-name "$stack" --region "$region" \

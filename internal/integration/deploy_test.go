@@ -255,7 +255,11 @@ func deliverFromDeployedQueue(ctx context.Context, t *testing.T, rie string, sqs
 	require.NoError(t, err)
 	t.Cleanup(fn.Stop)
 
+	// A stack left up by an earlier run may still hold a message that
+	// LocalStack's mapping took and could not hand over.
 	queueURL := d.deliver.Environment.Variables["HERALD_QUEUE_URL"]
+	_, err = sqsc.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(queueURL)})
+	require.NoError(t, err)
 	id := "ntf_deploy_" + randHex(6)
 	subject := "deployed stack " + id
 	var n map[string]any
@@ -518,4 +522,3 @@ func emittedMetrics(t *testing.T) (namespace string, names map[string]bool) {
 	require.NotEmpty(t, namespace, "package internal/metrics declares no Namespace")
 	return namespace, names
 }
-
