@@ -156,8 +156,8 @@ start_localstack() {
   #  SQS_ENDPOINT_STRATEGY=dynamic  queue URLs use the host the client called
   #                         (http://127.0.0.1:4566/queue/<region>/000000000000/<name>).
   #  SQS_DISABLE_CLOUDWATCH_METRICS=1  no SQS metrics in CloudWatch.
-  #  SERVICES               what `make deploy-local` (sam deploy of template.yaml) creates or
-  #                         calls, besides SQS/SES/Secrets Manager for the tests.
+  #  SERVICES               cloudformation, iam, sts, logs, events, cloudwatch, sns, kms: what
+  #                         `make deploy-local` (sam deploy of template.yaml) creates or calls.
   #  LAMBDA_RUNTIME_EXECUTOR=herald-no-docker  LocalStack runs Lambda functions in Docker only;
   #                         this plugin (localstack/lambda-executor) lets functions be created
   #                         without Docker and fails their invocations (docs/deploy.md).
