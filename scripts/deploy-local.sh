@@ -10,6 +10,8 @@
 #     credentials are LocalStack's test/test and no real account is reached.
 #   * The functions are created but never run: host-mode LocalStack runs Lambda functions in
 #     Docker only (LAMBDA_RUNTIME_EXECUTOR=herald-no-docker, localstack/lambda-executor).
+#   * SES configuration sets and event destinations, CloudWatch dashboards and Logs Insights
+#     query definitions are recorded as created but not built (LocalStack has no support).
 #   * LocalStack applies some stack updates only partly: deploy a changed template as a new
 #     stack (HERALD_STACK_NAME) or into a restarted local stack to see what it builds.
 #   * The webhook signing secret is made once per local stack and kept in
