@@ -62,13 +62,20 @@ build: ## Build the Lambda bootstraps (linux/arm64) into bin/<function>/bootstra
 	$(GO_BUILD_LAMBDA) -o bin/feedback/bootstrap ./functions/feedback
 
 .PHONY: sam-build
-sam-build: ## sam build (arm64 bootstraps in .aws-sam/build)
-	scripts/lint-template.sh >/dev/null
-	$(SAM) build
+sam-build: ## sam build (arm64 bootstraps in .aws-sam/build), SAM set up as for make lint
+	scripts/sam.sh build
 
 .PHONY: deploy
 deploy: sam-build ## sam deploy with samconfig.toml (add ARGS="--guided" the first time)
-	$(SAM) deploy $(ARGS)
+	scripts/sam.sh deploy $(ARGS)
+
+.PHONY: run
+run: ## Local stack up (stays up), then herald run against it; send from another terminal
+	scripts/run-local.sh $(ARGS)
+
+.PHONY: herald
+herald: ## Build the herald command into bin/herald
+	$(GO) build -o bin/herald ./cmd/herald
 
 .PHONY: deploy-local
 deploy-local: local-up ## sam build + sam deploy of template.yaml into the local stack (docs/deploy.md)

@@ -23,10 +23,13 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-root="$ROOT"
-cd "$root"
-# shellcheck source=scripts/sam-env.sh
-source scripts/sam-env.sh
+cd "$ROOT"
+# SAM CLI as `make deploy` runs it (scripts/sam.sh: .venv/tools, scripts/sam-env.sh settings),
+# and, as for `make lint`, any HTTP(S) but to the local stack fails at once on a closed port.
+sam=(env HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
+  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9
+  NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+  AWS_EC2_METADATA_DISABLED=true "$ROOT/scripts/sam.sh")
 
 stack="${HERALD_STACK_NAME:-herald-local}"
 region="${AWS_REGION:-us-east-1}"
@@ -51,7 +54,7 @@ go mod download
 log "sam build"
 # --no-cached: SAM's build cache hashes all of CodeUri (".", .venv/ included: ~45 s here);
 # the Go build cache already makes an unchanged rebuild take seconds.
-"${offline[@]}" "$venv/bin/sam" build --no-cached
+"${sam[@]}" build --no-cached
 log "built ($(elapsed))"
 
 # Everything the stack talks to is LocalStack on 127.0.0.1; never a real account.
@@ -63,9 +66,9 @@ aws_local=(env -u AWS_PROFILE -u AWS_SESSION_TOKEN -u AWS_DEFAULT_PROFILE
 params=('SenderIdentity="example.com"' 'DefaultFromAddress="Herald <noreply@example.com>"'
   "WebhookSigningSecret=\"$secret\"" ${HERALD_DEPLOY_PARAMETERS:-})
 log "sam deploy of stack $stack into LocalStack at $endpoint"
-"${offline[@]}" "${aws_local[@]}" "$venv/bin/sam" deploy \
+"${aws_local[@]}" "${sam[@]}" deploy \
   --stack-name "$stack" --region "$region" \
   --no-confirm-changeset --no-fail-on-empty-changeset \
   --parameter-overrides "${params[@]}"
 log "deployed stack $stack in $(elapsed)"
-"${offline[@]}" "${aws_local[@]}" "$venv/bin/sam" list stack-outputs --stack-name "$stack" --region "$region"
+"${aws_local[@]}" "${sam[@]}" list stack-outputs --stack-name "$stack" --region "$region"

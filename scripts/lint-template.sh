@@ -17,8 +17,33 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 template="${1:-template.yaml}"
+venv=".venv/tools"
+requirements="tools/requirements.txt"
+python="${PYTHON:-python3}"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# --- venv -------------------------------------------------------------------
+if [[ ! -x "$venv/bin/python" ]]; then
+  log "creating $venv"
+  "$python" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+  log "installing $requirements into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  printf '%s\n' "$want" >"$stamp"
+fi
+
+# --- keep SAM CLI and boto offline --------------------------------------------
 # shellcheck source=scripts/sam-env.sh
-source scripts/sam-env.sh
+source "$root/scripts/sam-env.sh"
+# Validation resolves pseudo parameters, so it needs a Region but makes no call.
+export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
+# Anything that still tries HTTP(S) fails at once on a closed loopback port.
+offline=(env HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
+  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 NO_PROXY= no_proxy=)
 
 # --- lint ---------------------------------------------------------------------
 failed=0

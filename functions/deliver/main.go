@@ -67,10 +67,11 @@ func run(ctx context.Context, awsCfg aws.Config) (any, error) {
 		return nil, err
 	}
 	// A queue that disagrees with the settings (redrive maxReceiveCount,
-	// retention, FIFO) is a setup error (HERALD_CHECK_QUEUES). Lambda does
-	// not tell a function its timeout before an invocation, so the 6 ×
-	// timeout visibility rule is left to the template's mapping.
-	if err := app.CheckQueues(ctx, cfg, awsCfg, 0); err != nil {
+	// retention, FIFO, visibility timeout, message sizes) fails the cold
+	// start (HERALD_CHECK_QUEUES). Lambda does not tell a function its
+	// timeout before an invocation: the template passes it in
+	// HERALD_FUNCTION_TIMEOUT_SECONDS.
+	if err := app.CheckQueues(ctx, cfg, awsCfg, cfg.FunctionTimeout); err != nil {
 		return nil, err
 	}
 	return p.Handle, nil

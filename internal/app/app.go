@@ -83,6 +83,8 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 		TLSClientConfig: opts.WebhookTLS,
 		AllowCIDRs:      cfg.WebhookAllowCIDRs,
 		AllowHTTP:       cfg.WebhookAllowHTTP,
+		SecretScope:     cfg.WebhookSecretScope,
+		StopStatuses:    cfg.WebhookStopStatuses,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)

@@ -25,5 +25,6 @@ func CheckQueues(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, fun
 		MaxReceiveCount:    cfg.MaxReceiveCount,
 		Backoff:            cfg.Backoff(),
 		FunctionTimeout:    functionTimeout,
+		BatchingWindow:     cfg.BatchingWindow,
 	})
 }

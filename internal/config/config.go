@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // Deliver is the configuration of the deliver function.
@@ -69,6 +70,29 @@ type Deliver struct {
 	// to start on a disagreement (HERALD_CHECK_QUEUES, true or false; see
 	// docs/reliability.md). Defaults to true.
 	CheckQueues bool
+	// WebhookStopStatuses are response statuses, besides 410 Gone, that
+	// dead-letter a webhook at once instead of retrying it
+	// (HERALD_WEBHOOK_STOP_STATUSES, comma-separated, each 300–599, such as
+	// "404,301"; docs/delivery.md). Defaults to none: every other non-2xx
+	// status is retried, as the Standard Webhooks specification advises.
+	WebhookStopStatuses []int
+	// WebhookSecretScope is "destination" (each webhook origin gets its own
+	// key, derived with HKDF from each signing secret: `herald secret
+	// derive URL` prints it) or "shared" (every receiver installs the
+	// signing secret itself) (HERALD_WEBHOOK_SECRET_SCOPE; docs/security.md).
+	// Defaults to destination: with one shared key any receiver can forge
+	// webhooks that every other receiver accepts.
+	WebhookSecretScope webhook.SecretScope
+	// FunctionTimeout is the deliver function's timeout
+	// (HERALD_FUNCTION_TIMEOUT_SECONDS, 0–900), for the cold-start check
+	// of the queue's visibility timeout; Lambda does not tell a function
+	// its timeout before an invocation. Defaults to 0: not checked.
+	FunctionTimeout time.Duration
+	// BatchingWindow is the event source mapping's
+	// MaximumBatchingWindowInSeconds (HERALD_BATCHING_WINDOW_SECONDS,
+	// 0–300), for the same check: the visibility timeout must be at least
+	// 6 × FunctionTimeout + BatchingWindow. Defaults to 0.
+	BatchingWindow time.Duration
 }
 
 // Backoff returns the retry schedule the settings describe.
@@ -108,6 +132,10 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		WebhookAllowHTTP:      r.boolean("HERALD_WEBHOOK_ALLOW_HTTP", false),
 		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
 		LogLevel:              r.level("HERALD_LOG_LEVEL"),
+		WebhookStopStatuses:   r.statuses("HERALD_WEBHOOK_STOP_STATUSES", webhook.MinStopStatus, webhook.MaxStopStatus),
+		WebhookSecretScope:    webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared))),
+		FunctionTimeout:       time.Duration(r.integer("HERALD_FUNCTION_TIMEOUT_SECONDS", 0, 0, 900)) * time.Second,
+		BatchingWindow:        time.Duration(r.integer("HERALD_BATCHING_WINDOW_SECONDS", 0, 0, 300)) * time.Second,
 	}
 	switch {
 	case d.WebhookSecret == "" && d.WebhookSecretARN == "":
@@ -204,6 +232,40 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// statuses reads a comma-separated list of HTTP status codes, each from lo
+// to hi; empty entries are skipped.
+func (r *reader) statuses(name string, lo, hi int) []int {
+	var out []int
+	for _, s := range strings.Split(r.getenv(name), ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			r.problem(name, fmt.Sprintf("%q: want HTTP status codes from %d to %d, comma-separated (such as 404,301)", s, lo, hi))
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// oneOf reads one of the allowed values, case-insensitively.
+func (r *reader) oneOf(name, def string, allowed ...string) string {
+	s := strings.ToLower(strings.TrimSpace(r.getenv(name)))
+	if s == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	r.problem(name, fmt.Sprintf("%q: want %s", s, strings.Join(allowed, " or ")))
+	return def
 }
 
 func (r *reader) boolean(name string, def bool) bool {

@@ -36,6 +36,7 @@ import (
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -256,6 +257,15 @@ func verifyWithReference(t *testing.T, secret string, h map[string]string, body 
 	pyErr := run(filepath.Join(repoRoot, ".venv", "verify", "bin", "python"), filepath.Join(repoRoot, "localstack", "verify_webhook.py"))
 	require.Equal(t, jsErr == nil, pyErr == nil, "the reference libraries disagree: JavaScript %v, Python %v", jsErr, pyErr)
 	return jsErr
+}
+
+// derivedSecret is the secret the receiver at rawURL installs: the output
+// of `herald secret derive URL` (webhook.DeriveSecret).
+func derivedSecret(t *testing.T, secret, rawURL string) string {
+	t.Helper()
+	s, err := webhook.DeriveSecret(secret, rawURL)
+	require.NoError(t, err)
+	return s
 }
 
 type verifyError struct {

@@ -27,6 +27,9 @@ func (p *Processor) log(ctx context.Context, r *record) {
 		slog.Int("receive_count", r.receiveCount),
 		slog.String("sqs_message_id", r.msg.MessageId),
 	)
+	if r.duplicate != nil {
+		attrs = append(attrs, slog.String("duplicate_of", r.duplicate.msg.MessageId))
+	}
 	if r.outcome == Retry {
 		attrs = append(attrs, slog.Int("delay_seconds", int(r.delay.Seconds())))
 	}

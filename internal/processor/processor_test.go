@@ -357,7 +357,7 @@ func TestNewRejectsIncompleteConfig(t *testing.T) {
 func TestHandleRecoversFromASenderPanic(t *testing.T) {
 	t.Parallel()
 	boom := senderFunc(func(_ context.Context, m *notification.Message) error {
-		if m.ID == "panics" {
+		if hasPrefix(m.ID, "panics") {
 			var nilMap map[string]int
 			nilMap["x"] = 1
 		}
@@ -367,7 +367,7 @@ func TestHandleRecoversFromASenderPanic(t *testing.T) {
 		c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: boom}
 	})
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
-		rec("m1", webhookBody("panics"), 1), rec("m2", webhookBody("ok-2"), 1), rec("m3", webhookBody("panics"), 5),
+		rec("m1", webhookBody("panics-1"), 1), rec("m2", webhookBody("ok-2"), 1), rec("m3", webhookBody("panics-3"), 5),
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"m1"}, failures(resp), "the panicking record is retried, the others are settled")

@@ -28,6 +28,10 @@ type sqsWire struct {
 	// maxSendBytes, when set, makes SendMessage refuse larger requests as
 	// SQS refuses a message over the queue's MaximumMessageSize.
 	maxSendBytes int
+	// maxMessageBytes, when set, makes SendMessage refuse a message whose
+	// body and attributes (names, types, values) exceed it, as SQS counts
+	// against MaximumMessageSize.
+	maxMessageBytes int
 	// failEntry makes ChangeMessageVisibilityBatch report the entries whose
 	// receipt handle it names as failed.
 	failEntry map[string]bool
@@ -57,7 +61,7 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	w.mu.Lock()
 	w.calls[action] = append(w.calls[action], body)
-	failSend, maxSend, failVis := w.failSend, w.maxSendBytes, w.failVisibility
+	failSend, maxSend, failVis, maxMessage := w.failSend, w.maxSendBytes, w.failVisibility, w.maxMessageBytes
 	w.mu.Unlock()
 	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	switch action {
@@ -74,8 +78,21 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(rw, `{"__type":"com.amazonaws.sqs#InvalidParameterValue","message":"One or more parameters are invalid. Reason: Message must be shorter than 262144 bytes."}`)
 			return
 		}
-		var in struct{ MessageBody string }
+		var in struct {
+			MessageBody       string
+			MessageAttributes map[string]struct{ DataType, StringValue string }
+		}
 		_ = json.Unmarshal(body, &in)
+		size := len(in.MessageBody)
+		for name, a := range in.MessageAttributes {
+			size += len(name) + len(a.DataType) + len(a.StringValue)
+		}
+		if maxMessage > 0 && size > maxMessage {
+			rw.Header().Set("x-amzn-query-error", "InvalidParameterValue;Sender")
+			rw.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(rw, `{"__type":"com.amazonaws.sqs#InvalidParameterValue","message":"One or more parameters are invalid. Reason: Message must be shorter than %d bytes."}`, maxMessage)
+			return
+		}
 		sum := md5.Sum([]byte(in.MessageBody))
 		fmt.Fprintf(rw, `{"MessageId":"dlq-%d","MD5OfMessageBody":"%s"}`, len(body), hex.EncodeToString(sum[:]))
 	case "ChangeMessageVisibilityBatch":

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -53,6 +54,19 @@ type Config struct {
 	// only, as the request and its signature then travel in clear text.
 	// Defaults to false: https only.
 	AllowHTTP bool
+	// SecretScope is ScopeDestination (each destination's origin gets its
+	// own key, derived from each secret: [DeriveSecret]) or ScopeShared
+	// (every destination gets the secrets themselves). Defaults to
+	// ScopeDestination, the specification's advice ("Signing keys should be
+	// unique per endpoint"): with one key for all, any receiver can sign
+	// webhooks that every other receiver accepts.
+	SecretScope SecretScope
+	// StopStatuses are response statuses, besides 410 Gone, that end a
+	// webhook's delivery at once: the notification is dead-lettered as
+	// webhook_stop_status instead of retried. Each is 300–599. Defaults to
+	// none: every non-2xx status but 410 is retried ("Delivery success and
+	// failure" in the specification).
+	StopStatuses []int
 }
 
 // Defaults of Config.
@@ -109,7 +123,26 @@ func (c Config) WithDefaults() Config {
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
 	}
+	if c.SecretScope == "" {
+		c.SecretScope = ScopeDestination
+	}
 	return c
+}
+
+// Bounds of Config.StopStatuses: a final response that is not a success.
+const (
+	MinStopStatus = 300
+	MaxStopStatus = 599
+)
+
+// stopStatuses returns the set of statuses that stop a delivery: 410 and
+// extra.
+func stopStatuses(extra []int) map[int]bool {
+	stop := map[int]bool{http.StatusGone: true}
+	for _, c := range extra {
+		stop[c] = true
+	}
+	return stop
 }
 
 // Validate reports every field of c that is out of range, each error naming
@@ -130,6 +163,14 @@ func (c Config) Validate() error {
 	}
 	if !validHeaderValue(c.UserAgent) {
 		errs = append(errs, errors.New("webhook user agent: must not contain control characters"))
+	}
+	if c.SecretScope != ScopeDestination && c.SecretScope != ScopeShared {
+		errs = append(errs, fmt.Errorf("webhook secret scope: %q, want %q or %q", c.SecretScope, ScopeDestination, ScopeShared))
+	}
+	for _, code := range c.StopStatuses {
+		if code < MinStopStatus || code > MaxStopStatus {
+			errs = append(errs, fmt.Errorf("webhook stop statuses: %d, want %d–%d", code, MinStopStatus, MaxStopStatus))
+		}
 	}
 	for _, p := range c.AllowCIDRs {
 		if err := checkAllowPrefix(p); err != nil {

@@ -40,6 +40,8 @@ type Sender struct {
 	userAgent        string
 	guard            *destinationGuard
 	allowHTTP        bool
+	scope            SecretScope
+	stop             map[int]bool // statuses that dead-letter at once, 410 among them
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -95,6 +97,8 @@ func NewSender(cfg Config) (*Sender, error) {
 		maxResponseBytes: cfg.MaxResponseBytes,
 		now:              cfg.Now,
 		userAgent:        cfg.UserAgent,
+		scope:            cfg.SecretScope,
+		stop:             stopStatuses(cfg.StopStatuses),
 	}, nil
 }
 
@@ -131,6 +135,10 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err := t.checkHeaders(w.Headers); err != nil {
 		return err
 	}
+	keys, err := s.keysFor(u)
+	if err != nil {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+	}
 	if !json.Valid(w.Payload) {
 		return delivery.Permanent(delivery.ClassInvalidMessage, t.errorf("the payload is not valid JSON"))
 	}
@@ -139,7 +147,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	}
 
 	at := s.now()
-	body := envelope(w.EventType, at, w.Payload)
+	body := envelope(w.EventType, eventTime(m, at), w.Payload)
 	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, w.URL, bytes.NewReader(body))
@@ -153,7 +161,8 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	req.Header.Set("User-Agent", s.userAgent)
 	req.Header.Set(HeaderID, m.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set(HeaderSignature, s.sign(m.ID, at, body))
+	req.Header.Set(HeaderSignature, sign(keys, m.ID, at, body))
+	t.sent = sentCredentials(u, w.Headers, req.Header.Get(HeaderSignature))
 
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -168,18 +177,51 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	}
 	excerpt := s.drain(resp.Body, resp.StatusCode/100 != 2)
 	resp.Body.Close()
-	return t.statusError(resp, excerpt, at)
+	return t.statusError(resp, excerpt, at, s.stop)
 }
 
-// sign returns the webhook-signature value: one "v1,<signature>" per
-// active secret, space-separated ("Signature scheme" in the specification:
-// a receiver accepts the request when any of them verifies).
-func (s *Sender) sign(id string, at time.Time, body []byte) string {
-	if len(s.keys) == 1 {
-		return Sign(s.keys[0], id, at, body)
+// keysFor returns the keys that sign a request to u: the active secrets'
+// keys, or with ScopeDestination the key each derives for u's origin
+// ([DeriveSecret]).
+func (s *Sender) keysFor(u *url.URL) ([][]byte, error) {
+	if s.scope == ScopeShared {
+		return s.keys, nil
 	}
-	sigs := make([]string, len(s.keys))
+	origin, err := originOf(u)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([][]byte, len(s.keys))
 	for i, k := range s.keys {
+		if keys[i], err = deriveKey(k, origin); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// eventTime is the envelope's timestamp: when the event happened, the same
+// on every attempt ("Payload structure" in the specification: "not
+// necessarily the same of when it was delivered"). It is the message's
+// created_at; the processor sets that, when the producer did not, to the
+// time SQS accepted the message (SentTimestamp). Only a caller that sets
+// neither gets the attempt time at.
+func eventTime(m *notification.Message, at time.Time) time.Time {
+	if m.CreatedAt != nil && !m.CreatedAt.IsZero() {
+		return *m.CreatedAt
+	}
+	return at.Truncate(time.Second) // as signed
+}
+
+// sign returns the webhook-signature value: one "v1,<signature>" per key,
+// space-separated ("Signature scheme" in the specification: a receiver
+// accepts the request when any of them verifies).
+func sign(keys [][]byte, id string, at time.Time, body []byte) string {
+	if len(keys) == 1 {
+		return Sign(keys[0], id, at, body)
+	}
+	sigs := make([]string, len(keys))
+	for i, k := range keys {
 		sigs[i] = Sign(k, id, at, body)
 	}
 	return strings.Join(sigs, " ")
@@ -195,6 +237,14 @@ func (s *Sender) sign(id string, at time.Time, body []byte) string {
 func (s *Sender) checkHost(t target, host string) error {
 	addr, canonical, ok := hostAddr(host)
 	if !ok {
+		name, err := normalizeHost(host)
+		if err != nil {
+			return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+		}
+		var blocked *BlockedError
+		if errors.As(checkHostName(name), &blocked) {
+			return t.blocked(blocked)
+		}
 		return nil
 	}
 	var blocked *BlockedError
@@ -215,16 +265,17 @@ const (
 )
 
 // envelope returns the body {"type":…,"timestamp":…,"data":…}: the event
-// type, the attempt time in RFC 3339 (UTC, whole seconds, as signed) and the
-// payload byte for byte ("Payload structure" in the specification).
+// type, the event time in RFC 3339 (UTC, with its fraction of a second when
+// it has one) and the payload byte for byte ("Payload structure" in the
+// specification).
 func envelope(eventType string, at time.Time, payload json.RawMessage) []byte {
 	typ, _ := json.Marshal(eventType) // a string always marshals
 	payload = bytes.TrimSpace(payload)
-	b := make([]byte, 0, len(`{"type":,"timestamp":"2006-01-02T15:04:05Z","data":}`)+len(typ)+len(payload))
+	b := make([]byte, 0, len(`{"type":,"timestamp":"2006-01-02T15:04:05.999999999Z","data":}`)+len(typ)+len(payload))
 	b = append(b, `{"type":`...)
 	b = append(b, typ...)
 	b = append(b, `,"timestamp":"`...)
-	b = at.UTC().AppendFormat(b, time.RFC3339)
+	b = at.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","data":`...)
 	b = append(b, payload...)
 	return append(b, '}')
