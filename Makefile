@@ -41,9 +41,11 @@ lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 	scripts/lint-template.sh
 
 .PHONY: bench
-bench: ## Benchmarks vs goals, baseline and a Powertools peer (BENCH_QUICK=1: smoke)
+bench: ## Benchmarks vs goals, baseline, Powertools peers (TS, Python async and sequential), Go floor (BENCH_QUICK=1: smoke)
 	scripts/install-rie.sh >/dev/null
 	bench/peer/install.sh >/dev/null
+	bench/peer/install.sh bench/peer-async >/dev/null
+	bench/peer-ts/install.sh
 	scripts/with-local-stack.sh $(GO) run ./bench
 
 FUZZTIME ?= 30s

@@ -19,6 +19,8 @@ import (
 )
 
 func main() {
+	// GOMAXPROCS from the function's memory size (one per 1,769 MB).
+	app.TuneRuntime(os.Getenv)
 	ctx := context.Background()
 	awsCfg, err := app.AWSConfig(ctx)
 	if err != nil {

@@ -78,13 +78,14 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 		return nil, fmt.Errorf("webhook signing secret: %w", err)
 	}
 	hook, err := webhook.NewSender(webhook.Config{
-		Secrets:         secrets,
-		Timeout:         cfg.WebhookTimeout,
-		TLSClientConfig: opts.WebhookTLS,
-		AllowCIDRs:      cfg.WebhookAllowCIDRs,
-		AllowHTTP:       cfg.WebhookAllowHTTP,
-		SecretScope:     cfg.WebhookSecretScope,
-		StopStatuses:    cfg.WebhookStopStatuses,
+		Secrets:                   secrets,
+		Timeout:                   cfg.WebhookTimeout,
+		TLSClientConfig:           opts.WebhookTLS,
+		AllowCIDRs:                cfg.WebhookAllowCIDRs,
+		AllowHTTP:                 cfg.WebhookAllowHTTP,
+		SecretScope:               cfg.WebhookSecretScope,
+		StopStatuses:              cfg.WebhookStopStatuses,
+		MaxInFlightPerDestination: cfg.WebhookMaxInFlightPerDestination,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)

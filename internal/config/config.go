@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
@@ -33,7 +34,8 @@ type Deliver struct {
 	// Lambda invocation can last). Defaults to 21600 s (6 h).
 	BackoffCap time.Duration
 	// Concurrency is how many records of a batch are delivered at once
-	// (HERALD_CONCURRENCY, 1–1000). Defaults to 10.
+	// (HERALD_CONCURRENCY, 1–1000). Defaults to processor.DefaultConcurrency
+	// (100).
 	Concurrency int
 	// EmailDefaultFrom is the sender of emails that name none
 	// (HERALD_EMAIL_DEFAULT_FROM). Optional.
@@ -93,6 +95,12 @@ type Deliver struct {
 	// 0–300), for the same check: the visibility timeout must be at least
 	// 6 × FunctionTimeout + BatchingWindow. Defaults to 0.
 	BatchingWindow time.Duration
+	// WebhookMaxInFlightPerDestination bounds the webhook requests in flight
+	// to one destination (scheme, host and port) at once, whatever
+	// Concurrency is (HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
+	// 1–webhook.MaxMaxInFlightPerDestination). Defaults to
+	// webhook.DefaultMaxInFlightPerDestination (100).
+	WebhookMaxInFlightPerDestination int
 }
 
 // Backoff returns the retry schedule the settings describe.
@@ -122,7 +130,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		MaxReceiveCount:       r.integer("HERALD_MAX_RECEIVE_COUNT", 13, 1, 1000),
 		BackoffBase:           time.Duration(r.integer("HERALD_BACKOFF_BASE_SECONDS", 60, 1, 42300)) * time.Second,
 		BackoffCap:            time.Duration(r.integer("HERALD_BACKOFF_CAP_SECONDS", 21600, 1, 42300)) * time.Second,
-		Concurrency:           r.integer("HERALD_CONCURRENCY", 10, 1, 1000),
+		Concurrency:           r.integer("HERALD_CONCURRENCY", processor.DefaultConcurrency, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
 		WebhookSecret:         strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET")),
@@ -136,6 +144,8 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		WebhookSecretScope:    webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared))),
 		FunctionTimeout:       time.Duration(r.integer("HERALD_FUNCTION_TIMEOUT_SECONDS", 0, 0, 900)) * time.Second,
 		BatchingWindow:        time.Duration(r.integer("HERALD_BATCHING_WINDOW_SECONDS", 0, 0, 300)) * time.Second,
+		WebhookMaxInFlightPerDestination: r.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION",
+			webhook.DefaultMaxInFlightPerDestination, 1, webhook.MaxMaxInFlightPerDestination),
 	}
 	switch {
 	case d.WebhookSecret == "" && d.WebhookSecretARN == "":

@@ -34,6 +34,12 @@ type QueueAPI interface {
 
 var _ QueueAPI = (*sqs.Client)(nil)
 
+// DefaultConcurrency is Config.Concurrency's default: a batch of up to 100
+// records is delivered in one round, at the speed of its slowest delivery.
+// Requests to any one webhook destination are bounded apart from it
+// (webhook.Config.MaxInFlightPerDestination).
+const DefaultConcurrency = 100
+
 // Config configures a Processor.
 type Config struct {
 	// QueueURL is the URL of the queue the records come from. Required.
@@ -46,7 +52,7 @@ type Config struct {
 	// Backoff is the retry schedule. Zero fields take backoff's defaults.
 	Backoff backoff.Policy
 	// Concurrency is how many records of a batch are delivered at once.
-	// Defaults to 10.
+	// Defaults to [DefaultConcurrency].
 	Concurrency int
 	// Reserve is the part of the invocation's remaining time kept for the
 	// visibility changes and dead-letter moves after the deliveries: no
@@ -84,7 +90,7 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	}
 	cfg.Backoff = cfg.Backoff.WithDefaults()
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 10
+		cfg.Concurrency = DefaultConcurrency
 	}
 	if cfg.Reserve <= 0 {
 		cfg.Reserve = 2 * time.Second

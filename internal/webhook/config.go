@@ -67,6 +67,15 @@ type Config struct {
 	// none: every non-2xx status but 410 is retried ("Delivery success and
 	// failure" in the specification).
 	StopStatuses []int
+	// MaxInFlightPerDestination bounds the requests in flight to one
+	// destination (origin: scheme, host and port) across every concurrent
+	// Send of the Sender, whatever the batch's concurrency; further sends to
+	// it wait for a free slot, bounded by their context. The connection pool
+	// keeps this many idle connections per destination, so a warm sender
+	// opens none to a destination it already talks to. Between 1 and
+	// [MaxMaxInFlightPerDestination]. Defaults to
+	// [DefaultMaxInFlightPerDestination].
+	MaxInFlightPerDestination int
 }
 
 // Defaults of Config.
@@ -74,6 +83,12 @@ const (
 	DefaultTimeout          = 15 * time.Second
 	DefaultMaxResponseBytes = 64 << 10
 	DefaultUserAgent        = "herald/1"
+	// DefaultMaxInFlightPerDestination is what HTTP/2 servers commonly
+	// allow on one connection (SETTINGS_MAX_CONCURRENT_STREAMS of 100, the
+	// value RFC 9113 §6.5.2 recommends as the least to allow): a batch of 100
+	// to one receiver goes out at once, over one HTTP/2 connection or 100
+	// HTTP/1.1 ones.
+	DefaultMaxInFlightPerDestination = 100
 )
 
 // Limits of Config and of the signing key.
@@ -81,6 +96,9 @@ const (
 	MinTimeout          = time.Millisecond
 	MaxTimeout          = 15 * time.Minute // the longest Lambda invocation
 	MaxMaxResponseBytes = 16 << 20
+	// MaxMaxInFlightPerDestination is the most requests one Sender sends to
+	// one destination at once.
+	MaxMaxInFlightPerDestination = 1000
 	// MinKeyBytes and MaxKeyBytes bound the decoded secret: "At least 24
 	// bytes (192 bits, 512 maximum)" in the specification's signature table.
 	MinKeyBytes = 24
@@ -125,6 +143,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SecretScope == "" {
 		c.SecretScope = ScopeDestination
+	}
+	if c.MaxInFlightPerDestination == 0 {
+		c.MaxInFlightPerDestination = DefaultMaxInFlightPerDestination
 	}
 	return c
 }
@@ -171,6 +192,9 @@ func (c Config) Validate() error {
 		if code < MinStopStatus || code > MaxStopStatus {
 			errs = append(errs, fmt.Errorf("webhook stop statuses: %d, want %d–%d", code, MinStopStatus, MaxStopStatus))
 		}
+	}
+	if c.MaxInFlightPerDestination < 1 || c.MaxInFlightPerDestination > MaxMaxInFlightPerDestination {
+		errs = append(errs, fmt.Errorf("webhook max in flight per destination: %d, want 1–%d", c.MaxInFlightPerDestination, MaxMaxInFlightPerDestination))
 	}
 	for _, p := range c.AllowCIDRs {
 		if err := checkAllowPrefix(p); err != nil {

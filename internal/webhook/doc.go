@@ -89,6 +89,18 @@
 // followed, so no other hop needs checking. docs/security.md lists the
 // ranges and their sources.
 //
+// # Transport
+//
+// One Sender keeps its connections across calls: build one per process.
+// At most [Config.MaxInFlightPerDestination] requests (default
+// [DefaultMaxInFlightPerDestination]) are in flight to one origin (scheme,
+// host and port) at once, however many Sends run concurrently; the others
+// wait for a free slot, bounded by their context, and their Timeout and
+// signed timestamp start once they have one. The pool keeps as many idle
+// connections per origin, so a warm Sender opens no new connection to a
+// destination it already talks to. HTTP/2 is used when the receiver offers
+// it in ALPN (RFC 9113 §3.2), HTTP/1.1 otherwise.
+//
 // A 429 or 503 response's Retry-After header (RFC 9110 §10.2.3) becomes the
 // TransientError's RetryAfter, at most [MaxRetryAfter].
 //

@@ -42,6 +42,7 @@ type Sender struct {
 	allowHTTP        bool
 	scope            SecretScope
 	stop             map[int]bool // statuses that dead-letter at once, 410 among them
+	perDestination   *originLimiter
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -61,6 +62,12 @@ func NewSender(cfg Config) (*Sender, error) {
 		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
 	}
 	guard := &destinationGuard{allow: slices.Clone(cfg.AllowCIDRs)}
+	// HTTP/1.1 and, when the receiver offers it in ALPN, HTTP/2. With a
+	// custom DialContext or TLSClientConfig net/http speaks HTTP/1.1 only
+	// unless told otherwise: Protocols says so (ForceAttemptHTTP2 too).
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
 	transport := &http.Transport{
 		// Never the environment's proxy (HTTPS_PROXY): the transport must dial
 		// the destination itself for the guard to check its address.
@@ -70,13 +77,18 @@ func NewSender(cfg Config) (*Sender, error) {
 			KeepAlive:      30 * time.Second,
 			ControlContext: guard.control,
 		}).DialContext,
-		TLSClientConfig:        tlsConfig,
-		TLSHandshakeTimeout:    tlsHandshakeTimeout,
-		ResponseHeaderTimeout:  cfg.Timeout,
-		ExpectContinueTimeout:  time.Second,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    16,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		ExpectContinueTimeout: time.Second,
+		Protocols:             protocols,
+		ForceAttemptHTTP2:     true,
+		// Every connection the per-destination limit lets open stays in the
+		// pool, so a warm function opens no new connection to a destination
+		// it talks to; idle ones close after idleConnTimeout. No limit across
+		// hosts (MaxIdleConns 0): the per-host one and the timeout bound it.
+		MaxIdleConns:           0,
+		MaxIdleConnsPerHost:    cfg.MaxInFlightPerDestination,
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 		DisableCompression:     true, // the body is read only for an error excerpt
@@ -99,12 +111,15 @@ func NewSender(cfg Config) (*Sender, error) {
 		userAgent:        cfg.UserAgent,
 		scope:            cfg.SecretScope,
 		stop:             stopStatuses(cfg.StopStatuses),
+		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
 	}, nil
 }
 
 // Send makes one delivery attempt of m, a webhook message, as described in
-// the package documentation. The attempt lasts at most Config.Timeout, or
-// until ctx is done if sooner.
+// the package documentation. It first waits, until ctx is done at the
+// latest, for one of the Config.MaxInFlightPerDestination slots of the URL's
+// destination; the attempt then lasts at most Config.Timeout, or until ctx
+// is done if sooner.
 //
 // It returns nil when the endpoint answered 2xx, else a
 // *delivery.PermanentError or *delivery.TransientError whose Class names the
@@ -135,7 +150,13 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err := t.checkHeaders(w.Headers); err != nil {
 		return err
 	}
-	keys, err := s.keysFor(u)
+	// The origin names the destination for its derived key and its limit
+	// on requests in flight.
+	origin, err := originOf(u)
+	if err != nil {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+	}
+	keys, err := s.keysFor(origin)
 	if err != nil {
 		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
 	}
@@ -145,6 +166,15 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if ctx.Err() != nil {
 		return t.deadline(ctx)
 	}
+	// At most Config.MaxInFlightPerDestination requests to one origin at
+	// once. Waiting for a slot is bounded by ctx alone: the attempt's
+	// Timeout, and its signed timestamp, start once it has one. The slot is
+	// held until the response body is read.
+	release, err := s.perDestination.acquire(ctx, origin)
+	if err != nil {
+		return t.deadline(ctx)
+	}
+	defer release()
 
 	at := s.now()
 	body := envelope(w.EventType, eventTime(m, at), w.Payload)
@@ -183,16 +213,13 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 // keysFor returns the keys that sign a request to u: the active secrets'
 // keys, or with ScopeDestination the key each derives for u's origin
 // ([DeriveSecret]).
-func (s *Sender) keysFor(u *url.URL) ([][]byte, error) {
+func (s *Sender) keysFor(origin string) ([][]byte, error) {
 	if s.scope == ScopeShared {
 		return s.keys, nil
 	}
-	origin, err := originOf(u)
-	if err != nil {
-		return nil, err
-	}
 	keys := make([][]byte, len(s.keys))
 	for i, k := range s.keys {
+		var err error
 		if keys[i], err = deriveKey(k, origin); err != nil {
 			return nil, err
 		}
