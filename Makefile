@@ -79,6 +79,10 @@ run: ## Local stack up (stays up), then herald run against it; send from another
 herald: ## Build the herald command into bin/herald
 	$(GO) build -o bin/herald ./cmd/herald
 
+.PHONY: deploy-local
+deploy-local: local-up ## sam build + sam deploy of template.yaml into the local stack (docs/deploy.md)
+	scripts/deploy-local.sh
+
 .PHONY: local-up
 local-up: ## Start and provision the local stack (stays up until make local-down)
 	scripts/local-up.sh
