@@ -20,8 +20,9 @@ import (
 )
 
 // gatedServer is a TLS receiver that holds each request until n requests
-// are in its handler at once (or 5 s pass, lest a bug hang the test), then
-// answers them all 204. It counts the requests in flight at most and the
+// are in its handler at once (or gateFallback passes: under load one round's
+// last handlers may still be counted when the next round's first request
+// arrives, so the final round can be short), then answers them all 204. It counts the requests in flight at most and the
 // connections it accepted.
 type gatedServer struct {
 	srv         *httptest.Server
@@ -64,7 +65,7 @@ func (g *gatedServer) serve(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	select {
 	case <-gate:
-	case <-time.After(5 * time.Second):
+	case <-time.After(gateFallback):
 	}
 	g.mu.Lock()
 	g.inFlight--
@@ -77,6 +78,13 @@ func (g *gatedServer) max() int {
 	defer g.mu.Unlock()
 	return g.maxInFlight
 }
+
+// gateFallback is well under gatedTimeout, the senders' request timeout in
+// these tests, so a short final round is answered, never timed out.
+const (
+	gateFallback = 2 * time.Second
+	gatedTimeout = 20 * time.Second
+)
 
 // sendAll sends n messages to url at once and returns their errors.
 func sendAll(s *webhook.Sender, url string, n int) []error {
@@ -98,7 +106,7 @@ func TestSendLimitsRequestsInFlightPerDestination(t *testing.T) {
 
 	const limit = 3
 	g := newGatedServer(t, limit, false)
-	s := newSender(t, g.srv, func(c *webhook.Config) { c.MaxInFlightPerDestination = limit })
+	s := newSender(t, g.srv, func(c *webhook.Config) { c.MaxInFlightPerDestination, c.Timeout = limit, gatedTimeout })
 
 	for _, err := range sendAll(s, g.srv.URL, 4*limit) {
 		require.NoError(t, err)
@@ -154,7 +162,7 @@ func TestSendWarmOpensNoNewConnection(t *testing.T) {
 	// and than the 16 herald kept before: all n must stay pooled.
 	const n = 40
 	g := newGatedServer(t, n, false)
-	s := newSender(t, g.srv)
+	s := newSender(t, g.srv, func(c *webhook.Config) { c.Timeout = gatedTimeout })
 
 	for round := range 3 {
 		for _, err := range sendAll(s, g.srv.URL, n) {
@@ -171,7 +179,7 @@ func TestSendUsesHTTP2WhenOffered(t *testing.T) {
 
 	const n = 20
 	g := newGatedServer(t, n, true)
-	s := newSender(t, g.srv)
+	s := newSender(t, g.srv, func(c *webhook.Config) { c.Timeout = gatedTimeout })
 
 	// One send opens the connection (concurrent first sends would each
 	// dial: net/http pools an HTTP/2 connection once it is negotiated).
