@@ -121,6 +121,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newDLQCmd(e, g),
 		newSecretCmd(e, g),
 		newVerifyCmd(e, g),
+		newResumeCmd(e, g),
 	)
 	return root
 }
