@@ -122,6 +122,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newSecretCmd(e, g),
 		newVerifyCmd(e, g),
 		newResumeCmd(e, g),
+		newEmailCmd(e, g),
 	)
 	return root
 }
