@@ -85,7 +85,7 @@ func newRoot(e *env) *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
 		Use:   "herald",
-		Short: "Send notifications, run delivery locally, and inspect and redrive dead letters",
+		Short: "Send notifications, run delivery locally, inspect and redrive dead letters, resume delivery, follow email",
 		Long: `herald is the command line of herald, serverless notification delivery on AWS.
 
 Queue URLs come from --queue-url / --dlq-url, else from --stack NAME (the
@@ -113,8 +113,8 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	// One file per command group: send.go, run.go, dlq.go, secret.go
-	// (secret new; secret derive belongs there too), verify.go. A new group
-	// (such as resume.go, email.go) adds its constructor here.
+	// (secret new, secret derive), verify.go, resume.go, email.go. A new
+	// group adds its constructor here.
 	root.AddCommand(
 		newSendCmd(e, g),
 		newRunCmd(e, g),
