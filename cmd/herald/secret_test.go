@@ -84,6 +84,20 @@ func TestSecretDeriveVerifiesWithReferenceLibrary(t *testing.T) {
 	require.NotContains(t, r.stdout+r.stderr, strings.TrimPrefix(deploySecretOld, "whsec_"))
 	require.NotContains(t, r.stdout+r.stderr, strings.TrimPrefix(deploySecretNew, "whsec_"))
 
+	// Each line belongs to its own secret, in order: a request signed with
+	// the new secret alone verifies with the second line, not the first.
+	newBase, newBody, newHeader := signedRequest(t, []string{deploySecretNew}, "/")
+	r = herald(t, "", "secret", "derive", "--secret", deploySecretOld, "--secret", deploySecretNew, newBase)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	newLines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, newLines, 2)
+	wh0, err := standardwebhooks.NewWebhook(newLines[0])
+	require.NoError(t, err)
+	wh1, err := standardwebhooks.NewWebhook(newLines[1])
+	require.NoError(t, err)
+	require.Error(t, wh0.Verify(newBody, newHeader), "the old secret's key does not verify the new secret's signature")
+	require.NoError(t, wh1.Verify(newBody, newHeader))
+
 	// Only the old secret: its derived key alone still verifies (rotation).
 	r = herald(t, "", "secret", "derive", "--secret", deploySecretOld, base)
 	require.Equal(t, exitOK, r.code, "%+v", r)
