@@ -90,7 +90,9 @@ func newRoot(e *env) *cobra.Command {
 
 Queue URLs come from --queue-url / --dlq-url, else from --stack NAME (the
 deployed stack's NotificationQueueUrl and DeadLetterQueueUrl outputs), else
-from HERALD_QUEUE_URL / HERALD_DLQ_URL. AWS credentials, Region and endpoints
+from HERALD_QUEUE_URL / HERALD_DLQ_URL. --stack also names the deliver function
+(resume), the log groups (email events) and the signing secret (secret derive).
+AWS credentials, Region and endpoints
 come from the SDK's default chain (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL…);
 for the local stack: set -a; . .local/herald.env; set +a.
 

@@ -20,7 +20,7 @@ const outputSecretARN = "WebhookSigningSecretArn"
 func newSecretCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "secret",
-		Short: "Make webhook signing secrets",
+		Short: "Make webhook signing secrets and derive a receiver's",
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
