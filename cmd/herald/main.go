@@ -1,7 +1,8 @@
 // Command herald is herald's command line for producers, operators and
 // local development: send notifications, run the deliver function locally
-// against a queue, list, read and redrive dead letters, and make and check
-// webhook signing secrets.
+// against a queue, list, read and redrive dead letters, make and check
+// webhook signing secrets and derive a receiver's, resume a paused deliver
+// function, and list the SES events of a notification's email.
 //
 //	go install github.com/heraldhq/herald/cmd/herald@latest
 //	herald --help

@@ -39,7 +39,8 @@ func herald(t *testing.T, stdin string, args ...string) result {
 func TestHelpEverywhere(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{}, {"--help"}, {"send", "--help"}, {"run", "--help"}, {"dlq"}, {"dlq", "--help"}, {"dlq", "ls", "--help"},
-		{"dlq", "show", "--help"}, {"dlq", "redrive", "--help"}, {"secret", "--help"}, {"secret", "new", "--help"}, {"verify", "--help"}} {
+		{"dlq", "show", "--help"}, {"dlq", "redrive", "--help"}, {"secret", "--help"}, {"secret", "new", "--help"}, {"verify", "--help"},
+		{"secret", "derive", "--help"}, {"resume", "--help"}, {"email"}, {"email", "--help"}, {"email", "events", "--help"}} {
 		r := herald(t, "", args...)
 		require.Equal(t, exitOK, r.code, "%v: %+v", args, r)
 		require.Contains(t, r.stdout, "Usage:", args)

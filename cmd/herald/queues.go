@@ -37,24 +37,15 @@ func resolveQueues(ctx context.Context, g *globals, getenv func(string) string, 
 		if err != nil {
 			return q, err
 		}
-		out, err := api.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(g.stack)})
+		outputs, err := describeOutputs(ctx, api, g.stack)
 		if err != nil {
-			return q, fmt.Errorf("stack %s: %w", g.stack, err)
+			return q, err
 		}
-		if len(out.Stacks) == 0 {
-			return q, fmt.Errorf("stack %s: not found", g.stack)
+		if q.queueURL == "" {
+			q.queueURL = outputs[outputQueueURL]
 		}
-		for _, o := range out.Stacks[0].Outputs {
-			switch aws.ToString(o.OutputKey) {
-			case outputQueueURL:
-				if q.queueURL == "" {
-					q.queueURL = aws.ToString(o.OutputValue)
-				}
-			case outputDLQURL:
-				if q.dlqURL == "" {
-					q.dlqURL = aws.ToString(o.OutputValue)
-				}
-			}
+		if q.dlqURL == "" {
+			q.dlqURL = outputs[outputDLQURL]
 		}
 		if (needQueue && q.queueURL == "") || (needDLQ && q.dlqURL == "") {
 			return q, fmt.Errorf("stack %s has no %s / %s outputs: is it a herald stack?", g.stack, outputQueueURL, outputDLQURL)
@@ -81,6 +72,32 @@ func resolveQueues(ctx context.Context, g *globals, getenv func(string) string, 
 		return q, usagef("no dead-letter queue: give --dlq-url, --stack NAME or HERALD_DLQ_URL (the local stack's .local/herald.env sets it)")
 	}
 	return q, nil
+}
+
+// describeOutputs returns the outputs of stack by key (CloudFormation
+// DescribeStacks). It fails when the stack does not exist.
+func describeOutputs(ctx context.Context, api stackOutputs, stack string) (map[string]string, error) {
+	out, err := api.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
+	if err != nil {
+		return nil, fmt.Errorf("stack %s: %w", stack, err)
+	}
+	if len(out.Stacks) == 0 {
+		return nil, fmt.Errorf("stack %s: not found", stack)
+	}
+	outputs := make(map[string]string, len(out.Stacks[0].Outputs))
+	for _, o := range out.Stacks[0].Outputs {
+		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	return outputs, nil
+}
+
+// stackOutputs reads --stack's outputs with the real CloudFormation client.
+func (g *globals) stackOutputs(ctx context.Context) (map[string]string, error) {
+	cfg, err := g.awsConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return describeOutputs(ctx, cloudformation.NewFromConfig(cfg), g.stack)
 }
 
 // resolve is resolveQueues with the real CloudFormation client.

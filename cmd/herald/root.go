@@ -85,12 +85,14 @@ func newRoot(e *env) *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
 		Use:   "herald",
-		Short: "Send notifications, run delivery locally, and inspect and redrive dead letters",
+		Short: "Send notifications, run delivery locally, inspect and redrive dead letters, resume delivery, follow email",
 		Long: `herald is the command line of herald, serverless notification delivery on AWS.
 
 Queue URLs come from --queue-url / --dlq-url, else from --stack NAME (the
 deployed stack's NotificationQueueUrl and DeadLetterQueueUrl outputs), else
-from HERALD_QUEUE_URL / HERALD_DLQ_URL. AWS credentials, Region and endpoints
+from HERALD_QUEUE_URL / HERALD_DLQ_URL. --stack also names the deliver function
+(resume), the log groups (email events) and the signing secret (secret derive).
+AWS credentials, Region and endpoints
 come from the SDK's default chain (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL…);
 for the local stack: set -a; . .local/herald.env; set +a.
 
@@ -113,14 +115,16 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	// One file per command group: send.go, run.go, dlq.go, secret.go
-	// (secret new; secret derive belongs there too), verify.go. A new group
-	// (such as resume.go, email.go) adds its constructor here.
+	// (secret new, secret derive), verify.go, resume.go, email.go. A new
+	// group adds its constructor here.
 	root.AddCommand(
 		newSendCmd(e, g),
 		newRunCmd(e, g),
 		newDLQCmd(e, g),
 		newSecretCmd(e, g),
 		newVerifyCmd(e, g),
+		newResumeCmd(e, g),
+		newEmailCmd(e, g),
 	)
 	return root
 }

@@ -73,7 +73,7 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 	if err != nil {
 		return nil, fmt.Errorf("email sender: %w", err)
 	}
-	secrets, source, err := webhookSecrets(ctx, cfg, awsCfg)
+	secrets, source, err := WebhookSecrets(ctx, cfg, awsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook signing secret: %w", err)
 	}

@@ -12,8 +12,8 @@ import (
 // beside them, as both write the notification id as "id". id is quoted as
 // a Logs Insights string literal, so any text is safe to pass.
 //
-// It is the lookup behind a future `herald email events ID`
-// (cloudwatchlogs StartQuery with this string, then GetQueryResults).
+// It is the lookup behind `herald email events ID` (cmd/herald/email.go:
+// cloudwatchlogs StartQuery with this string, then GetQueryResults).
 func EventsQuery(id string) string {
 	return fmt.Sprintf(`fields @timestamp, msg, outcome, event_type, bounce_type, bounce_sub_type, recipient_domains.0, template, error
 | filter id = %s

@@ -64,7 +64,12 @@ const (
 	stateDisabling = "Disabling"
 )
 
-func setEnabled(ctx context.Context, api MappingAPI, function, sourceARN string, enabled bool) ([]Mapping, error) {
+// List returns the event source mappings that invoke function (a name or
+// ARN) from the queue sourceARN, or from any source when sourceARN is "",
+// as Lambda reports them, every page read. It changes nothing (what
+// `herald resume --dry-run` shows). It returns ErrNoMapping when there is
+// none, or the Lambda API's error. IAM: lambda:ListEventSourceMappings.
+func List(ctx context.Context, api lambda.ListEventSourceMappingsAPIClient, function, sourceARN string) ([]Mapping, error) {
 	in := &lambda.ListEventSourceMappingsInput{FunctionName: aws.String(function)}
 	if sourceARN != "" {
 		in.EventSourceArn = aws.String(sourceARN)
@@ -77,25 +82,39 @@ func setEnabled(ctx context.Context, api MappingAPI, function, sourceARN string,
 			return out, fmt.Errorf("list event source mappings of %s: %w", function, err)
 		}
 		for _, m := range page.EventSourceMappings {
-			state := aws.ToString(m.State)
-			mapping := Mapping{UUID: aws.ToString(m.UUID), EventSourceARN: aws.ToString(m.EventSourceArn), State: state}
-			if done(state, enabled) {
-				out = append(out, mapping)
-				continue
-			}
-			upd, err := api.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{
-				UUID:    m.UUID,
-				Enabled: aws.Bool(enabled),
-			})
-			if err != nil {
-				return out, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
-			}
-			mapping.State = aws.ToString(upd.State)
-			out = append(out, mapping)
+			out = append(out, Mapping{UUID: aws.ToString(m.UUID), EventSourceARN: aws.ToString(m.EventSourceArn), State: aws.ToString(m.State)})
 		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w for function %s from %q", ErrNoMapping, function, sourceARN)
+	}
+	return out, nil
+}
+
+// Enabled reports whether m is enabled or enabling: Resume leaves such a
+// mapping as it is, and updates any other.
+func (m Mapping) Enabled() bool { return done(m.State, true) }
+
+func setEnabled(ctx context.Context, api MappingAPI, function, sourceARN string, enabled bool) ([]Mapping, error) {
+	mappings, err := List(ctx, api, function, sourceARN)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Mapping, 0, len(mappings))
+	for _, mapping := range mappings {
+		if done(mapping.State, enabled) {
+			out = append(out, mapping)
+			continue
+		}
+		upd, err := api.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{
+			UUID:    aws.String(mapping.UUID),
+			Enabled: aws.Bool(enabled),
+		})
+		if err != nil {
+			return out, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
+		}
+		mapping.State = aws.ToString(upd.State)
+		out = append(out, mapping)
 	}
 	return out, nil
 }
