@@ -28,6 +28,7 @@ import (
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/pause"
+	"github.com/heraldhq/herald/notification"
 )
 
 // mapping is a function and its SQS event source mapping registered in
@@ -213,10 +214,18 @@ func TestMalformedSecretPausesInsteadOfDraining(t *testing.T) {
 	}
 	require.Equal(t, before, invocations)
 	require.Empty(t, e.deadLetters(), "nothing dead-lettered")
-	counts := receiveCounts(t, e)
-	require.Len(t, counts, len(ids), "every message still in the main queue")
-	for id, c := range counts {
-		require.Equal(t, "2", c, "%s: the receive that brought it, plus this look; not run up", id)
+	counts := receiveCounts(t, e, len(ids))
+	require.Len(t, counts, len(ids), "every notification still in the main queue")
+	for id, cs := range counts {
+		if len(cs) > 1 {
+			// SendMessage is at least once: under load the SDK may retry a
+			// send SQS had already stored (see docs/reliability.md).
+			t.Logf("%s is stored %d times (the test's own send, retried)", id, len(cs))
+		}
+		for _, c := range cs {
+			require.Contains(t, []string{"1", "2"}, c, "%s: at most the receive that brought it, plus this look; not run up", id)
+		}
+		require.Contains(t, cs, "2", "%s: the copy the function was handed came back untouched", id)
 	}
 
 	// The operator fixes the secret (a new execution environment reads
@@ -227,26 +236,32 @@ func TestMalformedSecretPausesInsteadOfDraining(t *testing.T) {
 	require.NoError(t, err)
 	m.waitState(t, e.ctx, "Enabled")
 	require.Eventually(t, func() bool { pollWhileEnabled(); return e.queueEmpty() }, 30*time.Second, 100*time.Millisecond, "logs: %s", fn.Logs())
-	require.Len(t, e.receiver.Requests(), 2, "both webhooks delivered")
+	delivered := map[string]bool{}
+	for _, r := range e.receiver.Requests() {
+		delivered[r.Header.Get("webhook-id")] = true
+	}
+	require.Equal(t, map[string]bool{"pause-1": true, "pause-2": true}, delivered, "both webhooks delivered")
 	require.Empty(t, e.deadLetters())
 }
 
 // receiveCounts receives every message of the main queue once (waiting for
-// handed-back ones to become visible) and returns its
-// ApproximateReceiveCount by SQS message id, then makes them visible again.
-func receiveCounts(t *testing.T, e *env) map[string]string {
+// handed-back ones to become visible, until want notifications are seen)
+// and returns the ApproximateReceiveCount of each copy by notification id,
+// then makes them visible again.
+func receiveCounts(t *testing.T, e *env, want int) map[string][]string {
 	t.Helper()
-	out := map[string]string{}
+	out := map[string][]string{}
 	deadline := time.Now().Add(15 * time.Second)
 	var handles []string
-	for time.Now().Before(deadline) && len(out) < 3 {
+	for time.Now().Before(deadline) && len(out) < want {
 		r, err := e.sqs.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(e.queues.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 30,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
 		})
 		require.NoError(t, err)
 		for _, msg := range r.Messages {
-			out[aws.ToString(msg.MessageId)] = msg.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]
+			id := notification.IDOf([]byte(aws.ToString(msg.Body)))
+			out[id] = append(out[id], msg.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 			handles = append(handles, aws.ToString(msg.ReceiptHandle))
 		}
 	}
