@@ -30,6 +30,10 @@ var _ API = (*sqs.Client)(nil)
 // letters, short enough that an interrupted one hides them only briefly.
 const DefaultHold = 60 * time.Second
 
+// ErrHoldTooShort is returned by [Scan] when dead letters came back while
+// it ran: reading the queue took longer than their visibility timeout.
+var ErrHoldTooShort = errors.New("the scan outlasted its hold (give a longer one)")
+
 // maxBatch is the most entries of one SQS batch call and the most messages
 // of one ReceiveMessage.
 const maxBatch = 10
@@ -41,7 +45,10 @@ const maxBatch = 10
 // reports no visible message, or after 3 empty receives. Messages already in
 // flight (hidden by another reader) are not seen. Call [Release] with the
 // result when done, also after an error: the letters received so far are
-// returned with it.
+// returned with it. A scan that outlasts hold receives its first letters
+// again; it stops there with the letters read and an error wrapping
+// [ErrHoldTooShort] (SQS may also, rarely, deliver a message twice: a new
+// scan then succeeds).
 func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]Letter, error) {
 	if hold <= 0 {
 		hold = DefaultHold
@@ -71,16 +78,23 @@ func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]
 			}
 			continue
 		}
+		again := 0
 		for _, m := range res.Messages {
 			l := fromMessage(m)
 			if i, seen := index[l.MessageID]; seen {
-				// Received again (its hold ran out): only the newest
-				// receipt handle still works.
+				// Received again: only the newest receipt handle works.
 				out[i].receiptHandle = l.receiptHandle
+				again++
 				continue
 			}
 			index[l.MessageID] = len(out)
 			out = append(out, l)
+		}
+		if again > 0 {
+			// The scan outlasted the hold: the first letters are visible
+			// again and mixed with those not yet seen, so going on would
+			// go round the queue without end.
+			return out, fmt.Errorf("%w: %d dead letters of %s came back after %d were read; the list is incomplete", ErrHoldTooShort, again, queueURL, len(out))
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Letter) int {
