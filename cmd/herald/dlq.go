@@ -219,29 +219,30 @@ attempts, failed at, source message). Nothing is consumed.`,
 // the body, indented when it is JSON.
 func printLetter(e *env, l *deadletter.Letter) {
 	w := e.stdout
-	fmt.Fprintf(w, "SQS message id:  %s\n", l.MessageID)
+	fmt.Fprintf(w, "SQS message id:  %s\n", cell(l.MessageID))
 	fmt.Fprintf(w, "moved by:        %s\n", l.MovedBy)
 	if r := l.Reason; r != nil {
 		fmt.Fprintf(w, "notification id: %s\n", cell(r.NotificationID))
 		fmt.Fprintf(w, "channel:         %s\n", cell(r.Channel))
-		fmt.Fprintf(w, "outcome:         %s\n", r.Outcome)
-		fmt.Fprintf(w, "error class:     %s\n", r.ErrorClass)
-		fmt.Fprintf(w, "error:           %s\n", r.Error)
+		fmt.Fprintf(w, "outcome:         %s\n", cell(r.Outcome))
+		fmt.Fprintf(w, "error class:     %s\n", cell(string(r.ErrorClass)))
+		fmt.Fprintf(w, "error:           %s\n", cell(r.Error))
 		fmt.Fprintf(w, "attempts:        %d\n", r.Attempts)
-		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", r.FailedAt, age(l.Age(e.now())))
-		fmt.Fprintf(w, "source message:  %s\n", r.SourceMessageID)
+		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", cell(r.FailedAt), age(l.Age(e.now())))
+		fmt.Fprintf(w, "source message:  %s\n", cell(r.SourceMessageID))
 		if len(r.DroppedAttributes) > 0 {
-			fmt.Fprintf(w, "attributes left out for size: %v\n", r.DroppedAttributes)
+			fmt.Fprintf(w, "attributes left out for size: %s\n", cell(fmt.Sprint(r.DroppedAttributes)))
 		}
 	} else {
 		fmt.Fprintln(w, "reason:          none: the queue's redrive policy moved it after maxReceiveCount receives")
 	}
 	fmt.Fprintln(w, "body:")
 	var buf bytes.Buffer
+	// Producer data: printed without its control characters (printable).
 	if json.Indent(&buf, []byte(l.Body), "  ", "  ") == nil {
-		fmt.Fprintf(w, "  %s\n", buf.String())
+		fmt.Fprintf(w, "  %s\n", printable(buf.String()))
 	} else {
-		fmt.Fprintf(w, "  %s\n", l.Body)
+		fmt.Fprintf(w, "  %s\n", printable(l.Body))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // table writes rows aligned in columns (text/tabwriter), the header first.
@@ -31,7 +33,28 @@ func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return cellReplacer.Replace(s)
+	return printable(cellReplacer.Replace(s))
+}
+
+// printable returns s with every control character but line feed and tab
+// (C0, DEL, C1: unicode.IsControl) and every byte that is not UTF-8
+// written as a Go escape (\x1b, \u009b), so that text from a dead letter
+// cannot drive the terminal (ECMA-48 escape and control sequences).
+func printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\n' || r == '\t' || !unicode.IsControl(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 // writeJSON writes v as indented JSON and a line break.
