@@ -131,11 +131,7 @@ holds at that moment are not listed; their number is printed after the table.`,
 			var shown []deadletter.Letter
 			for i := range letters {
 				if filter.Match(&letters[i], now) {
-					l := letters[i]
-					// Like the table, the listing leaves bodies (recipients,
-					// URLs with their secrets) to dlq show.
-					l.Body = ""
-					shown = append(shown, l)
+					shown = append(shown, listed(letters[i]))
 				}
 			}
 			if g.json {
@@ -167,6 +163,19 @@ holds at that moment are not listed; their number is printed after the table.`,
 	}
 	f.add(cmd)
 	return cmd
+}
+
+// listed is l as dlq ls shows it: like the table, the listing leaves the
+// producer's data (the body with its recipients and URL secrets, the message
+// attributes herald kept in the reason) to dlq show.
+func listed(l deadletter.Letter) deadletter.Letter {
+	l.Body = ""
+	if l.Reason != nil {
+		r := *l.Reason
+		r.OverflowAttributes = nil
+		l.Reason = &r
+	}
+	return l
 }
 
 func newDLQShowCmd(e *env, g *globals) *cobra.Command {

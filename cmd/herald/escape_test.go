@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/deadletter"
@@ -39,4 +41,20 @@ func TestTableAndShowEscapeTerminalControls(t *testing.T) {
 		Reason: &processor.Reason{Outcome: hostile, ErrorClass: "x", Error: hostile, FailedAt: hostile, SourceMessageID: hostile, NotificationID: hostile, Channel: hostile}})
 	requireNoControls(t, out.String())
 	require.True(t, strings.Contains(out.String(), "\nsecond line") || strings.Contains(out.String(), `\nsecond line`))
+}
+
+// dlq ls --json leaves out what the table leaves out: the body and the
+// producer's message attributes herald kept in the reason.
+func TestListedLeavesProducerDataOut(t *testing.T) {
+	t.Parallel()
+	reason := &processor.Reason{ErrorClass: "webhook_gone", OverflowAttributes: map[string]events.SQSMessageAttribute{
+		"api-token": {DataType: "String", StringValue: aws.String("tok_secret")},
+	}}
+	l := deadletter.Letter{MessageID: "m-1", Body: `{"webhook":{"url":"https://h.example/?sig=s3cret"}}`, Reason: reason}
+	var b bytes.Buffer
+	require.NoError(t, writeJSON(&b, []deadletter.Letter{listed(l)}))
+	require.NotContains(t, b.String(), "s3cret")
+	require.NotContains(t, b.String(), "tok_secret")
+	require.Contains(t, b.String(), "webhook_gone")
+	require.Len(t, reason.OverflowAttributes, 1, "the letter itself is left as it was")
 }
