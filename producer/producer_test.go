@@ -108,3 +108,24 @@ func TestLargeBatchesSplitByBytes(t *testing.T) {
 	require.Len(t, res, 5)
 	require.Greater(t, len(wire.sent()), 1)
 }
+
+// Two notifications with one id in one send: on a FIFO queue SQS would
+// accept the second and drop it as a duplicate (the id is the deduplication
+// id), and receivers drop it on any queue; so it is refused up front.
+func TestRepeatedIDInOneSendIsInvalid(t *testing.T) {
+	t.Parallel()
+	wire, c := newSQSWire()
+	t.Cleanup(wire.Close)
+	for _, url := range []string{wire.srv.URL + "/q", wire.srv.URL + "/000000000000/herald.fifo"} {
+		p := &producer.Client{SQS: c, QueueURL: url, GroupID: "g"}
+		res, err := p.SendBodies(context.Background(), [][]byte{body("a-1", 1), body("b-1", 1), body("a-1", 2)})
+		var inv *producer.InvalidError
+		require.ErrorAs(t, err, &inv, url)
+		require.Nil(t, res)
+		require.Len(t, inv.Items, 1)
+		require.Equal(t, 2, inv.Items[0].Index)
+		require.Equal(t, "a-1", inv.Items[0].ID)
+		require.ErrorContains(t, inv.Items[0].Err, "id: repeats notification 1's id")
+	}
+	require.Empty(t, wire.sent())
+}

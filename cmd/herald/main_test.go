@@ -265,3 +265,18 @@ func TestResolveQueues(t *testing.T) {
 	_, err = resolveQueues(ctx, &globals{stack: "other"}, none, func() (stackOutputs, error) { return other, nil }, true, false)
 	require.ErrorContains(t, err, "is it a herald stack?")
 }
+
+func TestSendRefusesARepeatedID(t *testing.T) {
+	t.Parallel()
+	line := `{"version":1,"id":"a","channel":"webhook","webhook":{"url":"https://h.example/x","event_type":"a.b","payload":%d}}`
+	stdin := fmt.Sprintf(line, 1) + "\n" + fmt.Sprintf(line, 2) + "\n"
+	r := herald(t, stdin, "send", "--dry-run", "-")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "invalid: -:2: id: repeats notification 1's id")
+	require.Contains(t, r.stderr, "nothing sent")
+	r = herald(t, stdin, "send", "--dry-run", "--skip-invalid", "--json", "-")
+	require.Equal(t, exitFailed, r.code)
+	var rows []sendRow
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
+	require.Equal(t, []sendRow{{Source: "-:2", ID: "a", Error: rows[0].Error, Invalid: true}, {Source: "-:1", ID: "a"}}, rows)
+}
