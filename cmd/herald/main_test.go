@@ -280,3 +280,20 @@ func TestSendRefusesARepeatedID(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
 	require.Equal(t, []sendRow{{Source: "-:2", ID: "a", Error: rows[0].Error, Invalid: true}, {Source: "-:1", ID: "a"}}, rows)
 }
+
+// A day count whose duration does not fit time.Duration must be refused,
+// not wrapped: 106752d wrapped to a negative age, which the filter reads as
+// "any age", so `dlq redrive --older-than 106752d` chose every dead letter.
+func TestParseAgeRefusesDaysBeyondDuration(t *testing.T) {
+	t.Parallel()
+	got, err := parseAge("106751d")
+	require.NoError(t, err)
+	require.Positive(t, got)
+	for _, s := range []string{"106752d", "300000d", "999999999d", "99999999999999999999d"} {
+		_, err := parseAge(s)
+		require.Error(t, err, s)
+	}
+	r := herald(t, "", "dlq", "redrive", "--older-than", "106752d", "--dlq-url", "http://127.0.0.1:1/dlq", "--queue-url", "http://127.0.0.1:1/q")
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "--older-than")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -85,7 +86,10 @@ func age(d time.Duration) string {
 func parseAge(s string) (time.Duration, error) {
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		var n int
-		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == d {
+		// At most the days a time.Duration holds: a larger count would
+		// wrap to a negative age, which a filter reads as any age.
+		const maxDays = int(math.MaxInt64 / int64(24*time.Hour))
+		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && n <= maxDays && fmt.Sprint(n) == d {
 			return time.Duration(n) * 24 * time.Hour, nil
 		}
 	}
