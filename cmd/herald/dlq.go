@@ -61,10 +61,17 @@ func (f *filterFlags) filter() (deadletter.Filter, error) {
 	if f.channel != "" && f.channel != "email" && f.channel != "webhook" {
 		return out, usagef("--channel %q: want email or webhook", f.channel)
 	}
-	if f.hold < time.Second || f.hold > 12*time.Hour {
-		return out, usagef("--hold %s: want 1s to 12h (the SQS visibility timeout range)", f.hold)
+	return out, checkHold(f.hold)
+}
+
+// checkHold checks a --hold: whole seconds of visibility timeout, 1 s to
+// 12 h (SQS ChangeMessageVisibility, VisibilityTimeout 0 to 43,200 s; 0
+// would leave the letters visible while they are read).
+func checkHold(hold time.Duration) error {
+	if hold < time.Second || hold > 12*time.Hour {
+		return usagef("--hold %s: want 1s to 12h (the SQS visibility timeout range)", hold)
 	}
-	return out, nil
+	return nil
 }
 
 // scanDLQ resolves the dead-letter queue and reads it; release must be
@@ -188,6 +195,9 @@ original body and the parsed herald.reason (outcome, error class, error,
 attempts, failed at, source message). Nothing is consumed.`,
 		Args: exactArgs(1, "one ID (a notification id or a dead-letter SQS message id)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkHold(hold); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			client, q, letters, err := scanDLQ(ctx, e, g, false, hold)
 			if err != nil {

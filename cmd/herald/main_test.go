@@ -297,3 +297,15 @@ func TestParseAgeRefusesDaysBeyondDuration(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "--older-than")
 }
+
+// dlq show reads with the same hold as ls and redrive, so it checks it the
+// same way: a hold of 0 (or under a second) would leave the letters visible
+// while they are read, one over 12 h is refused by SQS.
+func TestDLQShowChecksHold(t *testing.T) {
+	t.Parallel()
+	for _, hold := range []string{"13h", "500ms", "0s", "-1m"} {
+		r := herald(t, "", "dlq", "show", "n-1", "--hold", hold, "--dlq-url", "http://127.0.0.1:1/dlq")
+		require.Equal(t, exitUsage, r.code, "%s: %+v", hold, r)
+		require.Contains(t, r.stderr, "--hold", hold)
+	}
+}
