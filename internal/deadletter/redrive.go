@@ -89,6 +89,9 @@ type Report struct {
 // The message sent back has the original body and the producer's message
 // attributes, including those herald kept in the reason's
 // overflow_attributes (at most 10 in all, by name), but not herald's own.
+// A letter whose body is only the head of the original's (the reason's
+// original_body_bytes is larger) is not sent: it is Failed and kept, in a
+// dry run too.
 // On a FIFO queue it keeps its message group, and its deduplication id is
 // "redrive-" and the dead letter's message id, so a repeated redrive of the
 // same dead letter within 5 minutes is stored once.
@@ -103,6 +106,16 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			continue
 		}
 		res := Result{NotificationID: l.NotificationID, MessageID: l.MessageID}
+		if r := l.Reason; r != nil && r.OriginalBodyBytes > len(l.Body) {
+			// Sent back, the head of a body would be dead-lettered again
+			// as invalid, and this letter's reason (the original's size
+			// and digest) would be lost with it.
+			res.Action, res.Error = ActionFailed, fmt.Sprintf("not sent: the body is only the first %d of the original's %d bytes (%s); the producer must send it again", len(l.Body), r.OriginalBodyBytes, r.ErrorClass)
+			rep.Failed++
+			rep.Results = append(rep.Results, res)
+			keep = append(keep, *l)
+			continue
+		}
 		if dryRun {
 			res.Action = ActionWouldSend
 			rep.Results = append(rep.Results, res)
