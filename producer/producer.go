@@ -90,15 +90,25 @@ func (e *InvalidError) Error() string {
 }
 
 // Validate parses each body with [notification.Parse] and returns an
-// *InvalidError listing the invalid ones, or nil. A valid body whose id an
-// earlier valid body has is invalid too (a *notification.InvalidError for
-// field "id"): the id is the notification's identity, so SQS drops the
+// *InvalidError listing the invalid ones, or nil. Also invalid: a body
+// above notification.MaxMessageBytes (the deliver function would
+// dead-letter it unattempted as message_too_large), and a valid body whose
+// id an earlier valid body has (a *notification.InvalidError for field
+// "id"): the id is the notification's identity, so SQS drops the
 // repeat on a FIFO queue (it is the deduplication id) and receivers drop
 // it on any queue, while the send would report it sent.
 func Validate(bodies [][]byte) error {
 	var bad []Invalid
 	first := map[string]int{}
 	for i, b := range bodies {
+		if len(b) > notification.MaxMessageBytes {
+			// The producer sends no message attributes: the body is the
+			// message as the deliver function measures it.
+			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: &notification.InvalidError{Problems: []notification.Problem{
+				{Message: fmt.Sprintf("the message is %d bytes, above %d (notification.MaxMessageBytes: the SQS maximum less the room of a dead letter's reason); the deliver function would dead-letter it unattempted as message_too_large", len(b), notification.MaxMessageBytes)},
+			}}})
+			continue
+		}
 		m, err := notification.Parse(b)
 		if err != nil {
 			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: err})
