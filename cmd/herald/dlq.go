@@ -279,8 +279,8 @@ notification id), never in neither. FIFO queues keep the message group.
 
 Choose with --id (repeatable), --class, --older-than, --channel (combined: all
 must match), or --all. --dry-run shows what would be sent and changes nothing.
-Ends with the count sent, skipped and failed; exit status 1 when any failed or
-an --id was not found.`,
+Ends with the count sent, skipped and failed; exit status 1 when any failed,
+an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 		Example: `  herald dlq redrive --id welcome-42 --dry-run
   herald dlq redrive --class webhook_http_5xx --older-than 1h
   herald dlq redrive --all`,
@@ -304,8 +304,18 @@ an --id was not found.`,
 			now := e.now()
 			// Once sending starts, Ctrl-C does not cut a letter between its
 			// send and its delete.
+			interrupted := 0
 			rep, relErr := deadletter.Redrive(context.WithoutCancel(ctx), client, q.dlqURL, q.queueURL, letters,
-				func(l *deadletter.Letter) bool { return ctx.Err() == nil && filter.Match(l, now) }, dryRun)
+				func(l *deadletter.Letter) bool {
+					if !filter.Match(l, now) {
+						return false
+					}
+					if ctx.Err() != nil {
+						interrupted++
+						return false
+					}
+					return true
+				}, dryRun)
 			missing := missingIDs(f.ids, letters)
 			if g.json {
 				if err := writeJSON(e.stdout, struct {
@@ -333,7 +343,10 @@ an --id was not found.`,
 					fmt.Fprintf(e.stderr, "not found: %s\n", id)
 				}
 			}
-			if rep.Failed > 0 || len(missing) > 0 {
+			if interrupted > 0 {
+				fmt.Fprintf(e.stderr, "interrupted: %d chosen dead letters not redriven (counted as skipped); they stay in the dead-letter queue\n", interrupted)
+			}
+			if rep.Failed > 0 || len(missing) > 0 || interrupted > 0 {
 				return reported(e, relErr)
 			}
 			return relErr
