@@ -309,3 +309,14 @@ func TestDLQShowChecksHold(t *testing.T) {
 		require.Contains(t, r.stderr, "--hold", hold)
 	}
 }
+
+// herald run's flags outside their documented ranges are usage errors, not
+// quietly replaced by the runner's defaults (--batch-size 50 ran with 10).
+func TestRunChecksFlagRanges(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--batch-size", "0"}, {"--batch-size", "11"}, {"--wait", "21s"}, {"--wait", "-1s"}, {"--function-timeout", "0s"}, {"--function-timeout", "16m"}} {
+		r := herald(t, "", append([]string{"run", "--queue-url", "http://127.0.0.1:1/q", "--dlq-url", "http://127.0.0.1:1/dlq"}, args...)...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", args, r)
+		require.Contains(t, r.stderr, args[0], args)
+	}
+}
