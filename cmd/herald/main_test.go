@@ -70,6 +70,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "--body, --id, --signature, --timestamp"},
 		{[]string{"verify", "--secret", "nope", "--id", "i", "--timestamp", "1", "--signature", "s", "--body", "-"}, "whsec_"},
 		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--id", "i", "--timestamp", "yesterday", "--signature", "s", "--body", "-"}, "Unix seconds"},
+		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--id", "i", "--timestamp", "1", "--signature", "s", "--body", "-", "--tolerance", "-5m"}, "--tolerance"},
 	} {
 		r := herald(t, "", tc.args...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
