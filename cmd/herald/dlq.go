@@ -75,22 +75,28 @@ func checkHold(hold time.Duration) error {
 }
 
 // scanDLQ resolves the dead-letter queue and reads it; release must be
-// called with the letters that are still held.
-func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (*sqs.Client, queues, []deadletter.Letter, error) {
+// called with the letters that are still held. partial reports a FIFO
+// dead-letter queue read only in part (deadletter.ErrIncomplete): a warning
+// is printed, the command works on the letters read and exits 1.
+func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (_ *sqs.Client, _ queues, _ []deadletter.Letter, partial bool, _ error) {
 	q, err := g.resolve(ctx, e, needQueue, true)
 	if err != nil {
-		return nil, q, nil, err
+		return nil, q, nil, false, err
 	}
 	cfg, err := g.awsConfig(ctx)
 	if err != nil {
-		return nil, q, nil, err
+		return nil, q, nil, false, err
 	}
 	client := sqs.NewFromConfig(cfg)
 	letters, err := deadletter.Scan(ctx, client, q.dlqURL, hold)
-	if err != nil {
-		return nil, q, nil, errors.Join(err, deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters))
+	if errors.Is(err, deadletter.ErrIncomplete) {
+		fmt.Fprintf(e.stderr, "herald: warning: %v; what follows covers only the letters read (redriving or deleting them lets the next run read further)\n", err)
+		return client, q, letters, true, nil
 	}
-	return client, q, letters, nil
+	if err != nil {
+		return nil, q, nil, false, errors.Join(err, deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters))
+	}
+	return client, q, letters, false, nil
 }
 
 // lsRow is the table form of a dead letter.
@@ -129,7 +135,7 @@ holds at that moment are not listed; their number is printed after the table.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, err := scanDLQ(ctx, e, g, false, f.hold)
+			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, f.hold)
 			if err != nil {
 				return err
 			}
@@ -165,6 +171,9 @@ holds at that moment are not listed; their number is printed after the table.`,
 			if relErr != nil {
 				return fmt.Errorf("listed, but some dead letters stay hidden until their hold ends: %w", relErr)
 			}
+			if partial {
+				return errReported
+			}
 			return nil
 		},
 	}
@@ -199,7 +208,7 @@ attempts, failed at, source message). Nothing is consumed.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, err := scanDLQ(ctx, e, g, false, hold)
+			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, hold)
 			if err != nil {
 				return err
 			}
@@ -219,13 +228,16 @@ attempts, failed at, source message). Nothing is consumed.`,
 				if err := writeJSON(e.stdout, found); err != nil {
 					return err
 				}
-				return relErr
-			}
-			for i := range found {
-				if i > 0 {
-					fmt.Fprintln(e.stdout)
+			} else {
+				for i := range found {
+					if i > 0 {
+						fmt.Fprintln(e.stdout)
+					}
+					printLetter(e, &found[i])
 				}
-				printLetter(e, &found[i])
+			}
+			if partial {
+				return reported(e, relErr)
 			}
 			return relErr
 		},
@@ -297,7 +309,7 @@ an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, err := scanDLQ(ctx, e, g, true, f.hold)
+			client, q, letters, partial, err := scanDLQ(ctx, e, g, true, f.hold)
 			if err != nil {
 				return err
 			}
@@ -346,7 +358,7 @@ an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 			if interrupted > 0 {
 				fmt.Fprintf(e.stderr, "interrupted: %d chosen dead letters not redriven (counted as skipped); they stay in the dead-letter queue\n", interrupted)
 			}
-			if rep.Failed > 0 || len(missing) > 0 || interrupted > 0 {
+			if rep.Failed > 0 || len(missing) > 0 || interrupted > 0 || partial {
 				return reported(e, relErr)
 			}
 			return relErr

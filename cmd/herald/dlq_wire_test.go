@@ -22,13 +22,16 @@ import (
 // the calls of the dlq commands, holding one dead-letter queue ("/dlq") and
 // recording what is sent to the main queue. Visibility is kept simply: a
 // received message is hidden until released (visibility timeout 0) or
-// deleted. onSend runs before each SendMessage is answered.
+// deleted. onSend runs before each SendMessage is answered. With fifo the
+// letters are one message group: none is returned while one is held, as a
+// FIFO queue does.
 type dlqWire struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	msgs   []*dlqMsg
 	sent   []string
 	onSend func()
+	fifo   bool
 }
 
 type dlqMsg struct {
@@ -69,6 +72,10 @@ func (w *dlqWire) serve(rw http.ResponseWriter, r *http.Request) {
 	case "AmazonSQS.ReceiveMessage":
 		type msg struct{ MessageId, ReceiptHandle, MD5OfBody, Body string }
 		out := struct{ Messages []msg }{Messages: []msg{}}
+		if _, hidden := w.countsLocked(); w.fifo && hidden > 0 {
+			_ = json.NewEncoder(rw).Encode(out)
+			return
+		}
 		for _, m := range w.msgs {
 			if len(out.Messages) == 10 {
 				break
@@ -167,4 +174,37 @@ func TestDLQRedriveInterruptedExitsNonZero(t *testing.T) {
 	w.mu.Unlock()
 	require.Equal(t, 2, visible, "the letters not redriven are visible again")
 	require.Zero(t, hidden)
+}
+
+// A FIFO dead-letter queue returns no more of a message group while the
+// scan holds some of it: with 13 letters in one group, ls and redrive see
+// 10. They must say the view is partial and exit 1, not report it as all.
+func TestDLQOnFIFOQueueSaysWhenItReadOnlyPart(t *testing.T) {
+	var bodies []string
+	for i := range 13 {
+		bodies = append(bodies, fmt.Sprintf(`{"id":"f-%02d"}`, i))
+	}
+	w := newDLQWire(t, bodies...)
+	w.fifo = true
+	dlq, queue := "--dlq-url="+w.srv.URL+"/dlq.fifo", "--queue-url="+w.srv.URL+"/q.fifo"
+	ctx := context.Background()
+
+	r := heraldCtx(ctx, "dlq", "ls", dlq)
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "about 3 more")
+	require.Contains(t, r.stderr, "10 of 10 dead letters shown")
+	w.mu.Lock()
+	visible, _ := w.countsLocked()
+	w.mu.Unlock()
+	require.Equal(t, 13, visible, "nothing consumed")
+
+	r = heraldCtx(ctx, "dlq", "redrive", "--all", dlq, queue)
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "sent 10, skipped 0, failed 0")
+	require.Contains(t, r.stderr, "about 3 more")
+
+	r = heraldCtx(ctx, "dlq", "redrive", "--all", dlq, queue)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "sent 3, skipped 0, failed 0")
+	require.Len(t, w.sent, 13)
 }

@@ -47,3 +47,31 @@ func TestScanLongerThanHoldStopsWithErrHoldTooShort(t *testing.T) {
 	require.Len(t, letters, 120)
 	require.NoError(t, Release(ctx, client, queue, letters))
 }
+
+// A FIFO queue returns no more of a message group while some of it is
+// held, so a scan that holds what it read cannot read a group of more than
+// 10 dead letters whole. It must say so rather than list a part as all.
+func TestScanOfFIFOQueueSaysWhatItCouldNotRead(t *testing.T) {
+	t.Parallel()
+	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo"
+	w, client := newSQSWire(letterBodies(25)...)
+	defer w.Close()
+	w.fifo, w.groups = true, 2 // 13 letters in one group, 12 in the other, interleaved
+	ctx := context.Background()
+	letters, err := Scan(ctx, client, queue, time.Minute)
+	require.ErrorIs(t, err, ErrIncomplete)
+	require.ErrorContains(t, err, "about 15 more")
+	require.Len(t, letters, 10, "one receive: then both groups are held")
+	require.NoError(t, Release(ctx, client, queue, letters))
+	visible, hidden := w.state()
+	require.Equal(t, 25, visible)
+	require.Zero(t, hidden)
+
+	// A group per letter: each receive reads new groups, and all is read.
+	w2, client2 := newSQSWire(letterBodies(25)...)
+	defer w2.Close()
+	w2.fifo, w2.groups = true, 25
+	letters, err = Scan(ctx, client2, queue, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, letters, 25)
+}

@@ -23,8 +23,11 @@ import (
 // WaitTimeSeconds. A received message is hidden for the request's
 // VisibilityTimeout and then received again with a new receipt handle, as
 // SQS does; a receipt handle stops working once a newer one is issued.
-// It refuses what SQS refuses: VisibilityTimeout over 43,200 and more than
-// 10 messages or batch entries.
+// With fifo set it returns no message of a message group while an earlier
+// one of that group is hidden, as a FIFO queue does ("Using the message
+// group ID with Amazon SQS FIFO queues"); each message's group is its
+// index modulo groups. It refuses what SQS refuses: VisibilityTimeout over
+// 43,200 and more than 10 messages or batch entries.
 type sqsWire struct {
 	srv *httptest.Server
 
@@ -35,11 +38,14 @@ type sqsWire struct {
 	receives    int
 	// failDelete makes DeleteMessage fail with an SQS-side error.
 	failDelete bool
+	fifo       bool
+	groups     int
 	sent       []string
 }
 
 type wireMsg struct {
 	id, body, handle string
+	group            int
 	hiddenUntil      time.Time
 	deleted          bool
 }
@@ -47,7 +53,7 @@ type wireMsg struct {
 func newSQSWire(bodies ...string) (*sqsWire, *sqs.Client) {
 	w := &sqsWire{now: time.Unix(1_800_000_000, 0), receiveCost: 200 * time.Millisecond}
 	for i, b := range bodies {
-		w.msgs = append(w.msgs, &wireMsg{id: fmt.Sprintf("dl-%03d", i), body: b})
+		w.msgs = append(w.msgs, &wireMsg{id: fmt.Sprintf("dl-%03d", i), body: b, group: i})
 	}
 	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
 	client := sqs.New(sqs.Options{
@@ -87,11 +93,17 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 		w.receives++
 		type msg struct{ MessageId, ReceiptHandle, MD5OfBody, Body string }
 		out := struct{ Messages []msg }{Messages: []msg{}}
+		blocked := map[int]bool{}
+		for _, m := range w.msgs {
+			if w.fifo && !m.deleted && w.now.Before(m.hiddenUntil) {
+				blocked[m.group%w.groups] = true
+			}
+		}
 		for _, m := range w.msgs {
 			if len(out.Messages) == max(in.MaxNumberOfMessages, 1) {
 				break
 			}
-			if m.deleted || w.now.Before(m.hiddenUntil) {
+			if m.deleted || w.now.Before(m.hiddenUntil) || (w.fifo && blocked[m.group%w.groups]) {
 				continue
 			}
 			m.handle = fmt.Sprintf("rh-%s-%d", m.id, w.receives)
