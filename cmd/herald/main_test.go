@@ -321,3 +321,11 @@ func TestRunChecksFlagRanges(t *testing.T) {
 		require.Contains(t, r.stderr, args[0], args)
 	}
 }
+
+func TestSendNamesTheNDJSONLineTooLong(t *testing.T) {
+	t.Parallel()
+	stdin := `{"id":"a"}` + "\n" + strings.Repeat("x", 1<<20+10) + "\n"
+	r := herald(t, stdin, "send", "--dry-run", "-")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "-:2: line longer than 1048576 bytes")
+}

@@ -37,13 +37,17 @@ func readInputs(args []string, stdin io.Reader) ([]input, error) {
 		}
 		sc := bufio.NewScanner(stdin)
 		// A notification can be close to the 1 MiB SQS message limit.
-		sc.Buffer(make([]byte, 64<<10), producer.MaxBatchBytes+1)
-		for n := 1; sc.Scan(); n++ {
+		sc.Buffer(make([]byte, 64<<10), notification.SQSMaxMessageBytes+1)
+		n := 1
+		for ; sc.Scan(); n++ {
 			line := bytes.TrimSpace(sc.Bytes())
 			if len(line) == 0 {
 				continue
 			}
 			out = append(out, input{source: "-:" + strconv.Itoa(n), body: bytes.Clone(line)})
+		}
+		if errors.Is(sc.Err(), bufio.ErrTooLong) {
+			return nil, fmt.Errorf("-:%d: line longer than %d bytes, the SQS maximum message size; nothing sent", n, notification.SQSMaxMessageBytes)
 		}
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("standard input: %w", err)
