@@ -52,3 +52,28 @@ func TestRedriveDryRunShowsACutBodyFails(t *testing.T) {
 	require.Equal(t, 1, rep.Failed)
 	require.Equal(t, ActionFailed, rep.Results[0].Action)
 }
+
+// Send comes before delete: when the delete fails the letter is in both
+// queues, reported failed, and made visible again in the dead-letter queue.
+func TestRedriveSentButNotDeletedIsFailedAndKept(t *testing.T) {
+	t.Parallel()
+	const dlq, queue = "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q"
+	w, client := newSQSWire(`{"version":1,"id":"a-1"}`)
+	defer w.Close()
+	ctx := context.Background()
+	letters, err := Scan(ctx, client, dlq, time.Minute)
+	require.NoError(t, err)
+	w.mu.Lock()
+	w.failDelete = true
+	w.mu.Unlock()
+	rep, err := Redrive(ctx, client, dlq, queue, letters, func(*Letter) bool { return true }, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Failed)
+	require.Zero(t, rep.Sent)
+	require.Equal(t, "new-1", rep.Results[0].NewMessageID)
+	require.Contains(t, rep.Results[0].Error, "in both")
+	require.Len(t, w.sent, 1)
+	visible, hidden := w.state()
+	require.Equal(t, 1, visible)
+	require.Zero(t, hidden)
+}
