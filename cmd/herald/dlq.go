@@ -264,6 +264,9 @@ func printLetter(e *env, l *deadletter.Letter) {
 		if len(r.DroppedAttributes) > 0 {
 			fmt.Fprintf(w, "attributes left out for size: %s\n", cell(fmt.Sprint(r.DroppedAttributes)))
 		}
+	} else if l.MovedBy == deadletter.MovedByHerald {
+		fmt.Fprintf(w, "error class:     %s\n", cell(l.Class))
+		fmt.Fprintln(w, "reason:          the herald.reason attribute is not readable JSON")
 	} else {
 		fmt.Fprintln(w, "reason:          none: the queue's redrive policy moved it after maxReceiveCount receives")
 	}

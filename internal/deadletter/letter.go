@@ -49,8 +49,9 @@ type Letter struct {
 	MovedBy string `json:"moved_by"`
 	// GroupID is the MessageGroupId on a FIFO dead-letter queue.
 	GroupID string `json:"group_id,omitempty"`
-	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy
-	// (or the attribute is not readable JSON).
+	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy,
+	// or when the herald.reason attribute is not readable JSON (MovedBy is
+	// then MovedByHerald and Class is the herald.error_class attribute).
 	Reason *processor.Reason `json:"reason,omitempty"`
 	// Body is the original message body.
 	Body string `json:"body,omitempty"`
@@ -86,6 +87,11 @@ func fromMessage(m types.Message) Letter {
 	}
 	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
 	if a, ok := m.MessageAttributes[processor.AttrReason]; ok {
+		// Only herald writes the attribute: the letter is herald's even
+		// when the reason cannot be read, and herald.error_class beside it
+		// still names the class.
+		l.MovedBy = MovedByHerald
+		l.Class = aws.ToString(m.MessageAttributes[processor.AttrErrorClass].StringValue)
 		var r processor.Reason
 		if json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r) == nil {
 			l.Reason = &r

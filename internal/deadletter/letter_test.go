@@ -123,3 +123,21 @@ func TestDescribeBodyListsOnlyValidIDAndChannel(t *testing.T) {
 		require.Equal(t, []string{tc.id, tc.channel}, []string{id, ch}, tc.body)
 	}
 }
+
+// A herald.reason that is not readable JSON still says herald moved the
+// letter (the redrive policy writes no attribute), with the class from
+// herald.error_class: neither listed nor chosen as redrive_policy.
+func TestFromMessageWithUnreadableReason(t *testing.T) {
+	t.Parallel()
+	l := fromMessage(types.Message{
+		MessageId: aws.String("m-1"), Body: aws.String(`{"version":1,"id":"n-1"}`),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			processor.AttrReason: str(`{"outcome":"permanent_fail`), processor.AttrErrorClass: str("webhook_gone"),
+		},
+	})
+	require.Equal(t, MovedByHerald, l.MovedBy)
+	require.Nil(t, l.Reason)
+	require.Equal(t, "webhook_gone", l.Class)
+	require.False(t, Filter{Class: MovedByRedrivePolicy}.Match(&l, time.Now()))
+	require.True(t, Filter{Class: "webhook_gone"}.Match(&l, time.Now()))
+}
