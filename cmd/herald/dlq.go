@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -51,6 +52,9 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 
 func (f *filterFlags) filter() (deadletter.Filter, error) {
 	out := deadletter.Filter{IDs: f.ids, Class: f.class, Channel: f.channel}
+	if slices.Contains(f.ids, "") {
+		return out, usagef("--id is empty")
+	}
 	if f.olderThan != "" {
 		d, err := parseAge(f.olderThan)
 		if err != nil {
@@ -206,6 +210,9 @@ attempts, failed at, source message). Nothing is consumed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkHold(hold); err != nil {
 				return err
+			}
+			if args[0] == "" {
+				return usagef("dlq show: the ID is empty")
 			}
 			ctx := cmd.Context()
 			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, hold)

@@ -329,3 +329,12 @@ func TestSendNamesTheNDJSONLineTooLong(t *testing.T) {
 	require.Equal(t, exitFailed, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "-:2: line longer than 1048576 bytes")
 }
+
+func TestEmptyIDIsAUsageError(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"dlq", "redrive", "--id", ""}, {"dlq", "ls", "--id", ""}, {"dlq", "show", ""}} {
+		r := herald(t, "", append(args, "--dlq-url", "http://127.0.0.1:1/dlq", "--queue-url", "http://127.0.0.1:1/q")...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", args, r)
+		require.Contains(t, r.stderr, "empty", args)
+	}
+}

@@ -141,3 +141,13 @@ func TestFromMessageWithUnreadableReason(t *testing.T) {
 	require.False(t, Filter{Class: MovedByRedrivePolicy}.Match(&l, time.Now()))
 	require.True(t, Filter{Class: "webhook_gone"}.Match(&l, time.Now()))
 }
+
+// An empty id names no letter: `--id "$ID"` with ID unset must not choose
+// every letter whose body has no valid id.
+func TestFilterEmptyIDMatchesNothing(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	noID := &Letter{MessageID: "m-1", MovedBy: MovedByRedrivePolicy}
+	require.False(t, Filter{IDs: []string{""}}.Match(noID, now))
+	require.True(t, Filter{IDs: []string{"", "m-1"}}.Match(noID, now))
+}

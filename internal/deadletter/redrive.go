@@ -22,7 +22,8 @@ const maxAttributes = 10
 // Filter chooses dead letters. Its zero value chooses every letter.
 type Filter struct {
 	// IDs are notification ids or dead-letter SQS message ids; a letter
-	// matches when it has one of them. Empty: any.
+	// matches when it has one of them (an empty one names no letter).
+	// Empty: any.
 	IDs []string
 	// Class is an error class, or "redrive_policy" for the letters the
 	// redrive policy moved without a reason. Empty: any.
@@ -35,7 +36,7 @@ type Filter struct {
 
 // Match reports whether l meets every condition of f at now.
 func (f Filter) Match(l *Letter, now time.Time) bool {
-	if len(f.IDs) > 0 && !slices.Contains(f.IDs, l.NotificationID) && !slices.Contains(f.IDs, l.MessageID) {
+	if len(f.IDs) > 0 && !f.namedBy(l.NotificationID) && !f.namedBy(l.MessageID) {
 		return false
 	}
 	if f.Class != "" && f.Class != l.Class && !(f.Class == MovedByRedrivePolicy && l.MovedBy == MovedByRedrivePolicy) {
@@ -49,6 +50,9 @@ func (f Filter) Match(l *Letter, now time.Time) bool {
 	}
 	return true
 }
+
+// namedBy reports whether id is one of f.IDs; an empty id names nothing.
+func (f Filter) namedBy(id string) bool { return id != "" && slices.Contains(f.IDs, id) }
 
 // What happened to one dead letter in a redrive.
 const (
