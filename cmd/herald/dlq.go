@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -86,6 +87,11 @@ func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.
 	q, err := g.resolve(ctx, e, needQueue, true)
 	if err != nil {
 		return nil, q, nil, false, err
+	}
+	if needQueue && strings.TrimRight(q.queueURL, "/") == strings.TrimRight(q.dlqURL, "/") {
+		// A redrive would put each letter back where it is, without
+		// herald's attributes: its reason would be lost.
+		return nil, q, nil, false, usagef("the notification queue and the dead-letter queue are the same (%s, from %s)", q.queueURL, q.source)
 	}
 	cfg, err := g.awsConfig(ctx)
 	if err != nil {

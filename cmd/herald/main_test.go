@@ -338,3 +338,12 @@ func TestEmptyIDIsAUsageError(t *testing.T) {
 		require.Contains(t, r.stderr, "empty", args)
 	}
 }
+
+// Redriving into the dead-letter queue itself would replace each letter
+// with a copy without herald's attributes: its reason lost.
+func TestRedriveIntoTheDeadLetterQueueIsAUsageError(t *testing.T) {
+	t.Parallel()
+	r := herald(t, "", "dlq", "redrive", "--all", "--dlq-url", "http://127.0.0.1:1/000000000000/dlq", "--queue-url", "http://127.0.0.1:1/000000000000/dlq/")
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "are the same")
+}
