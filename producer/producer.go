@@ -76,7 +76,8 @@ type Invalid struct {
 	// ID is the body's id, when it has a readable one.
 	ID string
 	// Err is notification.Parse's error, an *notification.InvalidError
-	// naming each field path that breaks the contract.
+	// naming each field path that breaks the contract (or field "id" for
+	// an id repeated within one send).
 	Err error
 }
 
@@ -89,13 +90,37 @@ func (e *InvalidError) Error() string {
 }
 
 // Validate parses each body with [notification.Parse] and returns an
-// *InvalidError listing the invalid ones, or nil.
+// *InvalidError listing the invalid ones, or nil. Also invalid: a body
+// above notification.MaxMessageBytes (the deliver function would
+// dead-letter it unattempted as message_too_large), and a valid body whose
+// id an earlier valid body has (a *notification.InvalidError for field
+// "id"): the id is the notification's identity, so SQS drops the
+// repeat on a FIFO queue (it is the deduplication id) and receivers drop
+// it on any queue, while the send would report it sent.
 func Validate(bodies [][]byte) error {
 	var bad []Invalid
+	first := map[string]int{}
 	for i, b := range bodies {
-		if _, err := notification.Parse(b); err != nil {
-			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: err})
+		if len(b) > notification.MaxMessageBytes {
+			// The producer sends no message attributes: the body is the
+			// message as the deliver function measures it.
+			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: &notification.InvalidError{Problems: []notification.Problem{
+				{Message: fmt.Sprintf("the message is %d bytes, above %d (notification.MaxMessageBytes: the SQS maximum less the room of a dead letter's reason); the deliver function would dead-letter it unattempted as message_too_large", len(b), notification.MaxMessageBytes)},
+			}}})
+			continue
 		}
+		m, err := notification.Parse(b)
+		if err != nil {
+			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: err})
+			continue
+		}
+		if j, seen := first[m.ID]; seen {
+			bad = append(bad, Invalid{Index: i, ID: m.ID, Err: &notification.InvalidError{Problems: []notification.Problem{
+				{Field: "id", Message: fmt.Sprintf("repeats notification %d's id: one id, one notification", j+1)},
+			}}})
+			continue
+		}
+		first[m.ID] = i
 	}
 	if len(bad) > 0 {
 		return &InvalidError{Items: bad}

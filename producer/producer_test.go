@@ -3,12 +3,14 @@ package producer_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )
 
@@ -107,4 +109,45 @@ func TestLargeBatchesSplitByBytes(t *testing.T) {
 	require.NoError(t, err, "the wire refuses a batch over 1 MiB")
 	require.Len(t, res, 5)
 	require.Greater(t, len(wire.sent()), 1)
+}
+
+// Two notifications with one id in one send: on a FIFO queue SQS would
+// accept the second and drop it as a duplicate (the id is the deduplication
+// id), and receivers drop it on any queue; so it is refused up front.
+func TestRepeatedIDInOneSendIsInvalid(t *testing.T) {
+	t.Parallel()
+	wire, c := newSQSWire()
+	t.Cleanup(wire.Close)
+	for _, url := range []string{wire.srv.URL + "/q", wire.srv.URL + "/000000000000/herald.fifo"} {
+		p := &producer.Client{SQS: c, QueueURL: url, GroupID: "g"}
+		res, err := p.SendBodies(context.Background(), [][]byte{body("a-1", 1), body("b-1", 1), body("a-1", 2)})
+		var inv *producer.InvalidError
+		require.ErrorAs(t, err, &inv, url)
+		require.Nil(t, res)
+		require.Len(t, inv.Items, 1)
+		require.Equal(t, 2, inv.Items[0].Index)
+		require.Equal(t, "a-1", inv.Items[0].ID)
+		require.ErrorContains(t, inv.Items[0].Err, "id: repeats notification 1's id")
+	}
+	require.Empty(t, wire.sent())
+}
+
+// A body above notification.MaxMessageBytes fits SQS (up to 1 MiB) but the
+// deliver function dead-letters it unattempted as message_too_large, with
+// only its head kept; the producer's validation, "the deliver function's
+// own", refuses it before sending.
+func TestBodyAboveMaxMessageBytesIsInvalid(t *testing.T) {
+	t.Parallel()
+	wire, c := newSQSWire()
+	t.Cleanup(wire.Close)
+	big := fmt.Appendf(nil, `{"version":1,"id":"big-1","channel":"email","email":{"from":"a@example.com","to":["b@example.org"],"subject":"s","text":"%s","html":"%s"}}`,
+		strings.Repeat("t", notification.MaxBodyBytes), strings.Repeat("h", 50_000))
+	require.Greater(t, len(big), notification.MaxMessageBytes)
+	require.LessOrEqual(t, len(big), notification.SQSMaxMessageBytes, "SQS itself would take it")
+	res, err := (&producer.Client{SQS: c, QueueURL: wire.srv.URL + "/q"}).SendBodies(context.Background(), [][]byte{big})
+	var inv *producer.InvalidError
+	require.ErrorAs(t, err, &inv)
+	require.Nil(t, res)
+	require.ErrorContains(t, inv.Items[0].Err, strconv.Itoa(notification.MaxMessageBytes))
+	require.Empty(t, wire.sent())
 }

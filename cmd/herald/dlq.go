@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -51,6 +53,9 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 
 func (f *filterFlags) filter() (deadletter.Filter, error) {
 	out := deadletter.Filter{IDs: f.ids, Class: f.class, Channel: f.channel}
+	if slices.Contains(f.ids, "") {
+		return out, usagef("--id is empty")
+	}
 	if f.olderThan != "" {
 		d, err := parseAge(f.olderThan)
 		if err != nil {
@@ -61,29 +66,47 @@ func (f *filterFlags) filter() (deadletter.Filter, error) {
 	if f.channel != "" && f.channel != "email" && f.channel != "webhook" {
 		return out, usagef("--channel %q: want email or webhook", f.channel)
 	}
-	if f.hold < time.Second || f.hold > 12*time.Hour {
-		return out, usagef("--hold %s: want 1s to 12h (the SQS visibility timeout range)", f.hold)
+	return out, checkHold(f.hold)
+}
+
+// checkHold checks a --hold: whole seconds of visibility timeout, 1 s to
+// 12 h (SQS ChangeMessageVisibility, VisibilityTimeout 0 to 43,200 s; 0
+// would leave the letters visible while they are read).
+func checkHold(hold time.Duration) error {
+	if hold < time.Second || hold > 12*time.Hour {
+		return usagef("--hold %s: want 1s to 12h (the SQS visibility timeout range)", hold)
 	}
-	return out, nil
+	return nil
 }
 
 // scanDLQ resolves the dead-letter queue and reads it; release must be
-// called with the letters that are still held.
-func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (*sqs.Client, queues, []deadletter.Letter, error) {
+// called with the letters that are still held. partial reports a FIFO
+// dead-letter queue read only in part (deadletter.ErrIncomplete): a warning
+// is printed, the command works on the letters read and exits 1.
+func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (_ *sqs.Client, _ queues, _ []deadletter.Letter, partial bool, _ error) {
 	q, err := g.resolve(ctx, e, needQueue, true)
 	if err != nil {
-		return nil, q, nil, err
+		return nil, q, nil, false, err
+	}
+	if needQueue && strings.TrimRight(q.queueURL, "/") == strings.TrimRight(q.dlqURL, "/") {
+		// A redrive would put each letter back where it is, without
+		// herald's attributes: its reason would be lost.
+		return nil, q, nil, false, usagef("the notification queue and the dead-letter queue are the same (%s, from %s)", q.queueURL, q.source)
 	}
 	cfg, err := g.awsConfig(ctx)
 	if err != nil {
-		return nil, q, nil, err
+		return nil, q, nil, false, err
 	}
 	client := sqs.NewFromConfig(cfg)
 	letters, err := deadletter.Scan(ctx, client, q.dlqURL, hold)
-	if err != nil {
-		return nil, q, nil, errors.Join(err, deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters))
+	if errors.Is(err, deadletter.ErrIncomplete) {
+		fmt.Fprintf(e.stderr, "herald: warning: %v; what follows covers only the letters read (redriving or deleting them lets the next run read further)\n", err)
+		return client, q, letters, true, nil
 	}
-	return client, q, letters, nil
+	if err != nil {
+		return nil, q, nil, false, errors.Join(err, deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters))
+	}
+	return client, q, letters, false, nil
 }
 
 // lsRow is the table form of a dead letter.
@@ -122,7 +145,7 @@ holds at that moment are not listed; their number is printed after the table.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, err := scanDLQ(ctx, e, g, false, f.hold)
+			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, f.hold)
 			if err != nil {
 				return err
 			}
@@ -131,11 +154,7 @@ holds at that moment are not listed; their number is printed after the table.`,
 			var shown []deadletter.Letter
 			for i := range letters {
 				if filter.Match(&letters[i], now) {
-					l := letters[i]
-					// Like the table, the listing leaves bodies (recipients,
-					// URLs with their secrets) to dlq show.
-					l.Body = ""
-					shown = append(shown, l)
+					shown = append(shown, listed(letters[i]))
 				}
 			}
 			if g.json {
@@ -162,11 +181,27 @@ holds at that moment are not listed; their number is printed after the table.`,
 			if relErr != nil {
 				return fmt.Errorf("listed, but some dead letters stay hidden until their hold ends: %w", relErr)
 			}
+			if partial {
+				return errReported
+			}
 			return nil
 		},
 	}
 	f.add(cmd)
 	return cmd
+}
+
+// listed is l as dlq ls shows it: like the table, the listing leaves the
+// producer's data (the body with its recipients and URL secrets, the message
+// attributes herald kept in the reason) to dlq show.
+func listed(l deadletter.Letter) deadletter.Letter {
+	l.Body = ""
+	if l.Reason != nil {
+		r := *l.Reason
+		r.OverflowAttributes = nil
+		l.Reason = &r
+	}
+	return l
 }
 
 func newDLQShowCmd(e *env, g *globals) *cobra.Command {
@@ -179,8 +214,14 @@ original body and the parsed herald.reason (outcome, error class, error,
 attempts, failed at, source message). Nothing is consumed.`,
 		Args: exactArgs(1, "one ID (a notification id or a dead-letter SQS message id)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkHold(hold); err != nil {
+				return err
+			}
+			if args[0] == "" {
+				return usagef("dlq show: the ID is empty")
+			}
 			ctx := cmd.Context()
-			client, q, letters, err := scanDLQ(ctx, e, g, false, hold)
+			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, hold)
 			if err != nil {
 				return err
 			}
@@ -200,13 +241,16 @@ attempts, failed at, source message). Nothing is consumed.`,
 				if err := writeJSON(e.stdout, found); err != nil {
 					return err
 				}
-				return relErr
-			}
-			for i := range found {
-				if i > 0 {
-					fmt.Fprintln(e.stdout)
+			} else {
+				for i := range found {
+					if i > 0 {
+						fmt.Fprintln(e.stdout)
+					}
+					printLetter(e, &found[i])
 				}
-				printLetter(e, &found[i])
+			}
+			if partial {
+				return reported(e, relErr)
 			}
 			return relErr
 		},
@@ -219,29 +263,33 @@ attempts, failed at, source message). Nothing is consumed.`,
 // the body, indented when it is JSON.
 func printLetter(e *env, l *deadletter.Letter) {
 	w := e.stdout
-	fmt.Fprintf(w, "SQS message id:  %s\n", l.MessageID)
+	fmt.Fprintf(w, "SQS message id:  %s\n", cell(l.MessageID))
 	fmt.Fprintf(w, "moved by:        %s\n", l.MovedBy)
 	if r := l.Reason; r != nil {
 		fmt.Fprintf(w, "notification id: %s\n", cell(r.NotificationID))
 		fmt.Fprintf(w, "channel:         %s\n", cell(r.Channel))
-		fmt.Fprintf(w, "outcome:         %s\n", r.Outcome)
-		fmt.Fprintf(w, "error class:     %s\n", r.ErrorClass)
-		fmt.Fprintf(w, "error:           %s\n", r.Error)
+		fmt.Fprintf(w, "outcome:         %s\n", cell(r.Outcome))
+		fmt.Fprintf(w, "error class:     %s\n", cell(string(r.ErrorClass)))
+		fmt.Fprintf(w, "error:           %s\n", cell(r.Error))
 		fmt.Fprintf(w, "attempts:        %d\n", r.Attempts)
-		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", r.FailedAt, age(l.Age(e.now())))
-		fmt.Fprintf(w, "source message:  %s\n", r.SourceMessageID)
+		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", cell(r.FailedAt), age(l.Age(e.now())))
+		fmt.Fprintf(w, "source message:  %s\n", cell(r.SourceMessageID))
 		if len(r.DroppedAttributes) > 0 {
-			fmt.Fprintf(w, "attributes left out for size: %v\n", r.DroppedAttributes)
+			fmt.Fprintf(w, "attributes left out for size: %s\n", cell(fmt.Sprint(r.DroppedAttributes)))
 		}
+	} else if l.MovedBy == deadletter.MovedByHerald {
+		fmt.Fprintf(w, "error class:     %s\n", cell(l.Class))
+		fmt.Fprintln(w, "reason:          the herald.reason attribute is not readable JSON")
 	} else {
 		fmt.Fprintln(w, "reason:          none: the queue's redrive policy moved it after maxReceiveCount receives")
 	}
 	fmt.Fprintln(w, "body:")
 	var buf bytes.Buffer
+	// Producer data: printed without its control characters (printable).
 	if json.Indent(&buf, []byte(l.Body), "  ", "  ") == nil {
-		fmt.Fprintf(w, "  %s\n", buf.String())
+		fmt.Fprintf(w, "  %s\n", printable(buf.String()))
 	} else {
-		fmt.Fprintf(w, "  %s\n", l.Body)
+		fmt.Fprintf(w, "  %s\n", printable(l.Body))
 	}
 }
 
@@ -259,8 +307,8 @@ notification id), never in neither. FIFO queues keep the message group.
 
 Choose with --id (repeatable), --class, --older-than, --channel (combined: all
 must match), or --all. --dry-run shows what would be sent and changes nothing.
-Ends with the count sent, skipped and failed; exit status 1 when any failed or
-an --id was not found.`,
+Ends with the count sent, skipped and failed; exit status 1 when any failed,
+an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 		Example: `  herald dlq redrive --id welcome-42 --dry-run
   herald dlq redrive --class webhook_http_5xx --older-than 1h
   herald dlq redrive --all`,
@@ -277,15 +325,25 @@ an --id was not found.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, err := scanDLQ(ctx, e, g, true, f.hold)
+			client, q, letters, partial, err := scanDLQ(ctx, e, g, true, f.hold)
 			if err != nil {
 				return err
 			}
 			now := e.now()
 			// Once sending starts, Ctrl-C does not cut a letter between its
 			// send and its delete.
+			interrupted := 0
 			rep, relErr := deadletter.Redrive(context.WithoutCancel(ctx), client, q.dlqURL, q.queueURL, letters,
-				func(l *deadletter.Letter) bool { return ctx.Err() == nil && filter.Match(l, now) }, dryRun)
+				func(l *deadletter.Letter) bool {
+					if !filter.Match(l, now) {
+						return false
+					}
+					if ctx.Err() != nil {
+						interrupted++
+						return false
+					}
+					return true
+				}, dryRun)
 			missing := missingIDs(f.ids, letters)
 			if g.json {
 				if err := writeJSON(e.stdout, struct {
@@ -313,7 +371,10 @@ an --id was not found.`,
 					fmt.Fprintf(e.stderr, "not found: %s\n", id)
 				}
 			}
-			if rep.Failed > 0 || len(missing) > 0 {
+			if interrupted > 0 {
+				fmt.Fprintf(e.stderr, "interrupted: %d chosen dead letters not redriven (counted as skipped); they stay in the dead-letter queue\n", interrupted)
+			}
+			if rep.Failed > 0 || len(missing) > 0 || interrupted > 0 || partial {
 				return reported(e, relErr)
 			}
 			return relErr

@@ -71,6 +71,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "--body, --id, --signature, --timestamp"},
 		{[]string{"verify", "--secret", "nope", "--id", "i", "--timestamp", "1", "--signature", "s", "--body", "-"}, "whsec_"},
 		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--id", "i", "--timestamp", "yesterday", "--signature", "s", "--body", "-"}, "Unix seconds"},
+		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--id", "i", "--timestamp", "1", "--signature", "s", "--body", "-", "--tolerance", "-5m"}, "--tolerance"},
 	} {
 		r := herald(t, "", tc.args...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
@@ -265,4 +266,85 @@ func TestResolveQueues(t *testing.T) {
 	other := cfnWire(t, "other", map[string]string{"Foo": "x"})
 	_, err = resolveQueues(ctx, &globals{stack: "other"}, none, func() (stackOutputs, error) { return other, nil }, true, false)
 	require.ErrorContains(t, err, "is it a herald stack?")
+}
+
+func TestSendRefusesARepeatedID(t *testing.T) {
+	t.Parallel()
+	line := `{"version":1,"id":"a","channel":"webhook","webhook":{"url":"https://h.example/x","event_type":"a.b","payload":%d}}`
+	stdin := fmt.Sprintf(line, 1) + "\n" + fmt.Sprintf(line, 2) + "\n"
+	r := herald(t, stdin, "send", "--dry-run", "-")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "invalid: -:2: id: repeats notification 1's id")
+	require.Contains(t, r.stderr, "nothing sent")
+	r = herald(t, stdin, "send", "--dry-run", "--skip-invalid", "--json", "-")
+	require.Equal(t, exitFailed, r.code)
+	var rows []sendRow
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
+	require.Equal(t, []sendRow{{Source: "-:2", ID: "a", Error: rows[0].Error, Invalid: true}, {Source: "-:1", ID: "a"}}, rows)
+}
+
+// A day count whose duration does not fit time.Duration must be refused,
+// not wrapped: 106752d wrapped to a negative age, which the filter reads as
+// "any age", so `dlq redrive --older-than 106752d` chose every dead letter.
+func TestParseAgeRefusesDaysBeyondDuration(t *testing.T) {
+	t.Parallel()
+	got, err := parseAge("106751d")
+	require.NoError(t, err)
+	require.Positive(t, got)
+	for _, s := range []string{"106752d", "300000d", "999999999d", "99999999999999999999d"} {
+		_, err := parseAge(s)
+		require.Error(t, err, s)
+	}
+	r := herald(t, "", "dlq", "redrive", "--older-than", "106752d", "--dlq-url", "http://127.0.0.1:1/dlq", "--queue-url", "http://127.0.0.1:1/q")
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "--older-than")
+}
+
+// dlq show reads with the same hold as ls and redrive, so it checks it the
+// same way: a hold of 0 (or under a second) would leave the letters visible
+// while they are read, one over 12 h is refused by SQS.
+func TestDLQShowChecksHold(t *testing.T) {
+	t.Parallel()
+	for _, hold := range []string{"13h", "500ms", "0s", "-1m"} {
+		r := herald(t, "", "dlq", "show", "n-1", "--hold", hold, "--dlq-url", "http://127.0.0.1:1/dlq")
+		require.Equal(t, exitUsage, r.code, "%s: %+v", hold, r)
+		require.Contains(t, r.stderr, "--hold", hold)
+	}
+}
+
+// herald run's flags outside their documented ranges are usage errors, not
+// quietly replaced by the runner's defaults (--batch-size 50 ran with 10).
+func TestRunChecksFlagRanges(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--batch-size", "0"}, {"--batch-size", "11"}, {"--wait", "21s"}, {"--wait", "-1s"}, {"--function-timeout", "0s"}, {"--function-timeout", "16m"}} {
+		r := herald(t, "", append([]string{"run", "--queue-url", "http://127.0.0.1:1/q", "--dlq-url", "http://127.0.0.1:1/dlq"}, args...)...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", args, r)
+		require.Contains(t, r.stderr, args[0], args)
+	}
+}
+
+func TestSendNamesTheNDJSONLineTooLong(t *testing.T) {
+	t.Parallel()
+	stdin := `{"id":"a"}` + "\n" + strings.Repeat("x", 1<<20+10) + "\n"
+	r := herald(t, stdin, "send", "--dry-run", "-")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "-:2: line longer than 1048576 bytes")
+}
+
+func TestEmptyIDIsAUsageError(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"dlq", "redrive", "--id", ""}, {"dlq", "ls", "--id", ""}, {"dlq", "show", ""}} {
+		r := herald(t, "", append(args, "--dlq-url", "http://127.0.0.1:1/dlq", "--queue-url", "http://127.0.0.1:1/q")...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", args, r)
+		require.Contains(t, r.stderr, "empty", args)
+	}
+}
+
+// Redriving into the dead-letter queue itself would replace each letter
+// with a copy without herald's attributes: its reason lost.
+func TestRedriveIntoTheDeadLetterQueueIsAUsageError(t *testing.T) {
+	t.Parallel()
+	r := herald(t, "", "dlq", "redrive", "--all", "--dlq-url", "http://127.0.0.1:1/000000000000/dlq", "--queue-url", "http://127.0.0.1:1/000000000000/dlq/")
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "are the same")
 }

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // table writes rows aligned in columns (text/tabwriter), the header first.
@@ -31,7 +34,28 @@ func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return cellReplacer.Replace(s)
+	return printable(cellReplacer.Replace(s))
+}
+
+// printable returns s with every control character but line feed and tab
+// (C0, DEL, C1: unicode.IsControl) and every byte that is not UTF-8
+// written as a Go escape (\x1b, \u009b), so that text from a dead letter
+// cannot drive the terminal (ECMA-48 escape and control sequences).
+func printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\n' || r == '\t' || !unicode.IsControl(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 // writeJSON writes v as indented JSON and a line break.
@@ -62,7 +86,10 @@ func age(d time.Duration) string {
 func parseAge(s string) (time.Duration, error) {
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		var n int
-		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == d {
+		// At most the days a time.Duration holds: a larger count would
+		// wrap to a negative age, which a filter reads as any age.
+		const maxDays = int(math.MaxInt64 / int64(24*time.Hour))
+		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && n <= maxDays && fmt.Sprint(n) == d {
 			return time.Duration(n) * 24 * time.Hour, nil
 		}
 	}

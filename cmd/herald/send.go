@@ -37,13 +37,17 @@ func readInputs(args []string, stdin io.Reader) ([]input, error) {
 		}
 		sc := bufio.NewScanner(stdin)
 		// A notification can be close to the 1 MiB SQS message limit.
-		sc.Buffer(make([]byte, 64<<10), producer.MaxBatchBytes+1)
-		for n := 1; sc.Scan(); n++ {
+		sc.Buffer(make([]byte, 64<<10), notification.SQSMaxMessageBytes+1)
+		n := 1
+		for ; sc.Scan(); n++ {
 			line := bytes.TrimSpace(sc.Bytes())
 			if len(line) == 0 {
 				continue
 			}
 			out = append(out, input{source: "-:" + strconv.Itoa(n), body: bytes.Clone(line)})
+		}
+		if errors.Is(sc.Err(), bufio.ErrTooLong) {
+			return nil, fmt.Errorf("-:%d: line longer than %d bytes, the SQS maximum message size; nothing sent", n, notification.SQSMaxMessageBytes)
 		}
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("standard input: %w", err)
@@ -85,7 +89,9 @@ notification; "-" reads NDJSON (one notification per line) from standard input.
 
 Every notification is first checked by the deliver function's own validator;
 an invalid one is reported with its field path and, unless --skip-invalid,
-nothing at all is sent. Valid ones go out with SendMessageBatch, 10 per call;
+nothing at all is sent. An id that an earlier notification of the same
+send has is invalid too (SQS drops the repeat on a FIFO queue, receivers on
+any queue). Valid ones go out with SendMessageBatch, 10 per call;
 entries SQS fails on its side are retried, then reported. On a FIFO queue the
 message group is --group and the deduplication id is the notification id.
 Prints each notification id with its SQS message id.`,
@@ -105,14 +111,24 @@ Prints each notification id with its SQS message id.`,
 			}
 			var rows []sendRow
 			var valid []input
-			invalid := 0
-			for _, in := range inputs {
-				if _, err := notification.Parse(in.body); err != nil {
-					invalid++
-					for _, p := range problems(in.source, err) {
+			all := make([][]byte, len(inputs))
+			for i, in := range inputs {
+				all[i] = in.body
+			}
+			bad := map[int]producer.Invalid{}
+			var inv *producer.InvalidError
+			if errors.As(producer.Validate(all), &inv) {
+				for _, it := range inv.Items {
+					bad[it.Index] = it
+				}
+			}
+			invalid := len(bad)
+			for i, in := range inputs {
+				if it, ok := bad[i]; ok {
+					for _, p := range problems(in.source, it.Err) {
 						fmt.Fprintln(e.stderr, "invalid:", p)
 					}
-					rows = append(rows, sendRow{Source: in.source, ID: notification.IDOf(in.body), Error: err.Error(), Invalid: true})
+					rows = append(rows, sendRow{Source: in.source, ID: it.ID, Error: it.Err.Error(), Invalid: true})
 					continue
 				}
 				valid = append(valid, in)

@@ -110,6 +110,9 @@ func (f *verifyFlags) parse() ([][]byte, time.Time, error) {
 	if len(keys) == 0 {
 		return nil, time.Time{}, usageError{errors.New("--secret is empty")}
 	}
+	if f.tolerance < 0 {
+		return nil, time.Time{}, usagef("--tolerance %s: want 0 or more", f.tolerance)
+	}
 	sec, err := strconv.ParseInt(f.timestamp, 10, 64)
 	if err != nil {
 		return nil, time.Time{}, usagef("--timestamp %q: want Unix seconds", f.timestamp)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
 )
 
 // Who moved a dead letter to the dead-letter queue.
@@ -27,7 +28,8 @@ const (
 type Letter struct {
 	// MessageID is the SQS message id in the dead-letter queue.
 	MessageID string `json:"sqs_message_id"`
-	// NotificationID is the notification's id, when the body has one.
+	// NotificationID is the notification's id, when the body has one that
+	// is valid (notification.IDOf).
 	NotificationID string `json:"id,omitempty"`
 	// Channel is "email" or "webhook", when the body names one.
 	Channel string `json:"channel,omitempty"`
@@ -47,8 +49,9 @@ type Letter struct {
 	MovedBy string `json:"moved_by"`
 	// GroupID is the MessageGroupId on a FIFO dead-letter queue.
 	GroupID string `json:"group_id,omitempty"`
-	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy
-	// (or the attribute is not readable JSON).
+	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy,
+	// or when the herald.reason attribute is not readable JSON (MovedBy is
+	// then MovedByHerald and Class is the herald.error_class attribute).
 	Reason *processor.Reason `json:"reason,omitempty"`
 	// Body is the original message body.
 	Body string `json:"body,omitempty"`
@@ -84,6 +87,11 @@ func fromMessage(m types.Message) Letter {
 	}
 	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
 	if a, ok := m.MessageAttributes[processor.AttrReason]; ok {
+		// Only herald writes the attribute: the letter is herald's even
+		// when the reason cannot be read, and herald.error_class beside it
+		// still names the class.
+		l.MovedBy = MovedByHerald
+		l.Class = aws.ToString(m.MessageAttributes[processor.AttrErrorClass].StringValue)
 		var r processor.Reason
 		if json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r) == nil {
 			l.Reason = &r
@@ -108,7 +116,6 @@ func fromMessage(m types.Message) Letter {
 // the channel and the destination.
 func describeBody(body string) (id, channel, dest string) {
 	var b struct {
-		ID      any    `json:"id"`
 		Channel string `json:"channel"`
 		Webhook *struct {
 			URL string `json:"url"`
@@ -125,13 +132,15 @@ func describeBody(body string) (id, channel, dest string) {
 		if json.Unmarshal([]byte(body), &loose) != nil {
 			return "", "", ""
 		}
-		_ = json.Unmarshal(loose["id"], &b.ID)
 		_ = json.Unmarshal(loose["channel"], &b.Channel)
 	}
-	if s, ok := b.ID.(string); ok {
-		id = s
+	// The id as the processor reads it (valid, and only one), and a channel
+	// herald knows: anything else a producer wrote (an address, a terminal
+	// escape sequence, a megabyte) stays in the body.
+	id = notification.IDOf([]byte(body))
+	if c := notification.Channel(b.Channel); c == notification.ChannelEmail || c == notification.ChannelWebhook {
+		channel = b.Channel
 	}
-	channel = b.Channel
 	switch {
 	case b.Webhook != nil:
 		dest = WebhookHost(b.Webhook.URL)

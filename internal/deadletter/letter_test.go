@@ -3,6 +3,7 @@ package deadletter
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestDescribeBodyNamesHostOrDomainOnly(t *testing.T) {
 		{`{"id":"b","channel":"email","email":{"to":["Jana <Jana@Example.ORG>","x@y.z"]}}`, "b", "email", "example.org"},
 		{`{"id":"c","channel":"email","email":{"bcc":["b@bcc.example"]}}`, "c", "email", "bcc.example"},
 		{`{"id":"d","channel":"email","email":{"to":7}}`, "d", "email", ""},
-		{`{"id":5,"channel":"sms"}`, "", "sms", ""},
+		{`{"id":5,"channel":"sms"}`, "", "", ""},
 		{`not json`, "", "", ""},
 	} {
 		id, ch, dest := describeBody(tc.body)
@@ -104,4 +105,49 @@ func TestSendBackInputKeepsFIFOGroup(t *testing.T) {
 	std := SendBackInput(l, "https://sqs.example/1/q")
 	require.Nil(t, std.MessageGroupId)
 	require.Nil(t, std.MessageDeduplicationId)
+}
+
+// The id and channel of an invalid body are listed only when they are what
+// herald accepts: an address, a megabyte or a terminal escape sequence a
+// producer put there stays in the body, for dlq show.
+func TestDescribeBodyListsOnlyValidIDAndChannel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, id, channel string }{
+		{`{"id":"jana@example.org","channel":"jana@example.org"}`, "", ""},
+		{"{\"id\":\"\\u001b]0;owned\\u0007\",\"channel\":\"\\u001b[2J\"}", "", ""},
+		{`{"id":"` + strings.Repeat("x", 129) + `","channel":"webhook"}`, "", "webhook"},
+		{`{"id":"a","id":"b","channel":"email"}`, "", "email"},
+		{`{"id":"ok-1","channel":"email"}`, "ok-1", "email"},
+	} {
+		id, ch, _ := describeBody(tc.body)
+		require.Equal(t, []string{tc.id, tc.channel}, []string{id, ch}, tc.body)
+	}
+}
+
+// A herald.reason that is not readable JSON still says herald moved the
+// letter (the redrive policy writes no attribute), with the class from
+// herald.error_class: neither listed nor chosen as redrive_policy.
+func TestFromMessageWithUnreadableReason(t *testing.T) {
+	t.Parallel()
+	l := fromMessage(types.Message{
+		MessageId: aws.String("m-1"), Body: aws.String(`{"version":1,"id":"n-1"}`),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			processor.AttrReason: str(`{"outcome":"permanent_fail`), processor.AttrErrorClass: str("webhook_gone"),
+		},
+	})
+	require.Equal(t, MovedByHerald, l.MovedBy)
+	require.Nil(t, l.Reason)
+	require.Equal(t, "webhook_gone", l.Class)
+	require.False(t, Filter{Class: MovedByRedrivePolicy}.Match(&l, time.Now()))
+	require.True(t, Filter{Class: "webhook_gone"}.Match(&l, time.Now()))
+}
+
+// An empty id names no letter: `--id "$ID"` with ID unset must not choose
+// every letter whose body has no valid id.
+func TestFilterEmptyIDMatchesNothing(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	noID := &Letter{MessageID: "m-1", MovedBy: MovedByRedrivePolicy}
+	require.False(t, Filter{IDs: []string{""}}.Match(noID, now))
+	require.True(t, Filter{IDs: []string{"", "m-1"}}.Match(noID, now))
 }

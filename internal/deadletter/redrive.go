@@ -22,7 +22,8 @@ const maxAttributes = 10
 // Filter chooses dead letters. Its zero value chooses every letter.
 type Filter struct {
 	// IDs are notification ids or dead-letter SQS message ids; a letter
-	// matches when it has one of them. Empty: any.
+	// matches when it has one of them (an empty one names no letter).
+	// Empty: any.
 	IDs []string
 	// Class is an error class, or "redrive_policy" for the letters the
 	// redrive policy moved without a reason. Empty: any.
@@ -35,7 +36,7 @@ type Filter struct {
 
 // Match reports whether l meets every condition of f at now.
 func (f Filter) Match(l *Letter, now time.Time) bool {
-	if len(f.IDs) > 0 && !slices.Contains(f.IDs, l.NotificationID) && !slices.Contains(f.IDs, l.MessageID) {
+	if len(f.IDs) > 0 && !f.namedBy(l.NotificationID) && !f.namedBy(l.MessageID) {
 		return false
 	}
 	if f.Class != "" && f.Class != l.Class && !(f.Class == MovedByRedrivePolicy && l.MovedBy == MovedByRedrivePolicy) {
@@ -49,6 +50,9 @@ func (f Filter) Match(l *Letter, now time.Time) bool {
 	}
 	return true
 }
+
+// namedBy reports whether id is one of f.IDs; an empty id names nothing.
+func (f Filter) namedBy(id string) bool { return id != "" && slices.Contains(f.IDs, id) }
 
 // What happened to one dead letter in a redrive.
 const (
@@ -89,6 +93,9 @@ type Report struct {
 // The message sent back has the original body and the producer's message
 // attributes, including those herald kept in the reason's
 // overflow_attributes (at most 10 in all, by name), but not herald's own.
+// A letter whose body is only the head of the original's (the reason's
+// original_body_bytes is larger) is not sent: it is Failed and kept, in a
+// dry run too.
 // On a FIFO queue it keeps its message group, and its deduplication id is
 // "redrive-" and the dead letter's message id, so a repeated redrive of the
 // same dead letter within 5 minutes is stored once.
@@ -103,6 +110,16 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			continue
 		}
 		res := Result{NotificationID: l.NotificationID, MessageID: l.MessageID}
+		if r := l.Reason; r != nil && r.OriginalBodyBytes > len(l.Body) {
+			// Sent back, the head of a body would be dead-lettered again
+			// as invalid, and this letter's reason (the original's size
+			// and digest) would be lost with it.
+			res.Action, res.Error = ActionFailed, fmt.Sprintf("not sent: the body is only the first %d of the original's %d bytes (%s); the producer must send it again", len(l.Body), r.OriginalBodyBytes, r.ErrorClass)
+			rep.Failed++
+			rep.Results = append(rep.Results, res)
+			keep = append(keep, *l)
+			continue
+		}
 		if dryRun {
 			res.Action = ActionWouldSend
 			rep.Results = append(rep.Results, res)

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/heraldhq/herald/producer"
 )
 
 // API is the part of the SQS API the dead-letter commands call.
@@ -30,6 +32,18 @@ var _ API = (*sqs.Client)(nil)
 // letters, short enough that an interrupted one hides them only briefly.
 const DefaultHold = 60 * time.Second
 
+// ErrHoldTooShort is returned by [Scan] when dead letters came back while
+// it ran: reading the queue took longer than their visibility timeout.
+var ErrHoldTooShort = errors.New("the scan outlasted its hold (give a longer one)")
+
+// ErrIncomplete is returned by [Scan] of a FIFO queue when visible dead
+// letters remain that it could not receive: a FIFO queue returns no more
+// messages of a message group while some of it is in flight, and the scan
+// holds what it read ("Using the message group ID with Amazon SQS FIFO
+// queues", SQS Developer Guide). Deleting or redriving the letters read
+// lets a new scan read further.
+var ErrIncomplete = errors.New("dead letters left unread")
+
 // maxBatch is the most entries of one SQS batch call and the most messages
 // of one ReceiveMessage.
 const maxBatch = 10
@@ -41,13 +55,19 @@ const maxBatch = 10
 // reports no visible message, or after 3 empty receives. Messages already in
 // flight (hidden by another reader) are not seen. Call [Release] with the
 // result when done, also after an error: the letters received so far are
-// returned with it.
+// returned with it. A scan that outlasts hold receives its first letters
+// again; it stops there with the letters read and an error wrapping
+// [ErrHoldTooShort] (SQS may also, rarely, deliver a message twice: a new
+// scan then succeeds). On a FIFO queue, visible letters it could not
+// receive (see [ErrIncomplete]) make it return the letters read and an
+// error wrapping ErrIncomplete.
 func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]Letter, error) {
 	if hold <= 0 {
 		hold = DefaultHold
 	}
 	var out []Letter
 	index := map[string]int{}
+	unread := 0
 	for empties := 0; empties < 3; {
 		res, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(queueURL),
@@ -66,23 +86,39 @@ func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]
 			if err != nil {
 				return out, err
 			}
-			if n.Visible == 0 {
+			if unread = n.Visible; unread == 0 {
 				break
 			}
 			continue
 		}
+		again := 0
 		for _, m := range res.Messages {
 			l := fromMessage(m)
 			if i, seen := index[l.MessageID]; seen {
-				// Received again (its hold ran out): only the newest
-				// receipt handle still works.
+				// Received again: only the newest receipt handle works.
 				out[i].receiptHandle = l.receiptHandle
+				again++
 				continue
 			}
 			index[l.MessageID] = len(out)
 			out = append(out, l)
 		}
+		if again > 0 {
+			// The scan outlasted the hold: the first letters are visible
+			// again and mixed with those not yet seen, so going on would
+			// go round the queue without end.
+			return sortLetters(out), fmt.Errorf("%w: %d dead letters of %s came back after %d were read; the list is incomplete", ErrHoldTooShort, again, queueURL, len(out))
+		}
 	}
+	if unread > 0 && producer.IsFIFO(queueURL) {
+		return sortLetters(out), fmt.Errorf("%w: %d dead letters read, about %d more of %s visible but not returned while messages of their message groups are held (FIFO)", ErrIncomplete, len(out), unread, queueURL)
+	}
+	return sortLetters(out), nil
+}
+
+// sortLetters sorts letters as [Scan] returns them: oldest failure first,
+// then by notification id and message id.
+func sortLetters(out []Letter) []Letter {
 	slices.SortStableFunc(out, func(a, b Letter) int {
 		if c := a.FailedAt.Compare(b.FailedAt); c != 0 {
 			return c
@@ -92,7 +128,7 @@ func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]
 		}
 		return strings.Compare(a.MessageID, b.MessageID)
 	})
-	return out, nil
+	return out
 }
 
 // Release makes letters visible again at once (visibility timeout 0), in

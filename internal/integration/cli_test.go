@@ -480,3 +480,37 @@ func TestCLIDeadLettersByClassAtScale(t *testing.T) {
 		return c.counts(c.queues.DLQURL) == deadletter.Counts{Visible: n - 8} && c.counts(c.queues.URL).Visible == 8
 	})
 }
+
+// A FIFO dead-letter queue returns no more of a message group while some
+// of it is held: with 13 letters in one group a listing reads 10. herald
+// must warn and exit 1 rather than list 10 as all, consume nothing, and a
+// redrive of what it read lets the next one read the rest.
+func TestCLIFIFOGroupReadOnlyInPart(t *testing.T) {
+	c := setupCLI(t, 3)
+	q, err := localenv.CreateFIFOQueues(c.ctx, c.sqs, "cli-fifo-group-"+randHex(4), 3, 30*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Delete(context.Background(), c.sqs) })
+	c.vars["HERALD_QUEUE_URL"], c.vars["HERALD_DLQ_URL"] = q.URL, q.DLQURL
+	for i := range 13 {
+		body := fmt.Sprintf(`{"version":1,"id":"grp-%02d","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`, i)
+		_, err = c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
+			QueueUrl: aws.String(q.DLQURL), MessageBody: aws.String(body),
+			MessageGroupId: aws.String("tenant-7"), MessageDeduplicationId: aws.String(fmt.Sprintf("d-%d", i)),
+		})
+		require.NoError(t, err)
+	}
+
+	ls := c.herald("", "dlq", "ls")
+	require.Equal(t, 1, ls.code, "%+v", ls)
+	require.Contains(t, ls.stderr, "more of")
+	require.Contains(t, ls.stderr, "10 of 10 dead letters shown")
+	waitFor(t, 10*time.Second, "every letter visible again", func() bool { return c.counts(q.DLQURL) == deadletter.Counts{Visible: 13} })
+
+	first := c.herald("", "dlq", "redrive", "--all")
+	require.Equal(t, 1, first.code, "%+v", first)
+	require.Contains(t, first.stdout, "sent 10, skipped 0, failed 0")
+	second := c.herald("", "dlq", "redrive", "--all")
+	require.Equal(t, 0, second.code, "%+v", second)
+	require.Contains(t, second.stdout, "sent 3, skipped 0, failed 0")
+	require.Equal(t, deadletter.Counts{}, c.counts(q.DLQURL))
+}

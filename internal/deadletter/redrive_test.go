@@ -1,0 +1,79 @@
+package deadletter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+// A message_too_large dead letter keeps only the head of its body. Sent
+// back, that head is not the notification: it would be dead-lettered again
+// as invalid_message, and the reason saying the original's size and digest
+// would be lost with the deleted dead letter. Redrive fails it and keeps it.
+func TestRedriveRefusesACutBody(t *testing.T) {
+	t.Parallel()
+	const dlq, queue = "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q"
+	w, client := newSQSWire(`{"version":1,"id":"big-1","channel":"webhook","webhook":{"payload":"xxxx`, `{"version":1,"id":"ok-1"}`)
+	defer w.Close()
+	ctx := context.Background()
+	letters, err := Scan(ctx, client, dlq, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, letters, 2)
+	for i := range letters {
+		if letters[i].MessageID == "dl-000" {
+			letters[i].Reason = &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 1_040_000, OriginalBodySHA256: "ab"}
+		}
+	}
+	rep, err := Redrive(ctx, client, dlq, queue, letters, func(*Letter) bool { return true }, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Sent)
+	require.Equal(t, 1, rep.Failed)
+	require.Equal(t, []string{`{"version":1,"id":"ok-1"}`}, w.sent, "the cut body is not sent")
+	for _, r := range rep.Results {
+		if r.MessageID == "dl-000" {
+			require.Equal(t, ActionFailed, r.Action)
+			require.Contains(t, r.Error, "1040000")
+		}
+	}
+	visible, hidden := w.state()
+	require.Equal(t, 1, visible, "the cut dead letter stays, visible again")
+	require.Zero(t, hidden)
+}
+
+func TestRedriveDryRunShowsACutBodyFails(t *testing.T) {
+	t.Parallel()
+	l := Letter{MessageID: "m-1", Body: "{", Reason: &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 2_000_000}}
+	rep, err := Redrive(context.Background(), nil, "dlq", "q", []Letter{l}, func(*Letter) bool { return true }, true)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Failed)
+	require.Equal(t, ActionFailed, rep.Results[0].Action)
+}
+
+// Send comes before delete: when the delete fails the letter is in both
+// queues, reported failed, and made visible again in the dead-letter queue.
+func TestRedriveSentButNotDeletedIsFailedAndKept(t *testing.T) {
+	t.Parallel()
+	const dlq, queue = "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q"
+	w, client := newSQSWire(`{"version":1,"id":"a-1"}`)
+	defer w.Close()
+	ctx := context.Background()
+	letters, err := Scan(ctx, client, dlq, time.Minute)
+	require.NoError(t, err)
+	w.mu.Lock()
+	w.failDelete = true
+	w.mu.Unlock()
+	rep, err := Redrive(ctx, client, dlq, queue, letters, func(*Letter) bool { return true }, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Failed)
+	require.Zero(t, rep.Sent)
+	require.Equal(t, "new-1", rep.Results[0].NewMessageID)
+	require.Contains(t, rep.Results[0].Error, "in both")
+	require.Len(t, w.sent, 1)
+	visible, hidden := w.state()
+	require.Equal(t, 1, visible)
+	require.Zero(t, hidden)
+}

@@ -1,0 +1,77 @@
+package deadletter
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func letterBodies(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(`{"version":1,"id":"n-%03d","channel":"webhook"}`, i)
+	}
+	return out
+}
+
+// A scan that outlasts its hold sees its first letters again; it must stop
+// and say the list is incomplete instead of receiving them round and round.
+func TestScanLongerThanHoldStopsWithErrHoldTooShort(t *testing.T) {
+	t.Parallel()
+	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq"
+	w, client := newSQSWire(letterBodies(120)...)
+	defer w.Close()
+	// 12 receives of 200 ms simulated time each outlast a 1 s hold.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	letters, err := Scan(ctx, client, queue, time.Second)
+	require.ErrorIs(t, err, ErrHoldTooShort)
+	require.NotEmpty(t, letters)
+	require.Less(t, len(letters), 120)
+	seen := map[string]bool{}
+	for _, l := range letters {
+		require.False(t, seen[l.MessageID], "letter %s listed twice", l.MessageID)
+		seen[l.MessageID] = true
+	}
+	require.NoError(t, Release(ctx, client, queue, letters), "the newest receipt handles are kept")
+	visible, hidden := w.state()
+	require.Zero(t, hidden, "nothing stays hidden after the release")
+	require.Equal(t, 120, visible)
+
+	// With a hold longer than the scan, every letter is read once.
+	letters, err = Scan(ctx, client, queue, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, letters, 120)
+	require.NoError(t, Release(ctx, client, queue, letters))
+}
+
+// A FIFO queue returns no more of a message group while some of it is
+// held, so a scan that holds what it read cannot read a group of more than
+// 10 dead letters whole. It must say so rather than list a part as all.
+func TestScanOfFIFOQueueSaysWhatItCouldNotRead(t *testing.T) {
+	t.Parallel()
+	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo"
+	w, client := newSQSWire(letterBodies(25)...)
+	defer w.Close()
+	w.fifo, w.groups = true, 2 // 13 letters in one group, 12 in the other, interleaved
+	ctx := context.Background()
+	letters, err := Scan(ctx, client, queue, time.Minute)
+	require.ErrorIs(t, err, ErrIncomplete)
+	require.ErrorContains(t, err, "about 15 more")
+	require.Len(t, letters, 10, "one receive: then both groups are held")
+	require.NoError(t, Release(ctx, client, queue, letters))
+	visible, hidden := w.state()
+	require.Equal(t, 25, visible)
+	require.Zero(t, hidden)
+
+	// A group per letter: each receive reads new groups, and all is read.
+	w2, client2 := newSQSWire(letterBodies(25)...)
+	defer w2.Close()
+	w2.fifo, w2.groups = true, 25
+	letters, err = Scan(ctx, client2, queue, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, letters, 25)
+}
