@@ -79,7 +79,8 @@ func TestCheckQueues(t *testing.T) {
 			m, d := good()
 			s := settings
 			tc.mutate(m, d, &s)
-			wire.queueAttrs = map[string]map[string]string{mainURL: m, dlqURL: d}
+			wire.AddQueue(mainURL, m)
+			wire.AddQueue(dlqURL, d)
 			err := processor.CheckQueues(context.Background(), client, s)
 			if len(tc.want) == 0 {
 				require.NoError(t, err)
@@ -96,7 +97,8 @@ func TestCheckQueues(t *testing.T) {
 		t.Parallel()
 		wire, client := newSQSWire(t)
 		m, d := good()
-		wire.queueAttrs = map[string]map[string]string{mainURL + ".fifo": m, dlqURL: d}
+		wire.AddQueue(mainURL+".fifo", m)
+		wire.AddQueue(dlqURL, d)
 		s := settings
 		s.QueueURL = mainURL + ".fifo"
 		require.ErrorContains(t, processor.CheckQueues(context.Background(), client, s), "both be FIFO")
