@@ -79,6 +79,9 @@ type Server struct {
 	// failHandle makes batch entries naming the receipt handle fail with
 	// ReceiptHandleIsInvalid.
 	failHandle map[string]bool
+	// failMessage makes entries of an action for a stored message fail, by
+	// action and message id.
+	failMessage map[string]map[string]bool
 }
 
 type queue struct {
@@ -115,6 +118,8 @@ func New(t testing.TB) *Server {
 		now:        time.Now,
 		failAction: map[string]bool{},
 		failHandle: map[string]bool{},
+
+		failMessage: map[string]map[string]bool{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
@@ -229,6 +234,18 @@ func (s *Server) FailReceiptHandle(handle string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failHandle[handle] = true
+}
+
+// FailMessage makes every later entry of action (DeleteMessageBatch or
+// ChangeMessageVisibilityBatch) for the stored message id fail with
+// InternalError, as SQS reports a server-side fault of one entry.
+func (s *Server) FailMessage(action, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failMessage[action] == nil {
+		s.failMessage[action] = map[string]bool{}
+	}
+	s.failMessage[action][id] = true
 }
 
 // apiError is an SQS error answer: code is the AWS JSON __type's shape name,
@@ -518,6 +535,10 @@ func (s *Server) batch(q *queue, body []byte, visibility bool) (any, *apiError) 
 			continue
 		}
 		m := q.msgs[i]
+		if s.failMessage[map[bool]string{true: "ChangeMessageVisibilityBatch", false: "DeleteMessageBatch"}[visibility]][m.id] {
+			out.Failed = append(out.Failed, batchResult{Id: e.Id, Code: "InternalError", Message: "injected", SenderFault: false})
+			continue
+		}
 		if !visibility {
 			q.msgs = slices.Delete(q.msgs, i, i+1)
 			out.Successful = append(out.Successful, batchResult{Id: e.Id})
