@@ -25,5 +25,11 @@ func CheckQueues(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, fun
 		MaxReceiveCount:    cfg.MaxReceiveCount,
 		Backoff:            cfg.Backoff(),
 		FunctionTimeout:    functionTimeout,
+		Names: processor.SettingNames{
+			DeadLetterQueueURL: config.EnvDeadLetterQueueURL,
+			MaxReceiveCount:    config.EnvMaxReceiveCount,
+			BackoffBase:        config.EnvBackoffBase,
+			BackoffCap:         config.EnvBackoffCap,
+		},
 	})
 }

@@ -15,6 +15,17 @@ import (
 	"github.com/heraldhq/herald/internal/backoff"
 )
 
+// Names of the environment variables other packages' errors refer to.
+const (
+	EnvDeadLetterQueueURL = "HERALD_DLQ_URL"
+	EnvMaxReceiveCount    = "HERALD_MAX_RECEIVE_COUNT"
+	EnvBackoffBase        = "HERALD_BACKOFF_BASE_SECONDS"
+	EnvBackoffCap         = "HERALD_BACKOFF_CAP_SECONDS"
+)
+
+// maxBackoffSeconds is the longest backoff setting: backoff.MaxDelay.
+const maxBackoffSeconds = int(backoff.MaxDelay / time.Second)
+
 // Deliver is the configuration of the deliver function.
 type Deliver struct {
 	// QueueURL is the notification queue (HERALD_QUEUE_URL). Required.
@@ -94,10 +105,10 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 	r := reader{getenv: getenv}
 	d := Deliver{
 		QueueURL:              r.required("HERALD_QUEUE_URL"),
-		DeadLetterQueueURL:    r.required("HERALD_DLQ_URL"),
-		MaxReceiveCount:       r.integer("HERALD_MAX_RECEIVE_COUNT", 13, 1, 1000),
-		BackoffBase:           time.Duration(r.integer("HERALD_BACKOFF_BASE_SECONDS", 60, 1, 42300)) * time.Second,
-		BackoffCap:            time.Duration(r.integer("HERALD_BACKOFF_CAP_SECONDS", 21600, 1, 42300)) * time.Second,
+		DeadLetterQueueURL:    r.required(EnvDeadLetterQueueURL),
+		MaxReceiveCount:       r.integer(EnvMaxReceiveCount, 13, 1, 1000),
+		BackoffBase:           time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
+		BackoffCap:            time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
 		Concurrency:           r.integer("HERALD_CONCURRENCY", 10, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
@@ -118,7 +129,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		r.problem("HERALD_WEBHOOK_SECRET_ARN", fmt.Sprintf("%q: want a Secrets Manager secret ARN (arn:aws:secretsmanager:…)", d.WebhookSecretARN))
 	}
 	if d.BackoffBase > d.BackoffCap {
-		r.problem("HERALD_BACKOFF_BASE_SECONDS", fmt.Sprintf("%d is above HERALD_BACKOFF_CAP_SECONDS (%d)", int(d.BackoffBase.Seconds()), int(d.BackoffCap.Seconds())))
+		r.problem(EnvBackoffBase, fmt.Sprintf("%d is above %s (%d)", int(d.BackoffBase.Seconds()), EnvBackoffCap, int(d.BackoffCap.Seconds())))
 	}
 	return d, r.err()
 }
@@ -127,7 +138,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 func LoadRetention(getenv func(string) string) (Retention, error) {
 	r := reader{getenv: getenv}
 	c := Retention{
-		DeadLetterQueueURL: r.required("HERALD_DLQ_URL"),
+		DeadLetterQueueURL: r.required(EnvDeadLetterQueueURL),
 		MaxAge:             time.Duration(r.integer("HERALD_DLQ_MAX_AGE_HOURS", 168, 1, 336)) * time.Hour,
 		LogLevel:           r.level("HERALD_LOG_LEVEL"),
 	}

@@ -52,11 +52,11 @@ func TestCheckQueues(t *testing.T) {
 		},
 		"maxReceiveCount differs": {
 			mutate: func(_, _ map[string]string, s *processor.QueueSettings) { s.MaxReceiveCount = 5 },
-			want:   []string{"maxReceiveCount 13", "HERALD_MAX_RECEIVE_COUNT 5"},
+			want:   []string{"maxReceiveCount 13", "MaxReceiveCount 5"},
 		},
 		"retry schedule outlives the queue": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "86400" },
-			want:   []string{"retry schedule of", "HERALD_BACKOFF_BASE_SECONDS 60", "MessageRetentionPeriod 24h0m0s"},
+			want:   []string{"retry schedule of", "Backoff.Base 1m0s", "MessageRetentionPeriod 24h0m0s"},
 		},
 		"dead-letter queue keeps less": {
 			mutate: func(_, d map[string]string, _ *processor.QueueSettings) { d["MessageRetentionPeriod"] = "345600" },
@@ -70,7 +70,7 @@ func TestCheckQueues(t *testing.T) {
 			mutate: func(_, d map[string]string, _ *processor.QueueSettings) {
 				d["QueueArn"] = "arn:aws:sqs:us-east-1:123456789012:other"
 			},
-			want: []string{"deadLetterTargetArn " + dlqARN, "HERALD_DLQ_URL"},
+			want: []string{"deadLetterTargetArn " + dlqARN, "DeadLetterQueueURL"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

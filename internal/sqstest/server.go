@@ -137,6 +137,9 @@ func (s *Server) Client() *sqs.Client {
 	})
 }
 
+// URL is the server's endpoint, for an aws.Config's BaseEndpoint.
+func (s *Server) URL() string { return s.srv.URL }
+
 // SetNow replaces the server's clock (visibility timeouts).
 func (s *Server) SetNow(now func() time.Time) {
 	s.mu.Lock()
