@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // Names of the environment variables other packages' errors refer to.
@@ -177,10 +178,8 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 	return n
 }
 
-// prefixes reads a comma-separated list of CIDR network addresses; empty
-// entries are skipped. An entry must be a network address (10.0.0.0/8, not
-// 10.1.2.3/8, likely a typo for 10.1.2.3/32), and an IPv4 network must be
-// written as IPv4 rather than IPv4-mapped IPv6.
+// prefixes reads a comma-separated list of CIDR network addresses with
+// webhook.ParseAllowCIDR (which holds the rules); empty entries are skipped.
 func (r *reader) prefixes(name string) []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range strings.Split(r.getenv(name), ",") {
@@ -188,17 +187,12 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		if s == "" {
 			continue
 		}
-		p, err := netip.ParsePrefix(s)
-		switch {
-		case err != nil:
-			r.problem(name, fmt.Sprintf("%q: want CIDR network addresses such as 10.20.0.0/16 or fd00:1::/64, comma-separated", s))
-		case p.Addr().Is4In6():
-			r.problem(name, fmt.Sprintf("%q: write IPv4 networks as IPv4 (like 10.0.0.0/8)", s))
-		case p.Masked() != p:
-			r.problem(name, fmt.Sprintf("%q: not a network address; did you mean %s or %s?", s, p.Masked(), netip.PrefixFrom(p.Addr(), p.Addr().BitLen())))
-		default:
-			out = append(out, p)
+		p, err := webhook.ParseAllowCIDR(s)
+		if err != nil {
+			r.problem(name, fmt.Sprintf("%q: %v; comma-separated", s, err))
+			continue
 		}
+		out = append(out, p)
 	}
 	return out
 }
