@@ -9,6 +9,8 @@ GREMLINS=${GREMLINS:-.tools/gremlins}
 WORKERS=${MUTATE_WORKERS:-1}
 OUT=${MUTATE_OUT:-.tools/mutate}
 mkdir -p "$OUT"
+# Each mutant builds and runs the package's tests: vet adds nothing there.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
   pkgs=(internal/backoff internal/retention internal/localrunner internal/processor internal/email internal/webhook notification)
