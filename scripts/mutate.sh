@@ -20,10 +20,10 @@ for pkg in "${pkgs[@]}"; do
   name=${pkg//\//_}
   start=$(date +%s)
   echo "== $pkg"
-  "$GREMLINS" unleash --workers "$WORKERS" --test-cpu 1 --timeout-coefficient 5 \
+  "$GREMLINS" unleash --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
     -o "$OUT/$name.json" "./$pkg" >"$OUT/$name.log" 2>&1 || true
   grep -E '^ *LIVED|^ *TIMED OUT' "$OUT/$name.log" || true
-  line=$(grep -E '^Killed:' "$OUT/$name.log" || echo "Killed: ?, Lived: ?, Not covered: ?")
+  line="$(grep -E '^Killed:' "$OUT/$name.log" || echo "Killed: ?, Lived: ?, Not covered: ?"), $(grep -E '^Timed out:' "$OUT/$name.log" | cut -d, -f1 || echo "Timed out: ?")"
   eff=$(grep -E '^Test efficacy' "$OUT/$name.log" | awk '{print $3}' || true)
   cov=$(grep -E '^Mutator coverage' "$OUT/$name.log" | awk '{print $3}' || true)
   summary+=("$(printf '%-22s efficacy %-8s coverage %-8s %s  (%ss)' "$pkg" "${eff:-?}" "${cov:-?}" "$line" "$(( $(date +%s) - start ))")")
