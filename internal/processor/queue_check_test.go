@@ -42,7 +42,7 @@ func TestCheckQueues(t *testing.T) {
 		"defaults agree": {mutate: func(map[string]string, map[string]string, *processor.QueueSettings) {}},
 		"visibility under 6x": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["VisibilityTimeout"] = "300" },
-			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s"},
+			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s (6m0s)"},
 		},
 		"visibility unchecked without a function timeout": {
 			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
