@@ -65,3 +65,50 @@ func TestParseExactLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestParseWebhookPortRange: an explicit port is accepted from 1 to 65535
+// (RFC 6335's range of TCP ports) and rejected outside it.
+func TestParseWebhookPortRange(t *testing.T) {
+	t.Parallel()
+	schema := compileSchema(t)
+	body := func(host string) string {
+		return `{"version":1,"id":"n-1","channel":"webhook","webhook":{"url":"https://` + host + `/x","event_type":"x","payload":{}}}`
+	}
+	for host, ok := range map[string]bool{
+		"h.example.com:1":                    true,
+		"h.example.com:8443":                 true,
+		"h.example.com:65535":                true,
+		"h.example.com:0":                    false,
+		"h.example.com:65536":                false,
+		"h.example.com:99999999999999999999": false,
+	} {
+		_, err := notification.Parse([]byte(body(host)))
+		if ok {
+			require.NoError(t, err, host)
+			require.True(t, schemaValid(t, schema, []byte(body(host))), host)
+		} else {
+			require.Equal(t, "webhook.url", problemFields(t, err)[0], host)
+		}
+	}
+}
+
+// TestParseTemplateDataIsOptional: a template email may leave out data, and
+// data, when given, must be an object.
+func TestParseTemplateDataIsOptional(t *testing.T) {
+	t.Parallel()
+	schema := compileSchema(t)
+	for body, wantField := range map[string]string{
+		`{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset"}}}`:            "",
+		`{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset","data":{}}}}`:  "",
+		`{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset","data":[1]}}}`: "email.template.data",
+		`{"version":1,"id":"t","channel":"email","email":{"to":["b@example.org"],"template":{"name":"reset","data":"x"}}}`: "email.template.data",
+	} {
+		_, err := notification.Parse([]byte(body))
+		if wantField == "" {
+			require.NoError(t, err, body)
+		} else {
+			require.Equal(t, wantField, problemFields(t, err)[0], body)
+		}
+		require.Equal(t, wantField == "", schemaValid(t, schema, []byte(body)), body)
+	}
+}

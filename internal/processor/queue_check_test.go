@@ -58,6 +58,15 @@ func TestCheckQueues(t *testing.T) {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "86400" },
 			want:   []string{"retry schedule of", "Backoff.Base 1m0s", "MessageRetentionPeriod 24h0m0s"},
 		},
+		"retry schedule exactly the queue's retention": {
+			// Total(13) of 1 min doubling to 6 h is 26 h 31 min: the last
+			// attempt would fall on the moment SQS deletes the message.
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "95460" },
+			want: []string{"retry schedule of 26h31m0s", "MessageRetentionPeriod 26h31m0s"},
+		},
+		"retry schedule a second inside the queue's retention": {
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "95461" },
+		},
 		"dead-letter queue keeps less": {
 			mutate: func(_, d map[string]string, _ *processor.QueueSettings) { d["MessageRetentionPeriod"] = "345600" },
 			want:   []string{"dead-letter queue MessageRetentionPeriod 96h0m0s", "queue's MessageRetentionPeriod 96h0m0s"},
