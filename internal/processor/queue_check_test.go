@@ -62,7 +62,7 @@ func TestCheckQueues(t *testing.T) {
 			// Total(13) of 1 min doubling to 6 h is 26 h 31 min: the last
 			// attempt would fall on the moment SQS deletes the message.
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "95460" },
-			want: []string{"retry schedule of 26h31m0s", "MessageRetentionPeriod 26h31m0s"},
+			want:   []string{"retry schedule of 26h31m0s", "MessageRetentionPeriod 26h31m0s"},
 		},
 		"retry schedule a second inside the queue's retention": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "95461" },
