@@ -112,3 +112,15 @@ func TestParseTemplateDataIsOptional(t *testing.T) {
 		require.Equal(t, wantField == "", schemaValid(t, schema, []byte(body)), body)
 	}
 }
+
+// TestParseNonObjects: a body that is JSON but not an object is refused as
+// a whole (no field named); a channel object that is not an object names
+// its field.
+func TestParseNonObjects(t *testing.T) {
+	t.Parallel()
+	_, err := notification.Parse([]byte(`[1,2]`))
+	require.ErrorContains(t, err, "the body must be a JSON object")
+	require.Equal(t, []string{""}, problemFields(t, err))
+	_, err = notification.Parse([]byte(`{"version":1,"id":"n-1","channel":"email","email":5}`))
+	require.ErrorContains(t, err, "email: must be an object")
+}
