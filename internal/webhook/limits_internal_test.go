@@ -1,0 +1,60 @@
+package webhook
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLooseIPv4PartLimits: in the WHATWG forms every part but the last is
+// one byte (255 at most) and the last fills the bytes left.
+func TestLooseIPv4PartLimits(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]string{
+		"0xff.1":         "255.0.0.1",
+		"255.255.65535":  "255.255.255.255",
+		"0x100.1":        "",
+		"1.256.0.1.":     "",
+		"1.2.3.256":      "",
+		"1.2.65536":      "",
+		"255.255.255.0x": "255.255.255.0",
+	} {
+		a, canonical, ok := hostAddr(host)
+		if want == "" {
+			require.False(t, ok, host)
+			continue
+		}
+		require.True(t, ok, host)
+		require.False(t, canonical, host)
+		require.Equal(t, want, a.String(), host)
+	}
+}
+
+// TestValidateRangeEnds: the ends of the timeout and response-size ranges
+// are valid, one step past them is not.
+func TestValidateRangeEnds(t *testing.T) {
+	t.Parallel()
+	base := Config{Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}.WithDefaults()
+	for name, tc := range map[string]struct {
+		mutate func(*Config)
+		ok     bool
+	}{
+		"timeout at the minimum":        {func(c *Config) { c.Timeout = MinTimeout }, true},
+		"timeout under the minimum":     {func(c *Config) { c.Timeout = MinTimeout - time.Nanosecond }, false},
+		"timeout at the maximum":        {func(c *Config) { c.Timeout = MaxTimeout }, true},
+		"timeout over the maximum":      {func(c *Config) { c.Timeout = MaxTimeout + time.Nanosecond }, false},
+		"one response byte":             {func(c *Config) { c.MaxResponseBytes = 1 }, true},
+		"no response bytes":             {func(c *Config) { c.MaxResponseBytes = 0 }, false},
+		"response bytes at the limit":   {func(c *Config) { c.MaxResponseBytes = MaxMaxResponseBytes }, true},
+		"response bytes over the limit": {func(c *Config) { c.MaxResponseBytes = MaxMaxResponseBytes + 1 }, false},
+	} {
+		c := base
+		tc.mutate(&c)
+		if tc.ok {
+			require.NoError(t, c.Validate(), name)
+		} else {
+			require.Error(t, c.Validate(), name)
+		}
+	}
+}
