@@ -1,6 +1,9 @@
 package webhook
 
 import (
+	"context"
+	"errors"
+	"net/url"
 	"testing"
 	"time"
 
@@ -57,4 +60,40 @@ func TestValidateRangeEnds(t *testing.T) {
 			require.Error(t, c.Validate(), name)
 		}
 	}
+}
+
+// TestScrubRemovesEverySecretPiece: scrub, the second line of defence for
+// texts herald did not write, removes the userinfo, password, path and its
+// segments, the query and each value raw and decoded, longest first, and
+// any piece of 4 bytes or more; shorter pieces stay.
+func TestScrubRemovesEverySecretPiece(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse("https://al:pa55word@h.example.com/hook/s3cr3tpath?token=abcd%2Fefgh&x=ab#frag-ment")
+	require.NoError(t, err)
+	tg := target{u: u}
+	for in, want := range map[string]string{
+		"echo /hook/s3cr3tpath end": "echo [redacted] end",
+		"segment s3cr3tpath":        "segment [redacted]",
+		"short hook":                "short [redacted]",
+		"password pa55word":         "password [redacted]",
+		"userinfo al:pa55word@":     "userinfo [redacted]@",
+		"decoded abcd/efgh":         "decoded [redacted]",
+		"raw abcd%2Fefgh":           "raw [redacted]",
+		"fragment frag-ment":        "fragment [redacted]",
+		"tiny ab al x":              "tiny ab al x",
+	} {
+		require.Equal(t, want, tg.scrub(in), in)
+	}
+	require.Equal(t, "untouched s3cr3tpath", target{}.scrub("untouched s3cr3tpath"), "no URL, nothing to scrub")
+}
+
+// TestTransportErrorSaysTimedOut: a timeout names the attempt timeout;
+// other failures do not claim one.
+func TestTransportErrorSaysTimedOut(t *testing.T) {
+	t.Parallel()
+	tg := target{id: "n-1", endpoint: "https://h.example.com"}
+	err := tg.transportError(&url.Error{Op: "Post", URL: "https://h.example.com/x", Err: context.DeadlineExceeded}, 3*time.Second)
+	require.ErrorContains(t, err, "timed out (attempt timeout 3s)")
+	err = tg.transportError(&url.Error{Op: "Post", URL: "https://h.example.com/x", Err: errors.New("connection reset by peer")}, 3*time.Second)
+	require.NotContains(t, err.Error(), "timed out")
 }
