@@ -35,7 +35,8 @@ func TestSendIgnoresTheEnvironmentsProxy(t *testing.T) {
 		w.WriteHeader(http.StatusForbidden)
 	}))
 	t.Cleanup(proxy.Close)
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestSendIgnoresTheEnvironmentsProxy$", "-test.count=1")
+	// The child ends by itself (-test.timeout) even if this process is killed.
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestSendIgnoresTheEnvironmentsProxy$", "-test.count=1", "-test.timeout=30s")
 	cmd.Env = append(os.Environ(), "HERALD_PROXY_CHILD=1",
 		"HTTPS_PROXY="+proxy.URL, "https_proxy="+proxy.URL, "HTTP_PROXY="+proxy.URL, "http_proxy="+proxy.URL,
 		"NO_PROXY=", "no_proxy=")
