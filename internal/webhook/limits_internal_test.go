@@ -97,3 +97,25 @@ func TestTransportErrorSaysTimedOut(t *testing.T) {
 	err = tg.transportError(&url.Error{Op: "Post", URL: "https://h.example.com/x", Err: errors.New("connection reset by peer")}, 3*time.Second)
 	require.NotContains(t, err.Error(), "timed out")
 }
+
+// TestSanitizeLimits: at most limit bytes, a space counted where it is
+// written, no leading space, and "…" only when something was cut.
+func TestSanitizeLimits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"abcd", 4, "abcd"},
+		{"abcde", 4, "abcd…"},
+		{"abc d", 4, "abc…"},
+		{"ab cd", 5, "ab cd"},
+		{"  \t a", 10, "a"},
+		{"a \x00\n b", 10, "a b"},
+		{"ä", 1, "…"},
+		{"", 4, ""},
+	} {
+		require.Equal(t, tc.want, sanitize([]byte(tc.in), tc.limit), "%q limit %d", tc.in, tc.limit)
+	}
+}
