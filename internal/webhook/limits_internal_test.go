@@ -3,6 +3,8 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/url"
 	"testing"
 	"time"
@@ -121,4 +123,16 @@ func TestSanitizeLimits(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, sanitize([]byte(tc.in), tc.limit), "%q limit %d", tc.in, tc.limit)
 	}
+}
+
+// TestIsTLSReadsAlertsInTheChain: a TLS alert, which crypto/tls reports as
+// a *net.OpError with Op "remote error" or "local error", is a TLS failure
+// also when wrapped; another OpError is not.
+func TestIsTLSReadsAlertsInTheChain(t *testing.T) {
+	t.Parallel()
+	alert := errors.New("tls: handshake failure")
+	require.True(t, isTLS(&net.OpError{Op: "remote error", Err: alert}))
+	require.True(t, isTLS(fmt.Errorf("post: %w", &net.OpError{Op: "local error", Err: alert})))
+	require.False(t, isTLS(&net.OpError{Op: "dial", Err: alert}))
+	require.False(t, isTLS(errors.New("remote error")))
 }
