@@ -41,9 +41,11 @@ lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 	scripts/lint-template.sh
 
 .PHONY: bench
-bench: ## Benchmarks vs goals, baseline and a Powertools peer (BENCH_QUICK=1: smoke)
+bench: ## Benchmarks vs goals, baseline, Powertools peers (TS, Python async and sequential), Go floor (BENCH_QUICK=1: smoke)
 	scripts/install-rie.sh >/dev/null
 	bench/peer/install.sh >/dev/null
+	bench/peer/install.sh bench/peer-async >/dev/null
+	bench/peer-ts/install.sh
 	scripts/with-local-stack.sh $(GO) run ./bench
 
 GREMLINS_VERSION := v0.6.0
@@ -69,15 +71,27 @@ fuzz: ## Every fuzz target for FUZZTIME (30s); crashes stay as regression seeds
 build: ## Build the Lambda bootstraps (linux/arm64) into bin/<function>/bootstrap
 	$(GO_BUILD_LAMBDA) -o bin/deliver/bootstrap ./functions/deliver
 	$(GO_BUILD_LAMBDA) -o bin/retention/bootstrap ./functions/retention
+	$(GO_BUILD_LAMBDA) -o bin/feedback/bootstrap ./functions/feedback
 
 .PHONY: sam-build
-sam-build: ## sam build (arm64 bootstraps in .aws-sam/build)
-	scripts/lint-template.sh >/dev/null
-	$(SAM) build
+sam-build: ## sam build (arm64 bootstraps in .aws-sam/build), SAM set up as for make lint
+	scripts/sam.sh build
 
 .PHONY: deploy
 deploy: sam-build ## sam deploy with samconfig.toml (add ARGS="--guided" the first time)
-	$(SAM) deploy $(ARGS)
+	scripts/sam.sh deploy $(ARGS)
+
+.PHONY: run
+run: ## Local stack up (stays up), then herald run against it; send from another terminal
+	scripts/run-local.sh $(ARGS)
+
+.PHONY: herald
+herald: ## Build the herald command into bin/herald
+	$(GO) build -o bin/herald ./cmd/herald
+
+.PHONY: deploy-local
+deploy-local: local-up ## sam build + sam deploy of template.yaml into the local stack (docs/deploy.md)
+	scripts/deploy-local.sh
 
 .PHONY: local-up
 local-up: ## Start and provision the local stack (stays up until make local-down)
@@ -88,9 +102,12 @@ local-down: ## Stop the local stack
 	scripts/local-down.sh
 
 # sam build calls build-<LogicalId> with ARTIFACTS_DIR set (Metadata BuildMethod: makefile).
-.PHONY: build-DeliverFunction build-RetentionFunction
+.PHONY: build-DeliverFunction build-RetentionFunction build-FeedbackFunction
 build-DeliverFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/deliver
 
 build-RetentionFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/retention
+
+build-FeedbackFunction:
+	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/feedback

@@ -42,7 +42,7 @@ func sectionCost(_ context.Context, _ opts, r *results) error {
 		return []string{name, ms(d), fmt.Sprintf("%.0f MB", mem), fmt.Sprintf("%.0f", gbs), fmt.Sprintf("$%.3f", lambda), fmt.Sprintf("$%.3f", sqs),
 			fmt.Sprintf("$%.2f", lambda+sqs), fmt.Sprintf("$%.2f", lambda+sqs+1e6/1000*sesPerThousand)}
 	}
-	rows := [][]string{row("herald (concurrency 10)", r.fan10, r.heraldRSSKB)}
+	rows := [][]string{row("herald (default concurrency)", r.fan10, r.heraldRSSKB)}
 	if r.fan10Seq > 0 {
 		rows = append(rows, row("one at a time (concurrency 1)", r.fan10Seq, r.heraldRSSKB))
 	}

@@ -1,12 +1,15 @@
 // Command bench is `make bench`: herald's performance side by side with its
-// goals, a one-at-a-time baseline, the local queue's own ceiling and a peer
-// (a Powertools for AWS Lambda (Python) BatchProcessor handler), one table
-// per section. docs/benchmarks.md explains each figure and holds a run.
+// goals, a one-at-a-time baseline, the local queue's own ceiling and peers
+// (Powertools for AWS Lambda handlers: TypeScript BatchProcessor, Python
+// AsyncBatchProcessor with aiohttp, Python BatchProcessor one record after
+// another), a Go floor program and an empty Go function, one table per
+// section. docs/benchmarks.md explains each figure and holds a run.
 //
 // It runs from the repository root with the local stack up
 // (scripts/with-local-stack.sh go run ./bench), the Lambda Runtime Interface
-// Emulator in .tools/bin (scripts/install-rie.sh) and the peer's venv in
-// .venv/bench (bench/peer/install.sh).
+// Emulator in .tools/bin (scripts/install-rie.sh), the Python peers' venvs
+// in .venv/bench and .venv/bench-async (bench/peer/install.sh) and the
+// TypeScript peer's node_modules (bench/peer-ts/install.sh).
 //
 // Environment: BENCH_QUICK=1 is a smoke run (tiny N, short benchtime);
 // BENCH_E2E_N sets the end-to-end notification count (default 5000, quick 200);
@@ -79,7 +82,7 @@ func run() error {
 		{"2", "2. Fan-out", sectionFanout},
 		{"3", "3. AWS calls", sectionAWSCalls},
 		{"4", "4. End to end", sectionE2E},
-		{"5", "5+6. Cold start, footprint and peer", sectionRIE},
+		{"5", "5+6. Cold start, footprint and peers", sectionRIE},
 		{"cost", "Cost per million notifications", sectionCost},
 	}
 	only := map[string]bool{}

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,33 +24,79 @@ import (
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // benchSecret signs the bench's webhooks (a throwaway key).
 const benchSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // receiver is a local HTTPS webhook receiver that answers every request
-// after a fixed delay: 503 for paths under /fail/, 410 under /gone/, else
-// 200. It records when each webhook-id arrived.
+// after a fixed delay: 401 when the Standard Webhooks signature does not
+// verify with benchSecret, 503 for paths under /fail/, 410 under /gone/,
+// else 200. It records when each webhook-id arrived, and counts requests,
+// bad signatures and new (TLS) connections.
 type receiver struct {
-	srv   *httptest.Server
-	delay time.Duration
-	count atomic.Int64
+	srv    *httptest.Server
+	delay  time.Duration
+	count  atomic.Int64
+	badSig atomic.Int64
+	conns  atomic.Int64
 
 	mu      sync.Mutex
 	arrived map[string]time.Time
 	onHit   func(id string, at time.Time)
 }
 
-func newReceiver(delay time.Duration) *receiver {
+// newReceiver starts an HTTP/1.1 receiver (every peer speaks HTTP/1.1).
+func newReceiver(delay time.Duration) *receiver { return startReceiver(delay, false) }
+
+// startReceiver starts a receiver, offering HTTP/2 in ALPN when h2 is set.
+func startReceiver(delay time.Duration, h2 bool) *receiver {
 	r := &receiver{delay: delay, arrived: map[string]time.Time{}}
 	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	r.srv.EnableHTTP2 = h2
+	r.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			r.conns.Add(1)
+		}
+	}
+	r.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	r.srv.StartTLS()
 	return r
 }
 
+// benchKey is benchSecret decoded.
+var benchKey = func() []byte {
+	k, err := webhook.DecodeSecret(benchSecret)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// verified reports whether one of the request's webhook-signature values
+// is the Standard Webhooks signature of its id, timestamp and body.
+func verified(h http.Header, body []byte) bool {
+	ts, err := strconv.ParseInt(h.Get("webhook-timestamp"), 10, 64)
+	if err != nil {
+		return false
+	}
+	want := webhook.Sign(benchKey, h.Get("webhook-id"), time.Unix(ts, 0), body)
+	for _, sig := range strings.Fields(h.Get("webhook-signature")) {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
-	_, _ = io.Copy(io.Discard, req.Body)
+	body, _ := io.ReadAll(req.Body)
+	if !verified(req.Header, body) {
+		r.badSig.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
 	now := time.Now()
 	if id := req.Header.Get("webhook-id"); id != "" {
 		r.mu.Lock()

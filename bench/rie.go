@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/pem"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,23 +79,20 @@ func initDuration(logs string) time.Duration {
 
 // peakRSS is the VmHWM of the emulator's child (the bootstrap), in KiB.
 func (in *rieInstance) peakRSS() (int64, error) {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", in.Pid()))
-	for _, t := range tasks {
-		b, _ := os.ReadFile(t)
-		for _, pid := range strings.Fields(string(b)) {
-			st, err := os.ReadFile("/proc/" + pid + "/status")
-			if err != nil {
-				continue
-			}
-			for _, l := range strings.Split(string(st), "\n") {
-				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-					kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-					return kb, nil
-				}
-			}
+	pid, err := in.child()
+	if err != nil {
+		return 0, err
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no bootstrap process under the emulator (pid %d)", in.Pid())
+	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
 }
 
 // buildBootstrap builds functions/deliver as `make build` does.
@@ -116,20 +115,44 @@ func buildLambda(ctx context.Context, dir, name, pkg, arch string) (string, int6
 	return out, st.Size(), nil
 }
 
-// rieFigures is what one function measured under the emulator.
-type rieFigures struct {
-	cold, init        time.Duration
-	batch10, batch100 time.Duration
-	rssKB             int64
-	failuresOK        bool
-	failuresGot, sent int
+// peer is one function of the interleaved rounds: herald, a peer, the Go
+// floor or the empty function.
+type peer struct {
+	function
+	label string
+	// posts is false for the empty function, which only answers.
+	posts bool
+	// slowOnce limits the batch of 100 to the 100 ms receiver to the first
+	// round (the sequential peer takes 10 s for it).
+	slowOnce bool
+}
+
+// peerSamples is what the rounds measured of one peer.
+type peerSamples struct {
+	cold, init, b10, b100 []time.Duration
+	conns100              []float64 // new connections during a warm batch of 100
+	cpuUS                 []float64 // CPU (utime+stime) per record, µs
+	rssKB                 []float64
+	failures              string
+}
+
+// cpuRecords is how many records (in batches of 10, receiver answering at
+// once) one round's CPU-per-record figure spans.
+func cpuRecords(o opts) int {
+	if o.quick {
+		return 100
+	}
+	return 2000
 }
 
 // sectionRIE covers sections 5 and 6: bootstrap sizes, then herald's
-// bootstrap and the Powertools peer under the same emulator, cold start,
-// batches of 10 and 100 webhooks to the 100 ms receiver, a batch with
-// failures, and the peak RSS after the batches.
+// bootstrap, the peers, the Go floor and the empty Go function under the
+// same emulator and receivers, in interleaved rounds (A B C … A B C …):
+// cold start, batches of 10 and 100 webhooks to the 100 ms receiver, new
+// TLS connections during a warm batch of 100, CPU per record, peak RSS and
+// a batch with failures.
 func sectionRIE(ctx context.Context, o opts, r *results) error {
+	load0 := loadAvg()
 	var sizes [][]string
 	var hostBin string
 	for _, arch := range []string{"arm64", "amd64"} {
@@ -146,14 +169,11 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 	if hostBin == "" {
 		return fmt.Errorf("no bootstrap for this machine's %s", runtime.GOARCH)
 	}
-
-	// The floor: the emulator starting an empty Go function.
 	noopBin, _, err := buildLambda(ctx, o.workDir, "noop", "./bench/noop", runtime.GOARCH)
 	if err != nil {
 		return err
 	}
-	noop := function{name: "noop", bootstrap: []string{noopBin}, env: []string{"AWS_LAMBDA_FUNCTION_TIMEOUT=10", "AWS_LAMBDA_FUNCTION_NAME=noop"}}
-	noopCold, noopInit, err := noop.coldStarts(ctx, o, "https://127.0.0.1:1")
+	floorBin, _, err := buildLambda(ctx, o.workDir, "floor", "./bench/floor", runtime.GOARCH)
 	if err != nil {
 		return err
 	}
@@ -168,9 +188,9 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 	if err := os.WriteFile(certFile, pems, 0o600); err != nil {
 		return err
 	}
-	py, _ := filepath.Abs(filepath.Join(".venv", "bench", "bin", "python"))
-	peerBoot, _ := filepath.Abs(filepath.Join("bench", "peer", "bootstrap"))
+	abs := func(p ...string) string { a, _ := filepath.Abs(filepath.Join(p...)); return a }
 	common := []string{"AWS_LAMBDA_FUNCTION_TIMEOUT=120", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128", "AWS_REGION=us-east-1"}
+	with := func(extra ...string) []string { return append(append([]string{}, common...), extra...) }
 	// The deliver function checks its queues at start-up: give it real ones.
 	awsCfg, err := app.AWSConfig(ctx)
 	if err != nil {
@@ -182,13 +202,39 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		return err
 	}
 	defer qs.Delete(context.Background(), sqsc)
-	herald := function{name: "herald", bootstrap: []string{hostBin}, env: append(append([]string{}, common...),
+	herald := function{name: "herald", bootstrap: []string{hostBin}, env: with(
 		"AWS_LAMBDA_FUNCTION_NAME=deliver", "SSL_CERT_FILE="+certFile,
 		"HERALD_QUEUE_URL="+qs.URL, "HERALD_DLQ_URL="+qs.DLQURL,
 		"HERALD_WEBHOOK_SECRET="+benchSecret, "HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32", "HERALD_BACKOFF_BASE_SECONDS=1")}
-	peer := function{name: "peer", bootstrap: []string{peerBoot}, env: append(append([]string{}, common...),
-		"AWS_LAMBDA_FUNCTION_NAME=peer", "PEER_PYTHON="+py, "PEER_WEBHOOK_SECRET="+benchSecret,
-		"REQUESTS_CA_BUNDLE="+certFile, "POWERTOOLS_SERVICE_NAME=peer", "PYTHONDONTWRITEBYTECODE=1")}
+	peers := []peer{
+		{function: herald, label: "herald", posts: true},
+		{function: function{name: "peer-ts", bootstrap: []string{abs("bench", "peer-ts", "bootstrap")}, env: with(
+			"AWS_LAMBDA_FUNCTION_NAME=peer-ts", "PEER_WEBHOOK_SECRET="+benchSecret, "NODE_EXTRA_CA_CERTS="+certFile,
+			"POWERTOOLS_SERVICE_NAME=peer")}, label: "TS BatchProcessor", posts: true},
+		{function: function{name: "peer-async", bootstrap: []string{abs("bench", "peer-async", "bootstrap")}, env: with(
+			"AWS_LAMBDA_FUNCTION_NAME=peer-async", "PEER_PYTHON="+abs(".venv", "bench-async", "bin", "python"),
+			"PEER_WEBHOOK_SECRET="+benchSecret, "SSL_CERT_FILE="+certFile, "POWERTOOLS_SERVICE_NAME=peer", "PYTHONDONTWRITEBYTECODE=1")},
+			label: "Py AsyncBatchProcessor", posts: true},
+		{function: function{name: "peer", bootstrap: []string{abs("bench", "peer", "bootstrap")}, env: with(
+			"AWS_LAMBDA_FUNCTION_NAME=peer", "PEER_PYTHON="+abs(".venv", "bench", "bin", "python"), "PEER_WEBHOOK_SECRET="+benchSecret,
+			"REQUESTS_CA_BUNDLE="+certFile, "POWERTOOLS_SERVICE_NAME=peer", "PYTHONDONTWRITEBYTECODE=1")},
+			label: "Py BatchProcessor (sequential)", posts: true, slowOnce: true},
+		{function: function{name: "floor", bootstrap: []string{floorBin}, env: with(
+			"AWS_LAMBDA_FUNCTION_NAME=floor", "PEER_WEBHOOK_SECRET="+benchSecret, "SSL_CERT_FILE="+certFile)},
+			label: "Go floor", posts: true},
+		{function: function{name: "noop", bootstrap: []string{noopBin}, env: with("AWS_LAMBDA_FUNCTION_NAME=noop")},
+			label: "empty Go function"},
+	}
+	if !o.quick {
+		// What herald's GOMAXPROCS from the memory size (1 at 128 MB) changes:
+		// the same bootstrap at Go's own default, this machine's CPU count.
+		procs := herald
+		procs.name = "herald-procs"
+		procs.env = append(append([]string{}, herald.env...), fmt.Sprintf("GOMAXPROCS=%d", runtime.NumCPU()))
+		peers = append(peers, peer{function: procs, label: fmt.Sprintf("herald, GOMAXPROCS=%d", runtime.NumCPU()), posts: true})
+	}
+	idx := func(name string) int { return slices.IndexFunc(peers, func(p peer) bool { return p.name == name }) }
+	floor, noop := idx("floor"), idx("noop")
 
 	// Herald without its start-up queue check (two GetQueueAttributes).
 	nocheck := herald
@@ -198,44 +244,180 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		return err
 	}
 
-	figs := map[string]*rieFigures{}
-	for _, f := range []function{herald, peer} {
-		fg, err := measureFunction(ctx, o, f, rcv, quick)
-		if err != nil {
-			return err
+	rounds := max(o.reps, 1)
+	got := make([]peerSamples, len(peers))
+	for round := range rounds {
+		for i, p := range peers {
+			if err := measureRound(ctx, o, p, round, rcv, quick, &got[i]); err != nil {
+				return fmt.Errorf("%s, round %d: %w", p.name, round+1, err)
+			}
 		}
-		figs[f.name] = fg
 	}
-	h, p := figs["herald"], figs["peer"]
-	r.heraldBatch10, r.peerBatch10, r.heraldRSSKB, r.peerRSSKB = h.batch10, p.batch10, h.rssKB, p.rssKB
+	if n := rcv.badSig.Load() + quick.badSig.Load(); n > 0 {
+		return fmt.Errorf("%d requests with a signature that does not verify", n)
+	}
+	load1 := loadAvg()
+	h, ts, seq := got[0], got[1], got[3]
+	r.heraldBatch10, r.peerBatch10 = median(h.b10), median(seq.b10)
+	r.heraldRSSKB, r.peerRSSKB = int64(medianF(h.rssKB)), int64(medianF(seq.rssKB))
 
-	rss := func(kb int64) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
+	rss := func(kb float64) string { return fmt.Sprintf("%.1f MB", kb/1024) }
 	rows := append(sizes,
-		[]string{"cold start: process start → first invocation answered (median)", ms(h.cold), "≤ 100 ms", verdict(float64(h.cold), float64(100*time.Millisecond), false)},
-		[]string{"  of which the emulator's Init Duration", ms(h.init), "", ""},
-		[]string{"  floor: an empty Go function, same emulator (cold start / Init Duration)", ms(noopCold) + " / " + ms(noopInit), "", ""},
+		[]string{"cold start: process start → first invocation answered (median)", ms(median(h.cold)), "≤ 100 ms", verdict(float64(median(h.cold)), float64(100*time.Millisecond), false)},
+		[]string{"  of which the emulator's Init Duration", ms(median(h.init)), "", ""},
+		[]string{"  floor: an empty Go function, same emulator (cold start / Init Duration)", ms(median(got[noop].cold)) + " / " + ms(median(got[noop].init)), "", ""},
 		[]string{"  herald with HERALD_CHECK_QUEUES=false (cold start / Init Duration)", ms(nocheckCold) + " / " + ms(nocheckInit), "", ""},
-		[]string{"peak RSS (VmHWM) after batches of 10 and 100 webhooks", rss(h.rssKB), "≤ 64 MB", verdict(float64(h.rssKB)/1024, 64, false)},
+		[]string{"peak RSS (VmHWM) after batches of 10 and 100 webhooks", rss(medianF(h.rssKB)), "≤ 64 MB", verdict(medianF(h.rssKB)/1024, 64, false)},
 	)
 	table("5. Cold start and footprint (deliver bootstrap under the Lambda Runtime Interface Emulator)",
 		[]string{"", "herald", "goal", "verdict"}, rows)
 
-	fail := func(f *rieFigures) string {
-		if f.failuresOK {
-			return fmt.Sprintf("%d of %d reported, %d POSTs", f.failuresGot, 10, f.sent)
-		}
-		return fmt.Sprintf("WRONG: %d reported, %d POSTs", f.failuresGot, f.sent)
+	header := []string{""}
+	for _, p := range peers {
+		header = append(header, p.label)
 	}
-	table("6. Peer: Powertools for AWS Lambda (Python) BatchProcessor, sequential requests.Session POSTs, same emulator and receiver (100 ms)",
-		[]string{"", "herald", "peer", "peer / herald"},
-		[][]string{
-			{"batch of 10 webhooks, wall (warm, median)", ms(h.batch10), ms(p.batch10), ratio(float64(p.batch10), float64(h.batch10))},
-			{"batch of 100 webhooks, wall (warm)", ms(h.batch100), ms(p.batch100), ratio(float64(p.batch100), float64(h.batch100))},
-			{"cold start: process start → first answer (median)", ms(h.cold), ms(p.cold), ratio(float64(p.cold), float64(h.cold))},
-			{"  emulator Init Duration", ms(h.init), ms(p.init), ratio(float64(p.init), float64(h.init))},
-			{"peak RSS (VmHWM)", rss(h.rssKB), rss(p.rssKB), ratio(float64(p.rssKB), float64(h.rssKB))},
-			{"batch of 10 with 3 failing (503): partial failures", fail(h), fail(p), ""},
-		})
+	row := func(name string, f func(peerSamples) string) []string {
+		out := []string{name}
+		for i, p := range peers {
+			v := "–"
+			if p.posts || name == "CPU per record (utime+stime), µs" || strings.HasPrefix(name, "cold") || strings.HasPrefix(name, "  emulator") || strings.HasPrefix(name, "peak") {
+				v = f(got[i])
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	const vcpu128 = 128.0 / 1769 // AWS: a function has one vCPU at 1,769 MB, proportionally less below
+	table(fmt.Sprintf("6. Peers: same emulator (128 MB set), same TLS receivers (HTTP/1.1; 100 ms and at once), %d interleaved round(s); median (min–max); load average %s at start, %s at end",
+		rounds, load0, load1), header, [][]string{
+		row("batch of 10 webhooks, wall (100 ms receiver)", func(s peerSamples) string { return durRange(s.b10) }),
+		row("batch of 100 webhooks, wall (100 ms receiver, warm)", func(s peerSamples) string { return durRange(s.b100) }),
+		row("  new TLS connections during that batch", func(s peerSamples) string { return numRange(s.conns100, "%.0f") }),
+		row("CPU per record (utime+stime), µs", func(s peerSamples) string { return numRange(s.cpuUS, "%.0f") }),
+		row(fmt.Sprintf("  arithmetic, not measured: CPU of a batch of 10 at 128 MB (%.3f vCPU), ms", vcpu128), func(s peerSamples) string {
+			return fmt.Sprintf("%.0f", medianF(s.cpuUS)*10/1000/vcpu128)
+		}),
+		row("cold start: process start → first answer", func(s peerSamples) string { return durRange(s.cold) }),
+		row("  emulator Init Duration", func(s peerSamples) string { return durRange(s.init) }),
+		row("peak RSS (VmHWM) after the batches", func(s peerSamples) string { return rss(medianF(s.rssKB)) }),
+		row("batch of 10 with 3 answered 503: partial failures", func(s peerSamples) string { return s.failures }),
+	})
+	fmt.Printf("   CPU per record: %d records per round in batches of 10 to the receiver answering at once, /proc/<pid>/stat utime+stime of the runtime process (10 ms ticks)\n", cpuRecords(o))
+
+	hb100 := median(h.b100)
+	table("Goals of issue 12 (ratios within this run)", []string{"goal", "herald", "reference", "ratio", "verdict"}, [][]string{
+		{"1. batch of 100, receiver at 100 ms: wall ≤ 1.2 × 100 ms", ms(hb100), "100 ms", fmt.Sprintf("%.2f", float64(hb100)/float64(fanDelay)), verdict(float64(hb100)/float64(fanDelay), 1.2, false)},
+		{"1. warm batch of 100: no new connection", numRange(h.conns100, "%.0f"), "0", "", verdict(medianF(h.conns100), 0, false)},
+		{"2. CPU per record ≤ 0.8 × TS peer", fmt.Sprintf("%.0f µs", medianF(h.cpuUS)), fmt.Sprintf("%.0f µs", medianF(ts.cpuUS)), ratio(medianF(h.cpuUS), medianF(ts.cpuUS)), verdict(medianF(h.cpuUS)/medianF(ts.cpuUS), 0.8, false)},
+		{"2. CPU per record ≤ 1.2 × Go floor", fmt.Sprintf("%.0f µs", medianF(h.cpuUS)), fmt.Sprintf("%.0f µs", medianF(got[floor].cpuUS)), ratio(medianF(h.cpuUS), medianF(got[floor].cpuUS)), verdict(medianF(h.cpuUS)/medianF(got[floor].cpuUS), 1.2, false)},
+		{"4. cold start ≤ 0.5 × TS peer", ms(median(h.cold)), ms(median(ts.cold)), ratio(float64(median(h.cold)), float64(median(ts.cold))), verdict(float64(median(h.cold))/float64(median(ts.cold)), 0.5, false)},
+		{"4. peak RSS ≤ 0.5 × TS peer", rss(medianF(h.rssKB)), rss(medianF(ts.rssKB)), ratio(medianF(h.rssKB), medianF(ts.rssKB)), verdict(medianF(h.rssKB)/medianF(ts.rssKB), 0.5, false)},
+	})
+	if o.quick || (medianF(h.cpuUS) <= 0.8*medianF(ts.cpuUS) && medianF(h.cpuUS) <= 1.2*medianF(got[floor].cpuUS)) {
+		return nil
+	}
+	// Name the limit: where herald's CPU per record goes, the same work in
+	// this process (the emulator's process cannot be profiled from here).
+	p, err := deliverer(awsCfg, quick, nil)
+	if err != nil {
+		return err
+	}
+	n := cpuRecords(o) / 2 // five times the records of a round: more samples
+	return profileHandle(ctx, o, "cpu-per-record", fmt.Sprintf("CPU of %d batches of 10 to the receiver answering at once, in process", n), p, n,
+		func(i int) events.SQSEvent { return webhookEvent(fmt.Sprintf("profcpu-%d", i), 10, 0, quick.URL(), 1) })
+}
+
+// measureRound starts p cold and measures one round of it into s.
+func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *receiver, s *peerSamples) error {
+	in, cold, init, err := p.coldStart(ctx, webhookEvent(fmt.Sprintf("%s-cold%d", p.name, round), 1, 0, quick.URL(), 1))
+	if err != nil {
+		return err
+	}
+	defer in.stop()
+	s.cold, s.init = append(s.cold, cold), append(s.init, init)
+	clean := func(ev events.SQSEvent) (time.Duration, error) {
+		resp, d, err := in.invoke(ctx, ev)
+		if err != nil {
+			return d, err
+		}
+		if p.posts && len(resp.BatchItemFailures) > 0 {
+			return d, fmt.Errorf("%d failures in a clean batch of %d", len(resp.BatchItemFailures), len(ev.Records))
+		}
+		return d, nil
+	}
+	id := func(what string) string { return fmt.Sprintf("%s-r%d-%s", p.name, round, what) }
+	if p.posts {
+		// Connections to the slow receiver first, as a warm function has.
+		if _, err := clean(webhookEvent(id("warm10"), 10, 0, slow.URL(), 1)); err != nil {
+			return err
+		}
+		d, err := clean(webhookEvent(id("b10"), 10, 0, slow.URL(), 1))
+		if err != nil {
+			return err
+		}
+		s.b10 = append(s.b10, d)
+		if !p.slowOnce || (round == 0 && !o.quick) {
+			if !p.slowOnce {
+				if _, err := clean(webhookEvent(id("warm100"), 100, 0, slow.URL(), 1)); err != nil {
+					return err
+				}
+			}
+			before := slow.conns.Load()
+			d, err := clean(webhookEvent(id("b100"), 100, 0, slow.URL(), 1))
+			if err != nil {
+				return err
+			}
+			s.b100, s.conns100 = append(s.b100, d), append(s.conns100, float64(slow.conns.Load()-before))
+		}
+	}
+	// CPU per record: batches of 10 to the receiver answering at once.
+	if _, err := clean(webhookEvent(id("warmq"), 10, 0, quick.URL(), 1)); err != nil {
+		return err
+	}
+	pid, err := in.child()
+	if err != nil {
+		return err
+	}
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return err
+	}
+	n := cpuRecords(o)
+	for b := range n / 10 {
+		if _, err := clean(webhookEvent(id(fmt.Sprintf("cpu%d", b)), 10, 0, quick.URL(), 1)); err != nil {
+			return err
+		}
+	}
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return err
+	}
+	s.cpuUS = append(s.cpuUS, float64((cpu1-cpu0).Microseconds())/float64(n))
+	rss, err := in.peakRSS()
+	if err != nil {
+		return err
+	}
+	s.rssKB = append(s.rssKB, float64(rss))
+
+	// Honesty: three records fail; each must be POSTed and reported.
+	if p.posts && round == 0 {
+		before := slow.count.Load()
+		ev := webhookEvent(id("part"), 10, 3, slow.URL(), 1)
+		resp, _, err := in.invoke(ctx, ev)
+		if err != nil {
+			return err
+		}
+		sent := int(slow.count.Load() - before)
+		want := map[string]bool{ev.Records[0].MessageId: true, ev.Records[1].MessageId: true, ev.Records[2].MessageId: true}
+		ok := sent == 10 && len(resp.BatchItemFailures) == 3
+		for _, it := range resp.BatchItemFailures {
+			ok = ok && want[it.ItemIdentifier]
+		}
+		s.failures = fmt.Sprintf("%d of 10 reported, %d POSTs", len(resp.BatchItemFailures), sent)
+		if !ok {
+			s.failures = "WRONG: " + s.failures
+		}
+	}
 	return nil
 }
 
@@ -254,66 +436,47 @@ func (f function) coldStarts(ctx context.Context, o opts, base string) (time.Dur
 	return median(colds), median(inits), nil
 }
 
-func measureFunction(ctx context.Context, o opts, f function, slow, quick *receiver) (*rieFigures, error) {
-	fg := &rieFigures{}
-	var colds, inits []time.Duration
-	var warm *rieInstance
-	for i := range max(o.reps, 1) {
-		in, cold, init, err := f.coldStart(ctx, webhookEvent(fmt.Sprintf("%s-cold%d", f.name, i), 1, 0, quick.URL(), 1))
-		if err != nil {
-			return nil, err
-		}
-		colds, inits = append(colds, cold), append(inits, init)
-		if warm == nil {
-			warm = in
-		} else {
-			in.stop()
+// child returns the pid of the emulator's child: the function's runtime
+// process (the bootstrap, or what its shell script execs).
+func (in *rieInstance) child() (int, error) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", in.Pid()))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				return pid, nil
+			}
 		}
 	}
-	defer warm.stop()
-	fg.cold, fg.init = median(colds), median(inits)
+	return 0, fmt.Errorf("no bootstrap process under the emulator (pid %d)", in.Pid())
+}
 
-	// Warm the connections to the slow receiver, then time the batches.
-	if _, _, err := warm.invoke(ctx, webhookEvent(f.name+"-warm", 10, 0, slow.URL(), 1)); err != nil {
-		return nil, err
-	}
-	var ds []time.Duration
-	for i := range o.reps {
-		resp, d, err := warm.invoke(ctx, webhookEvent(fmt.Sprintf("%s-b10-%d", f.name, i), 10, 0, slow.URL(), 1))
-		if err != nil {
-			return nil, err
-		}
-		if len(resp.BatchItemFailures) > 0 {
-			return nil, fmt.Errorf("%s: %d failures in a clean batch", f.name, len(resp.BatchItemFailures))
-		}
-		ds = append(ds, d)
-	}
-	fg.batch10 = median(ds)
-	resp, d, err := warm.invoke(ctx, webhookEvent(f.name+"-b100", 100, 0, slow.URL(), 1))
+// procCPU is the utime+stime of process pid, all its threads, from
+// /proc/<pid>/stat (fields 14 and 15, in USER_HZ ticks of 10 ms on Linux).
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if len(resp.BatchItemFailures) > 0 {
-		return nil, fmt.Errorf("%s: %d failures in a clean batch of 100", f.name, len(resp.BatchItemFailures))
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:])) // from field 3 (state) on
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
-	fg.batch100 = d
-	if fg.rssKB, err = warm.peakRSS(); err != nil {
-		return nil, err
-	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
 
-	// Honesty: three records fail; each must be POSTed and reported.
-	before := slow.count.Load()
-	ev := webhookEvent(f.name+"-part", 10, 3, slow.URL(), 1)
-	resp, _, err = warm.invoke(ctx, ev)
+// loadAvg is the 1, 5 and 15 minute load averages, "1.20/0.95/0.80".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return nil, err
+		return "?"
 	}
-	fg.sent = int(slow.count.Load() - before)
-	fg.failuresGot = len(resp.BatchItemFailures)
-	want := map[string]bool{ev.Records[0].MessageId: true, ev.Records[1].MessageId: true, ev.Records[2].MessageId: true}
-	fg.failuresOK = fg.sent == 10 && fg.failuresGot == 3
-	for _, it := range resp.BatchItemFailures {
-		fg.failuresOK = fg.failuresOK && want[it.ItemIdentifier]
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
 	}
-	return fg, nil
+	return f[0] + "/" + f[1] + "/" + f[2]
 }

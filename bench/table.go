@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -76,4 +77,36 @@ func machine() string {
 		mem = fmt.Sprintf(", %.1f GiB memory", float64(kb)/(1<<20))
 	}
 	return fmt.Sprintf("machine: %d CPUs (nproc), %s%s, %s/%s, %s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+func medianF(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// durRange is "median (min–max)" of ds, or the one value, or "–".
+func durRange(ds []time.Duration) string {
+	switch len(ds) {
+	case 0:
+		return "–"
+	case 1:
+		return ms(ds[0])
+	}
+	lo, hi := slices.Min(ds), slices.Max(ds)
+	return fmt.Sprintf("%s (%.1f–%.1f)", ms(median(ds)), float64(lo.Microseconds())/1000, float64(hi.Microseconds())/1000)
+}
+
+// numRange is "median (min–max)" of xs in format f, or the one value, or "–".
+func numRange(xs []float64, f string) string {
+	switch len(xs) {
+	case 0:
+		return "–"
+	case 1:
+		return fmt.Sprintf(f, xs[0])
+	}
+	return fmt.Sprintf(f+" ("+f+"–"+f+")", medianF(xs), slices.Min(xs), slices.Max(xs))
 }

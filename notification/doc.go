@@ -7,7 +7,8 @@
 // notification.v1.schema.json. The schema accepts every document [Parse]
 // accepts; Parse also checks what JSON Schema cannot express (RFC 5322
 // mailbox syntax, 50 recipients across to, cc and bcc, a URL's host and
-// port). Tests and a fuzz target check the two agree on the samples in
+// port, a member name given twice in one object, header names that differ
+// only in case). Tests and a fuzz target check the two agree on the samples in
 // testdata and on generated bodies.
 //
 // The contract is documented in docs/contract.md.

@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(validEmail))
 	f.Add([]byte(validWebhook))
+	f.Add([]byte(`{"version":1,"id":"d","channel":"webhook","webhook":{"url":"https://a.example.com","event_type":"x","payload":{"a":1,"\u0061":2},"headers":{"X-A":"1","x-a":"2"}}}`))
+	f.Add([]byte(benchEmail1KiB))
 	schema := compileSchema(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		m, err := notification.Parse(body)

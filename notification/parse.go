@@ -3,16 +3,13 @@ package notification
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"net/mail"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -26,9 +23,25 @@ const (
 	// MaxSubjectLength is the longest subject, in characters: the line
 	// length limit of RFC 5322 §2.1.1.
 	MaxSubjectLength = 998
+	// MaxMessageBytes bounds a whole notification message as SQS counts it:
+	// the body plus its message attributes' names, types and values. It is
+	// the SQS maximum message size of 1 MiB (1,048,576 bytes, the
+	// MaximumMessageSize of both of herald's queues) less 16 KiB kept for
+	// the reason a dead letter carries beside the original, so that a
+	// message that fails still fits in the dead-letter queue with its reason
+	// (docs/delivery.md, "Message size"). The deliver function dead-letters
+	// a larger one, unattempted, as message_too_large.
+	MaxMessageBytes = SQSMaxMessageBytes - DeadLetterReserveBytes
+	// SQSMaxMessageBytes is the largest message SQS and the SQS event source
+	// mapping carry (1 MiB since 2026; the queues' MaximumMessageSize).
+	SQSMaxMessageBytes = 1 << 20
+	// DeadLetterReserveBytes is the room a dead letter keeps beside the
+	// original for herald.reason and herald.error_class (docs/delivery.md).
+	DeadLetterReserveBytes = 16 << 10
 	// MaxBodyBytes bounds each of email.text, email.html and webhook.payload
-	// (bytes), well inside the SQS message limit the whole body shares.
-	MaxBodyBytes = 512 << 10
+	// (bytes): 960 KiB, leaving 48 KiB of MaxMessageBytes for the rest of
+	// the message. Fields share MaxMessageBytes.
+	MaxBodyBytes = 960 << 10
 )
 
 // hiddenChars are characters that change how text reads without showing:
@@ -63,6 +76,11 @@ var (
 	// takes one-digit hours.
 	rfc3339Pattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
 	eventTypePattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
+	// mailQuoted is a Go-quoted text of two or more characters in a net/mail
+	// error ("expected single address, got %q"): the part of the address
+	// it could not read, which a problem (logged, and kept in the dead
+	// letter's reason) must not repeat.
+	mailQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"|'(?:[^'\\]|\\.){2,}'`)
 )
 
 // Problem is one reason a body is not a valid message.
@@ -72,13 +90,43 @@ type Problem struct {
 	Field string
 	// Message says what is wrong with it.
 	Message string
+	// logField is Field as the problem's text writes it, when it differs:
+	// with every member name that holds an "@" written "<address>".
+	logField string
 }
 
+// String is the problem as "field: message". The text is logged and kept in
+// a dead letter's reason, so a member name of the body that holds an "@" (a
+// payload keyed by email address) is written "<address>" in it; Field keeps
+// the exact path.
 func (p Problem) String() string {
-	if p.Field == "" {
+	field := p.Field
+	if p.logField != "" {
+		field = p.logField
+	}
+	if field == "" {
 		return p.Message
 	}
-	return p.Field + ": " + p.Message
+	return field + ": " + p.Message
+}
+
+// nameProblem is the problem msg of the member name of the object at path
+// prefix.
+func nameProblem(prefix, name, msg string) Problem {
+	p := Problem{Field: join(prefix, name), Message: msg}
+	if logName := logSafe(name); logName != name {
+		p.logField = join(prefix, logName)
+	}
+	return p
+}
+
+// logSafe returns s, a text taken from the body, or "<address>" when it
+// holds an "@": an email address must not reach the logs.
+func logSafe(s string) string {
+	if strings.Contains(s, "@") {
+		return "<address>"
+	}
+	return s
 }
 
 // InvalidError reports why a body is not a valid contract v1 message. A
@@ -96,14 +144,17 @@ func (e *InvalidError) Error() string {
 	return "invalid message: " + strings.Join(parts, "; ")
 }
 
-// Parse decodes and validates one SQS message body.
+// Parse decodes and validates one SQS message body, in one pass over it.
 //
 // It returns the message, or an *InvalidError naming every field that breaks
-// the contract: invalid JSON, an unknown version or channel, a missing
-// required field, an unknown field, a wrong type, or a value out of its range.
+// the contract: invalid JSON (including a member name given twice in one
+// object, at any depth), an unknown version or channel, a missing required
+// field, an unknown field (names match exactly, case included), a null, a
+// wrong type, or a value out of its range. The message does not share memory
+// with body.
 func Parse(body []byte) (*Message, error) {
 	var v validator
-	m := v.parse(body)
+	m := decode(body, &v)
 	if len(v.problems) > 0 {
 		return nil, &InvalidError{Problems: v.problems}
 	}
@@ -120,214 +171,18 @@ func (m *Message) Validate() error {
 	return err
 }
 
+// validator checks the values of a decoded message (the structure is
+// checked while decoding, in decode.go).
 type validator struct {
 	problems []Problem
-	// present holds the members of the channel's object, so that an empty
-	// string given is told apart from a field left out, as the schema does.
-	present map[string]json.RawMessage
+	// email holds which members the email object has (emailFrom | …), so
+	// that an empty string given is told apart from a field left out, as
+	// the schema does.
+	emailMembers uint16
 }
 
 func (v *validator) add(field, format string, args ...any) {
 	v.problems = append(v.problems, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-var (
-	topFields      = []string{"version", "id", "channel", "created_at", "expires_at", "metadata", "email", "webhook"}
-	emailFields    = []string{"from", "to", "cc", "bcc", "reply_to", "subject", "text", "html", "template", "configuration_set", "tags", "headers"}
-	webhookFields  = []string{"url", "event_type", "payload", "headers"}
-	templateFields = []string{"name", "data"}
-)
-
-func (v *validator) parse(body []byte) *Message {
-	top, ok := v.object("", body)
-	if !ok {
-		return nil
-	}
-	// Version and channel decide which rules apply, so they are checked first.
-	if !v.version(top["version"]) {
-		return nil
-	}
-	ch, ok := v.channel(top["channel"])
-	if !ok {
-		return nil
-	}
-	v.knownFields("", top, topFields)
-	for _, other := range []Channel{ChannelEmail, ChannelWebhook} {
-		if _, present := top[string(other)]; present && other != ch {
-			v.add(string(other), "not allowed when channel is %q", ch)
-		}
-	}
-	for _, f := range []string{"created_at", "expires_at"} {
-		if raw, present := top[f]; present {
-			v.timestamp(f, raw)
-		}
-	}
-	v.noNullMembers("metadata", top["metadata"])
-	obj, present := top[string(ch)]
-	if !present {
-		v.add(string(ch), "required when channel is %q", ch)
-	} else if fields, ok := v.object(string(ch), obj); ok {
-		v.present = fields
-		switch ch {
-		case ChannelEmail:
-			v.knownFields("email", fields, emailFields)
-			v.noNullMembers("email.headers", fields["headers"])
-			v.noNullMembers("email.tags", fields["tags"])
-			if raw, present := fields["template"]; present {
-				if tf, ok := v.object("email.template", raw); ok {
-					v.knownFields("email.template", tf, templateFields)
-				}
-			}
-		case ChannelWebhook:
-			v.knownFields("webhook", fields, webhookFields)
-			v.noNullMembers("webhook.headers", fields["headers"])
-		}
-	}
-	if len(v.problems) > 0 {
-		return nil
-	}
-
-	// version is checked above; json.Number shadows Message.Version so
-	// that 1.0 and 1e0, the number 1 in JSON as in the schema, decode too.
-	var w struct {
-		Message
-		Version json.Number `json:"version"`
-	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		v.decodeError(err)
-		return nil
-	}
-	m := w.Message
-	m.Version = Version
-	v.message(&m)
-	return &m
-}
-
-// object decodes raw as a JSON object, rejecting null members: contract v1
-// has no nullable field, and encoding/json would silently accept null.
-func (v *validator) object(field string, raw []byte) (map[string]json.RawMessage, bool) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		var syn *json.SyntaxError
-		switch {
-		case errors.As(err, &syn):
-			v.add(field, "invalid JSON: %v (at byte %d)", err, syn.Offset)
-		case field == "":
-			v.add(field, "invalid JSON: the body must be a JSON object")
-		default:
-			v.add(field, "must be an object")
-		}
-		return nil, false
-	}
-	if fields == nil { // the literal null
-		v.add(field, "must be an object")
-		return nil, false
-	}
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		if bytes.Equal(bytes.TrimSpace(fields[k]), []byte("null")) {
-			v.add(join(field, k), "must not be null")
-		}
-	}
-	return fields, true
-}
-
-// noNullMembers flags null values in a string map, which encoding/json
-// would turn into empty strings.
-func (v *validator) noNullMembers(field string, raw json.RawMessage) {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return // not an object: the typed decode names it
-	}
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		if bytes.Equal(bytes.TrimSpace(members[k]), []byte("null")) {
-			v.add(field+"."+k, "must be a string, not null")
-		}
-	}
-}
-
-func (v *validator) version(raw json.RawMessage) bool {
-	if raw == nil {
-		v.add("version", "required (want %d)", Version)
-		return false
-	}
-	var n any
-	if err := json.Unmarshal(raw, &n); err != nil {
-		v.add("version", "must be the number %d", Version)
-		return false
-	}
-	f, ok := n.(float64)
-	if !ok {
-		v.add("version", "must be the number %d", Version)
-		return false
-	}
-	if f != Version {
-		v.add("version", "unsupported version %s (this function reads version %d)", bytes.TrimSpace(raw), Version)
-		return false
-	}
-	return true
-}
-
-func (v *validator) channel(raw json.RawMessage) (Channel, bool) {
-	if raw == nil {
-		v.add("channel", `required ("email" or "webhook")`)
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		v.add("channel", `must be a string ("email" or "webhook")`)
-		return "", false
-	}
-	switch ch := Channel(s); ch {
-	case ChannelEmail, ChannelWebhook:
-		return ch, true
-	}
-	v.add("channel", `unknown channel %q (want "email" or "webhook")`, s)
-	return "", false
-}
-
-func (v *validator) knownFields(prefix string, fields map[string]json.RawMessage, known []string) {
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		if !contains(known, k) {
-			v.add(join(prefix, k), "unknown field")
-		}
-	}
-}
-
-func (v *validator) timestamp(field string, raw json.RawMessage) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		v.add(field, "must be an RFC 3339 timestamp string")
-		return
-	}
-	if _, err := time.Parse(time.RFC3339, s); err != nil || !rfc3339Pattern.MatchString(s) {
-		v.add(field, "must be an RFC 3339 timestamp like 2026-11-30T09:15:00Z")
-	}
-}
-
-// decodeError turns encoding/json's type errors into a Problem naming the field.
-func (v *validator) decodeError(err error) {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		v.add(strings.TrimPrefix(te.Field, "Message."), "must be %s, not a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
-		return
-	}
-	v.add("", "%v", err)
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "slice":
-		return "an array"
-	case "map", "struct":
-		return "an object"
-	case "string":
-		return "a string"
-	case "int", "int64", "float64":
-		return "a number"
-	case "bool":
-		return "a boolean"
-	}
-	return "of another type"
 }
 
 func (v *validator) message(m *Message) {
@@ -345,15 +200,15 @@ func (v *validator) message(m *Message) {
 }
 
 func (v *validator) email(e *Email) {
-	if v.has("from") {
-		v.mailbox("email.from", e.From)
+	if v.has(emailFrom) {
+		v.mailbox("email.from", -1, e.From)
 	}
 	for _, list := range []struct {
 		field string
 		addrs []string
 	}{{"email.to", e.To}, {"email.cc", e.Cc}, {"email.bcc", e.Bcc}, {"email.reply_to", e.ReplyTo}} {
 		for i, a := range list.addrs {
-			v.mailbox(fmt.Sprintf("%s[%d]", list.field, i), a)
+			v.mailbox(list.field, i, a)
 		}
 	}
 	switch n := e.Recipients(); {
@@ -367,7 +222,7 @@ func (v *validator) email(e *Email) {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"subject", v.has("subject")}, {"text", v.has("text")}, {"html", v.has("html")}} {
+		}{{"subject", v.has(emailSubject)}, {"text", v.has(emailText)}, {"html", v.has(emailHTML)}} {
 			if f.set {
 				v.add("email."+f.name, "not allowed with email.template")
 			}
@@ -397,47 +252,73 @@ func (v *validator) email(e *Email) {
 			}
 		}
 	}
-	if v.has("configuration_set") && !templateNamePattern.MatchString(e.ConfigurationSet) {
+	if v.has(emailConfigurationSet) && !templateNamePattern.MatchString(e.ConfigurationSet) {
 		v.add("email.configuration_set", "must be 1–64 characters of A-Z a-z 0-9 _ -")
 	}
-	for _, k := range slices.Sorted(maps.Keys(e.Tags)) {
-		if !tagPattern.MatchString(k) || !tagPattern.MatchString(e.Tags[k]) {
-			v.add("email.tags."+k, "tag names and values must be 1–256 characters of A-Z a-z 0-9 _ -")
+	v.members("email.tags", e.Tags, func(k, val string) string {
+		if !tagPattern.MatchString(k) || !tagPattern.MatchString(val) {
+			return "tag names and values must be 1–256 characters of A-Z a-z 0-9 _ -"
 		}
-	}
+		return ""
+	})
 	v.headers("email.headers", e.Headers, emailHeaderNamePattern, emailHeaderValuePattern)
-	for _, k := range slices.Sorted(maps.Keys(e.Headers)) {
+	v.members("email.headers", e.Headers, func(k, _ string) string {
 		if emailHeaderNamePattern.MatchString(k) && !safeEmailHeader.MatchString(k) {
-			v.add("email.headers."+k, "not a header a producer may set (allowed: X-*, List-*, In-Reply-To, References, Auto-Submitted, Precedence, Keywords, Comments, Importance, Priority)")
+			return "not a header a producer may set (allowed: X-*, List-*, In-Reply-To, References, Auto-Submitted, Precedence, Keywords, Comments, Importance, Priority)"
+		}
+		return ""
+	})
+}
+
+// members checks each member of the object m of field; check returns what
+// is wrong with a member, or "". Problems are reported in the order of the
+// members' names.
+func (v *validator) members(field string, m map[string]string, check func(name, value string) string) {
+	start := len(v.problems)
+	for k, val := range m {
+		if msg := check(k, val); msg != "" {
+			v.problems = append(v.problems, nameProblem(field, k, msg))
 		}
 	}
+	slices.SortFunc(v.problems[start:], func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
 }
 
-func (v *validator) mailbox(field, s string) {
+// mailbox checks the mailbox s of field, or of its element i when i ≥ 0.
+func (v *validator) mailbox(field string, i int, s string) {
+	var msg string
 	if strings.ContainsAny(s, "\r\n") {
-		v.add(field, "must not contain CR or LF")
+		msg = "must not contain CR or LF"
+	} else if hiddenPattern.MatchString(s) {
+		msg = "must not contain control or invisible formatting characters"
+	} else if _, err := mail.ParseAddress(s); err != nil {
+		msg = "not an RFC 5322 mailbox: " + mailQuoted.ReplaceAllString(err.Error(), `"…"`)
+	} else {
 		return
 	}
-	if hiddenPattern.MatchString(s) {
-		v.add(field, "must not contain control or invisible formatting characters")
-		return
+	if i >= 0 {
+		field += "[" + strconv.Itoa(i) + "]"
 	}
-	if _, err := mail.ParseAddress(s); err != nil {
-		v.add(field, "not an RFC 5322 mailbox: %v", err)
-	}
+	v.problems = append(v.problems, Problem{Field: field, Message: msg})
 }
 
+// headers checks the header names and values of field. Header names are
+// case-insensitive (RFC 5322 §1.2.2, RFC 9110 §5.1): two names that differ
+// only in case would leave it to the sender which value goes out, so the
+// second of them in sorted order is a problem.
 func (v *validator) headers(field string, h map[string]string, name, value *regexp.Regexp) {
-	for _, k := range slices.Sorted(maps.Keys(h)) {
+	v.members(field, h, func(k, val string) string {
 		switch {
 		case !name.MatchString(k):
-			v.add(field+"."+k, "not a valid header name")
-		case strings.ContainsAny(h[k], "\r\n"):
-			v.add(field+"."+k, "must not contain CR or LF")
-		case !value.MatchString(h[k]):
-			v.add(field+"."+k, "not a valid header value (printable characters only)")
+			return "not a valid header name"
+		case sameHeader(h, k) != "":
+			return fmt.Sprintf("the same header as %q (header names are case-insensitive)", sameHeader(h, k))
+		case strings.ContainsAny(val, "\r\n"):
+			return "must not contain CR or LF"
+		case !value.MatchString(val):
+			return "not a valid header value (printable characters only)"
 		}
-	}
+		return ""
+	})
 }
 
 func (v *validator) webhook(w *Webhook) {
@@ -464,10 +345,19 @@ func (v *validator) webhook(w *Webhook) {
 	v.headers("webhook.headers", w.Headers, webhookHeaderNamePattern, webhookHeaderValuePattern)
 }
 
-func (v *validator) has(field string) bool {
-	_, ok := v.present[field]
-	return ok
+// sameHeader returns a name of h before name in sorted order that differs
+// from it only in case, or "".
+func sameHeader(h map[string]string, name string) string {
+	same := ""
+	for k := range h {
+		if k < name && strings.EqualFold(k, name) && (same == "" || k < same) {
+			same = k
+		}
+	}
+	return same
 }
+
+func (v *validator) has(member uint16) bool { return v.emailMembers&member != 0 }
 
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
@@ -479,30 +369,4 @@ func join(prefix, field string) string {
 		return field
 	}
 	return prefix + "." + field
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// IDOf returns the id of a body that may be invalid, when the body is a JSON
-// object whose "id" is a valid id, so that the reason and logs of an invalid
-// message still name it; it returns "" otherwise.
-func IDOf(body []byte) string {
-	var probe struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &probe) != nil {
-		return ""
-	}
-	var id string
-	if json.Unmarshal(probe.ID, &id) != nil || !idPattern.MatchString(id) {
-		return ""
-	}
-	return id
 }

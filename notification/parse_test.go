@@ -139,8 +139,8 @@ func TestParse(t *testing.T) {
 		{name: "subject with a NUL", body: strings.Replace(validEmail, `"Hi"`, `"Hi\u0000"`, 1), wantField: "email.subject"},
 		{name: "subject of 999 characters", body: strings.Replace(validEmail, `"Hi"`, `"`+strings.Repeat("ä", 999)+`"`, 1), wantField: "email.subject"},
 		{name: "display name with a bidi override", body: strings.Replace(validEmail, `"b@example.org"`, `"Bob \u202e <b@example.org>"`, 1), wantField: "email.to[0]"},
-		{name: "text over 512 KiB", body: strings.Replace(validEmail, `"Hello"`, `"`+strings.Repeat("a", 512<<10+1)+`"`, 1), wantField: "email.text"},
-		{name: "payload over 512 KiB", body: strings.Replace(validWebhook, `{"a":1}`, `"`+strings.Repeat("a", 512<<10)+`"`, 1), wantField: "webhook.payload", goOnly: true},
+		{name: "text over MaxBodyBytes", body: strings.Replace(validEmail, `"Hello"`, `"`+strings.Repeat("a", notification.MaxBodyBytes+1)+`"`, 1), wantField: "email.text"},
+		{name: "payload over MaxBodyBytes", body: strings.Replace(validWebhook, `{"a":1}`, `"`+strings.Repeat("a", notification.MaxBodyBytes)+`"`, 1), wantField: "webhook.payload", goOnly: true},
 		{name: "webhook event_type wrong type", body: strings.Replace(validWebhook, `"invoice.paid"`, `7`, 1), wantField: "webhook.event_type"},
 	}
 	for _, tt := range tests {

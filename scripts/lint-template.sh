@@ -37,20 +37,10 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
 fi
 
 # --- keep SAM CLI and boto offline --------------------------------------------
-export SAM_CLI_TELEMETRY=0
-# SAM CLI asks PyPI for a newer version once a week and has no switch for it.
-# Give it its own config dir (SAM's documented-in-code override) whose last
-# check lies in the future, so it never checks.
-export __SAM_CLI_APP_DIR="$root/$venv/sam-cli-home"
-if [[ ! -f "$__SAM_CLI_APP_DIR/metadata.json" ]]; then
-  mkdir -p "$__SAM_CLI_APP_DIR"
-  printf '{\n  "lastVersionCheck": 4102444800.0,\n  "telemetryEnabled": false\n}\n' \
-    >"$__SAM_CLI_APP_DIR/metadata.json"
-fi
+# shellcheck source=scripts/sam-env.sh
+source "$root/scripts/sam-env.sh"
 # Validation resolves pseudo parameters, so it needs a Region but makes no call.
 export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
-# Never probe the EC2 instance metadata endpoint for credentials.
-export AWS_EC2_METADATA_DISABLED=true
 # Anything that still tries HTTP(S) fails at once on a closed loopback port.
 offline=(env HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
   http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 NO_PROXY= no_proxy=)

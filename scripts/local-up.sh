@@ -65,10 +65,13 @@ ensure_node_modules_wait() {
   log "npm ci done ($(elapsed))"
 }
 
+# requirements.txt installs herald's LocalStack plugin from this directory: a change to it
+# reinstalls the venv's requirements too.
+LS_PLUGIN_FILES=("$LS_DIR"/lambda-executor/pyproject.toml "$LS_DIR"/lambda-executor/herald_localstack/*.py)
 ensure_venv() {
   local py stamp stamp_file="$LS_VENV/.herald-stamp"
   if [ -x "$LS_VENV/bin/python" ] && py_ok "$LS_VENV/bin/python"; then
-    stamp="$(stamp_of "$LS_DIR/requirements.txt" "$("$LS_VENV/bin/python" -VV)")"
+    stamp="$(stamp_of "$LS_DIR/requirements.txt" "${LS_PLUGIN_FILES[@]}" "$("$LS_VENV/bin/python" -VV)")"
     if [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ]; then
       compgen -G "$LS_STATIC/usr/lib/localstack/service-catalog-*.dill" >/dev/null || build_service_catalog
       return 0
@@ -93,7 +96,7 @@ ensure_venv() {
     die "pip install failed (log: .local/pip-install.log)"
   fi
   build_service_catalog
-  stamp="$(stamp_of "$LS_DIR/requirements.txt" "$("$LS_VENV/bin/python" -VV)")"
+  stamp="$(stamp_of "$LS_DIR/requirements.txt" "${LS_PLUGIN_FILES[@]}" "$("$LS_VENV/bin/python" -VV)")"
   printf '%s\n' "$stamp" >"$stamp_file"
   log "venv ready ($(elapsed))"
 }
@@ -152,7 +155,12 @@ start_localstack() {
   #  DISABLE_EVENTS=1, SKIP_SSL_CERT_DOWNLOAD=1   no analytics, no certificate download.
   #  SQS_ENDPOINT_STRATEGY=dynamic  queue URLs use the host the client called
   #                         (http://127.0.0.1:4566/queue/<region>/000000000000/<name>).
-  #  SQS_DISABLE_CLOUDWATCH_METRICS=1  CloudWatch is not started.
+  #  SQS_DISABLE_CLOUDWATCH_METRICS=1  no SQS metrics in CloudWatch.
+  #  SERVICES               cloudformation, iam, sts, logs, events, cloudwatch, sns, kms: what
+  #                         `make deploy-local` (sam deploy of template.yaml) creates or calls.
+  #  LAMBDA_RUNTIME_EXECUTOR=herald-no-docker  LocalStack runs Lambda functions in Docker only;
+  #                         this plugin (localstack/lambda-executor) lets functions be created
+  #                         without Docker and fails their invocations (docs/deploy.md).
   start_bg "$LS_PID" "$LS_LOG" env \
     -u PERSISTENCE -u CONFIG_PROFILE -u LOCALSTACK_CLI -u DOCKER_HOST -u LOCALSTACK_AUTH_TOKEN \
     -u LOCALSTACK_API_KEY -u AWS_ENDPOINT_URL -u DATA_DIR -u RUNTIME_COMPONENTS \
@@ -163,7 +171,8 @@ start_localstack() {
     GATEWAY_LISTEN="127.0.0.1:$LOCALSTACK_PORT" \
     LOCALSTACK_HOST="127.0.0.1:$LOCALSTACK_PORT" \
     GATEWAY_SERVER="${LOCALSTACK_GATEWAY_SERVER:-hypercorn}" \
-    SERVICES="sqs,ses,secretsmanager" \
+    SERVICES="sqs,ses,secretsmanager,lambda,s3,cloudformation,iam,sts,logs,events,cloudwatch,sns,kms" \
+    LAMBDA_RUNTIME_EXECUTOR=herald-no-docker \
     STRICT_SERVICE_LOADING=1 \
     EAGER_SERVICE_LOADING=1 \
     DNS_ADDRESS=0 \

@@ -2,6 +2,7 @@
 # Runs a command with the local stack up and its endpoints in the standard
 # AWS variables, then stops the stack again if this script started it.
 #   scripts/with-local-stack.sh go test -tags integration ./internal/integration
+# VERBOSE=1 shows the local stack's start-up progress (otherwise in .local/…/local-up.log).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -12,13 +13,22 @@ if ! curl -fsS "http://127.0.0.1:$LOCALSTACK_PORT/_localstack/health" >/dev/null
    || ! curl -fsS "http://127.0.0.1:$SES_PORT/health-check" >/dev/null 2>&1; then
   started=1
 fi
+# local-up's progress goes to a log unless VERBOSE=1; on failure the log is shown.
+quiet() {
+  if [ "${VERBOSE:-0}" = 1 ]; then "$@"; return; fi
+  mkdir -p "$STACK_DIR"
+  local out="$STACK_DIR/local-up.log"
+  "$@" >"$out" 2>&1 || { cat "$out" >&2; return 1; }
+}
 if [ "$started" = 0 ]; then
-  log "reusing the healthy local stack on ports $LOCALSTACK_PORT/$SES_PORT (left running)"
+  [ "${VERBOSE:-0}" = 1 ] && log "reusing the healthy local stack on ports $LOCALSTACK_PORT/$SES_PORT (left running)"
+else
+  log "starting the local stack on ports $LOCALSTACK_PORT/$SES_PORT (first run installs it: a few minutes; VERBOSE=1 shows progress)"
 fi
-stop() { if [ "$started" = 1 ]; then scripts/local-down.sh || true; fi; }
+stop() { if [ "$started" = 1 ]; then quiet scripts/local-down.sh || true; fi; }
 export HERALD_LOCAL_STACK_STOPS="$started"
 trap stop EXIT
-scripts/local-up.sh
+quiet scripts/local-up.sh
 
 export AWS_ENDPOINT_URL="http://127.0.0.1:$LOCALSTACK_PORT"
 export AWS_ENDPOINT_URL_SESV2="http://127.0.0.1:$SES_PORT"

@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,8 +65,12 @@ type sample struct {
 }
 
 func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) error {
+	if err := localOnly(os.Getenv); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
+	started := time.Now()
 
 	awsCfg, err := app.AWSConfig(ctx)
 	if err != nil {
@@ -177,23 +182,16 @@ wait:
 		return err
 	}
 	fmt.Printf("\nDead-letter queue %s holds %d messages; their %s attribute says why:\n", dlqName, len(letters), processor.AttrReason)
-	for _, l := range letters {
-		var r processor.Reason
-		if err := json.Unmarshal([]byte(l.Attributes[processor.AttrReason]), &r); err != nil {
-			fmt.Printf("  (no reason: %v)\n", err)
-			continue
-		}
-		id := r.NotificationID
-		if id == "" {
-			id = "(no id)"
-		}
-		// One line each, within 120 columns.
-		room := max(20, 120-2-21-len(r.ErrorClass)-2)
-		fmt.Printf("  %-20s %s: %s\n", truncate(id, 19), r.ErrorClass, truncate(r.Error, room))
-	}
+	deadLetterReport(os.Stdout, samples, letters)
 	sesEndpoint := os.Getenv("AWS_ENDPOINT_URL_SESV2")
 	if emails, err := localenv.SentEmails(ctx, sesEndpoint); err == nil {
-		fmt.Printf("\nThe SES v2 emulator holds %d emails: open %s/ to read them (JSON at %s/store).\n", len(emails), sesEndpoint, sesEndpoint)
+		mine := 0
+		for _, m := range emails {
+			if m.At >= started.Unix() { // the emulator's "at" is Unix seconds
+				mine++
+			}
+		}
+		fmt.Printf("\nThis run sent %d emails to the SES v2 emulator (it holds %d): open %s/ to read them (JSON at %s/store).\n", mine, len(emails), sesEndpoint, sesEndpoint)
 		if os.Getenv("HERALD_LOCAL_STACK_STOPS") == "1" {
 			fmt.Println("(make demo stops the local stack when it ends: run `make local-up` first to keep it, and the mail, up.)")
 		}
@@ -352,9 +350,73 @@ func describe(h []map[string]any, expected string) (string, bool) {
 	return fate, ok
 }
 
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+// localOnly refuses endpoints that are not on this machine: the demo purges
+// its queues, so it must never run against an AWS account.
+func localOnly(getenv func(string) string) error {
+	const how = "the demo runs against the local stack only: start it with `make local-up` and\n" +
+		"  set -a; . .local/herald.env; set +a\nor run `make demo`, which does both"
+	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SESV2"} {
+		v := getenv(k)
+		if v == "" {
+			return fmt.Errorf("%s is not set; %s", k, how)
+		}
+		if !isLoopback(v) {
+			return fmt.Errorf("%s points at %s, not this machine (loopback); %s", k, redactURL(v), how)
+		}
 	}
-	return s
+	if v := getenv("AWS_ENDPOINT_URL_SQS"); v != "" && !isLoopback(v) {
+		return fmt.Errorf("AWS_ENDPOINT_URL_SQS points at %s, not this machine (loopback); %s", redactURL(v), how)
+	}
+	return nil
+}
+
+// isLoopback reports whether rawURL's host is localhost or a loopback address.
+func isLoopback(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.IsLoopback()
+}
+
+// redactURL keeps a URL's scheme and host only.
+func redactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "(not a URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// deadLetterReport prints one line per dead letter, named as the fate table
+// names the sample (its file name or label), sorted by that name, with
+// herald's whole reason on the line below.
+func deadLetterReport(w io.Writer, samples []*sample, letters []localenv.DeadLetter) {
+	byMsgID := map[string]string{}
+	for _, s := range samples {
+		byMsgID[s.msgID] = s.name
+	}
+	type row struct{ name, class, reason string }
+	var rows []row
+	for _, l := range letters {
+		var r processor.Reason
+		if err := json.Unmarshal([]byte(l.Attributes[processor.AttrReason]), &r); err != nil {
+			rows = append(rows, row{name: "(message " + l.MessageID + ")", class: "no reason", reason: "moved by the redrive policy"})
+			continue
+		}
+		name, ok := byMsgID[r.SourceMessageID]
+		if !ok {
+			name = "(not this run's) " + r.NotificationID
+		}
+		rows = append(rows, row{name: name, class: string(r.ErrorClass), reason: r.Error})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-28s %s\n      %s\n", r.name, r.class, r.reason)
+	}
 }

@@ -73,16 +73,19 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 	if err != nil {
 		return nil, fmt.Errorf("email sender: %w", err)
 	}
-	secrets, source, err := webhookSecrets(ctx, cfg, awsCfg)
+	secrets, source, err := WebhookSecrets(ctx, cfg, awsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook signing secret: %w", err)
 	}
 	hook, err := webhook.NewSender(webhook.Config{
-		Secrets:         secrets,
-		Timeout:         cfg.WebhookTimeout,
-		TLSClientConfig: opts.WebhookTLS,
-		AllowCIDRs:      cfg.WebhookAllowCIDRs,
-		AllowHTTP:       cfg.WebhookAllowHTTP,
+		Secrets:                   secrets,
+		Timeout:                   cfg.WebhookTimeout,
+		TLSClientConfig:           opts.WebhookTLS,
+		AllowCIDRs:                cfg.WebhookAllowCIDRs,
+		AllowHTTP:                 cfg.WebhookAllowHTTP,
+		SecretScope:               cfg.WebhookSecretScope,
+		StopStatuses:              cfg.WebhookStopStatuses,
+		MaxInFlightPerDestination: cfg.WebhookMaxInFlightPerDestination,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)

@@ -25,11 +25,13 @@ func CheckQueues(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, fun
 		MaxReceiveCount:    cfg.MaxReceiveCount,
 		Backoff:            cfg.Backoff(),
 		FunctionTimeout:    functionTimeout,
+		BatchingWindow:     cfg.BatchingWindow,
 		Names: processor.SettingNames{
 			DeadLetterQueueURL: config.EnvDeadLetterQueueURL,
 			MaxReceiveCount:    config.EnvMaxReceiveCount,
 			BackoffBase:        config.EnvBackoffBase,
 			BackoffCap:         config.EnvBackoffCap,
+			BatchingWindow:     config.EnvBatchingWindow,
 		},
 	})
 }

@@ -17,14 +17,16 @@ import (
 // inside Lambda's 10 s initialization phase.
 const secretReadTimeout = 5 * time.Second
 
-// webhookSecrets returns the active webhook signing secrets and the name of
+// WebhookSecrets returns the active webhook signing secrets and the name of
 // where they came from, for error texts: HERALD_WEBHOOK_SECRET, or the
 // SecretString of the Secrets Manager secret HERALD_WEBHOOK_SECRET_ARN names,
 // read once (the standard AWS_ENDPOINT_URL_SECRETS_MANAGER or
 // AWS_ENDPOINT_URL points it at LocalStack). Either holds whsec_ secrets
 // separated by white space ([webhook.SplitSecrets]). Errors name the
-// variable and the ARN, never the value.
-func webhookSecrets(ctx context.Context, cfg config.Deliver, awsCfg aws.Config) (secrets []string, source string, err error) {
+// variable and the ARN, never the value. Only cfg.WebhookSecret and
+// cfg.WebhookSecretARN are read: the deliver function and `herald secret
+// derive` share it.
+func WebhookSecrets(ctx context.Context, cfg config.Deliver, awsCfg aws.Config) (secrets []string, source string, err error) {
 	if cfg.WebhookSecretARN == "" {
 		return webhook.SplitSecrets(cfg.WebhookSecret), "HERALD_WEBHOOK_SECRET", nil
 	}

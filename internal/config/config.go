@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
@@ -22,6 +23,7 @@ const (
 	EnvMaxReceiveCount    = "HERALD_MAX_RECEIVE_COUNT"
 	EnvBackoffBase        = "HERALD_BACKOFF_BASE_SECONDS"
 	EnvBackoffCap         = "HERALD_BACKOFF_CAP_SECONDS"
+	EnvBatchingWindow     = "HERALD_BATCHING_WINDOW_SECONDS"
 )
 
 // maxBackoffSeconds is the longest backoff setting: backoff.MaxDelay.
@@ -44,7 +46,8 @@ type Deliver struct {
 	// Lambda invocation can last). Defaults to 21600 s (6 h).
 	BackoffCap time.Duration
 	// Concurrency is how many records of a batch are delivered at once
-	// (HERALD_CONCURRENCY, 1–1000). Defaults to 10.
+	// (HERALD_CONCURRENCY, 1–1000). Defaults to processor.DefaultConcurrency
+	// (100).
 	Concurrency int
 	// EmailDefaultFrom is the sender of emails that name none
 	// (HERALD_EMAIL_DEFAULT_FROM). Optional.
@@ -81,6 +84,35 @@ type Deliver struct {
 	// to start on a disagreement (HERALD_CHECK_QUEUES, true or false; see
 	// docs/reliability.md). Defaults to true.
 	CheckQueues bool
+	// WebhookStopStatuses are response statuses, besides 410 Gone, that
+	// dead-letter a webhook at once instead of retrying it
+	// (HERALD_WEBHOOK_STOP_STATUSES, comma-separated, each 300–599, such as
+	// "404,301"; docs/delivery.md). Defaults to none: every other non-2xx
+	// status is retried, as the Standard Webhooks specification advises.
+	WebhookStopStatuses []int
+	// WebhookSecretScope is "destination" (each webhook origin gets its own
+	// key, derived with HKDF from each signing secret: `herald secret
+	// derive URL` prints it) or "shared" (every receiver installs the
+	// signing secret itself) (HERALD_WEBHOOK_SECRET_SCOPE; docs/security.md).
+	// Defaults to destination: with one shared key any receiver can forge
+	// webhooks that every other receiver accepts.
+	WebhookSecretScope webhook.SecretScope
+	// FunctionTimeout is the deliver function's timeout
+	// (HERALD_FUNCTION_TIMEOUT_SECONDS, 0–900), for the cold-start check
+	// of the queue's visibility timeout; Lambda does not tell a function
+	// its timeout before an invocation. Defaults to 0: not checked.
+	FunctionTimeout time.Duration
+	// BatchingWindow is the event source mapping's
+	// MaximumBatchingWindowInSeconds (HERALD_BATCHING_WINDOW_SECONDS,
+	// 0–300), for the same check: the visibility timeout must be at least
+	// 6 × FunctionTimeout + BatchingWindow. Defaults to 0.
+	BatchingWindow time.Duration
+	// WebhookMaxInFlightPerDestination bounds the webhook requests in flight
+	// to one destination (scheme, host and port) at once, whatever
+	// Concurrency is (HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
+	// 1–webhook.MaxMaxInFlightPerDestination). Defaults to
+	// webhook.DefaultMaxInFlightPerDestination (100).
+	WebhookMaxInFlightPerDestination int
 }
 
 // Backoff returns the retry schedule the settings describe.
@@ -110,7 +142,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		MaxReceiveCount:       r.integer(EnvMaxReceiveCount, 13, 1, 1000),
 		BackoffBase:           time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
 		BackoffCap:            time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
-		Concurrency:           r.integer("HERALD_CONCURRENCY", 10, 1, 1000),
+		Concurrency:           r.integer("HERALD_CONCURRENCY", processor.DefaultConcurrency, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
 		WebhookSecret:         strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET")),
@@ -120,12 +152,21 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		WebhookAllowHTTP:      r.boolean("HERALD_WEBHOOK_ALLOW_HTTP", false),
 		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
 		LogLevel:              r.level("HERALD_LOG_LEVEL"),
+		WebhookStopStatuses:   r.statuses("HERALD_WEBHOOK_STOP_STATUSES", webhook.MinStopStatus, webhook.MaxStopStatus),
+		WebhookSecretScope:    webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared))),
+		FunctionTimeout:       time.Duration(r.integer("HERALD_FUNCTION_TIMEOUT_SECONDS", 0, 0, 900)) * time.Second,
+		BatchingWindow:        time.Duration(r.integer(EnvBatchingWindow, 0, 0, 300)) * time.Second,
+		WebhookMaxInFlightPerDestination: r.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION",
+			webhook.DefaultMaxInFlightPerDestination, 1, webhook.MaxMaxInFlightPerDestination),
 	}
 	switch {
 	case d.WebhookSecret == "" && d.WebhookSecretARN == "":
 		r.problem("HERALD_WEBHOOK_SECRET", "required, or HERALD_WEBHOOK_SECRET_ARN instead")
 	case d.WebhookSecret != "" && d.WebhookSecretARN != "":
 		r.problem("HERALD_WEBHOOK_SECRET", "set together with HERALD_WEBHOOK_SECRET_ARN; set only one")
+	case strings.Contains(d.WebhookSecretARN, webhook.SecretPrefix):
+		// The secret itself: a setup error is logged, so it is not quoted.
+		r.problem("HERALD_WEBHOOK_SECRET_ARN", "holds a secret ("+webhook.SecretPrefix+"…), not its ARN: give the secret as HERALD_WEBHOOK_SECRET, or store it in Secrets Manager and give its ARN here")
 	case d.WebhookSecretARN != "" && !strings.HasPrefix(d.WebhookSecretARN, "arn:"):
 		r.problem("HERALD_WEBHOOK_SECRET_ARN", fmt.Sprintf("%q: want a Secrets Manager secret ARN (arn:aws:secretsmanager:…)", d.WebhookSecretARN))
 	}
@@ -143,6 +184,20 @@ func LoadRetention(getenv func(string) string) (Retention, error) {
 		MaxAge:             time.Duration(r.integer("HERALD_DLQ_MAX_AGE_HOURS", 168, 1, 336)) * time.Hour,
 		LogLevel:           r.level("HERALD_LOG_LEVEL"),
 	}
+	return c, r.err()
+}
+
+// Feedback is the configuration of the feedback function, which logs the
+// SES events of herald's email.
+type Feedback struct {
+	// LogLevel as for Deliver (HERALD_LOG_LEVEL).
+	LogLevel slog.Level
+}
+
+// LoadFeedback reads the feedback function's settings through getenv.
+func LoadFeedback(getenv func(string) string) (Feedback, error) {
+	r := reader{getenv: getenv}
+	c := Feedback{LogLevel: r.level("HERALD_LOG_LEVEL")}
 	return c, r.err()
 }
 
@@ -195,6 +250,40 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		out = append(out, p)
 	}
 	return out
+}
+
+// statuses reads a comma-separated list of HTTP status codes, each from lo
+// to hi; empty entries are skipped.
+func (r *reader) statuses(name string, lo, hi int) []int {
+	var out []int
+	for _, s := range strings.Split(r.getenv(name), ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			r.problem(name, fmt.Sprintf("%q: want HTTP status codes from %d to %d, comma-separated (such as 404,301)", s, lo, hi))
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// oneOf reads one of the allowed values, case-insensitively.
+func (r *reader) oneOf(name, def string, allowed ...string) string {
+	s := strings.ToLower(strings.TrimSpace(r.getenv(name)))
+	if s == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	r.problem(name, fmt.Sprintf("%q: want %s", s, strings.Join(allowed, " or ")))
+	return def
 }
 
 func (r *reader) boolean(name string, def bool) bool {

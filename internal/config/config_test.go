@@ -25,7 +25,8 @@ func TestLoadDeliverDefaults(t *testing.T) {
 	require.Equal(t, 13, d.MaxReceiveCount)
 	require.Equal(t, 60*time.Second, d.BackoffBase)
 	require.Equal(t, 6*time.Hour, d.BackoffCap)
-	require.Equal(t, 10, d.Concurrency)
+	require.Equal(t, 100, d.Concurrency, "a batch of 100 in one round")
+	require.Equal(t, 100, d.WebhookMaxInFlightPerDestination)
 	require.Equal(t, 15*time.Second, d.WebhookTimeout)
 	require.Empty(t, d.WebhookAllowCIDRs)
 	require.Equal(t, slog.LevelInfo, d.LogLevel)
@@ -87,6 +88,9 @@ func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
 		"HERALD_LOG_LEVEL":            "LOUD",
 		"HERALD_BACKOFF_BASE_SECONDS": "30",
 		"HERALD_WEBHOOK_ALLOW_CIDRS":  "10.0.0.0/8,private",
+		"HERALD_CONCURRENCY":          "1001",
+
+		"HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION": "0",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
@@ -95,6 +99,8 @@ func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
 		`HERALD_BACKOFF_CAP_SECONDS: "86400": want a whole number from 1 to 42300`,
 		`HERALD_WEBHOOK_TIMEOUT_MS: "5"`, `HERALD_LOG_LEVEL: "LOUD"`,
 		`HERALD_WEBHOOK_ALLOW_CIDRS: "private"`,
+		`HERALD_CONCURRENCY: "1001": want a whole number from 1 to 1000`,
+		`HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: "0": want a whole number from 1 to 1000`,
 	} {
 		require.Contains(t, err.Error(), name)
 	}
@@ -149,4 +155,16 @@ func TestLoadRetention(t *testing.T) {
 	_, err = config.LoadRetention(env(map[string]string{"HERALD_DLQ_MAX_AGE_HOURS": "400"}))
 	require.ErrorContains(t, err, "HERALD_DLQ_URL: required")
 	require.ErrorContains(t, err, "HERALD_DLQ_MAX_AGE_HOURS")
+}
+
+func TestLoadFeedback(t *testing.T) {
+	t.Parallel()
+	f, err := config.LoadFeedback(env(map[string]string{"HERALD_LOG_LEVEL": "WARN"}))
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelWarn, f.LogLevel)
+	f, err = config.LoadFeedback(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelInfo, f.LogLevel, "defaults to INFO")
+	_, err = config.LoadFeedback(env(map[string]string{"HERALD_LOG_LEVEL": "LOUD"}))
+	require.ErrorContains(t, err, "HERALD_LOG_LEVEL")
 }

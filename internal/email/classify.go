@@ -76,7 +76,9 @@ func (s *Sender) classify(ctx context.Context, id string, err error) error {
 		// SES answered: its answer decides, even if ctx has ended since.
 		what := apiErr.ErrorCode()
 		if msg := apiErr.ErrorMessage(); msg != "" && msg != what {
-			what += ": " + msg
+			// SES names the identities that failed a check: no address
+			// goes into the logs or a dead letter's reason.
+			what += ": " + delivery.ScrubAddresses(msg)
 		}
 		e := newSendError(err, "send email %s: SES %s (HTTP %d%s)", id, what, status, requestID)
 		_, throttleCode := retry.DefaultThrottleErrorCodes[apiErr.ErrorCode()]

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
@@ -47,6 +49,60 @@ func IDTagValue(id string) string {
 		}
 	}
 	return b.String()
+}
+
+// ParseIDTagValue returns the notification id that [IDTagValue] escaped
+// into v, the value of the [IDTag] message tag an SES event carries back
+// (mail.tags["herald-id"]). It fails on a value IDTagValue cannot produce:
+// a character outside A-Z a-z 0-9 _ -, an unknown or unfinished "_" escape,
+// a "_uHEX_" escape that is not a valid Unicode code point, or a value that
+// is not the one IDTagValue writes for the id it decodes to (so that each id
+// has exactly one tag value).
+func ParseIDTagValue(v string) (string, error) {
+	var b strings.Builder
+	b.Grow(len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-':
+			b.WriteByte(c)
+		case c != '_':
+			return "", fmt.Errorf("%s tag value: byte %d is %q, outside A-Z a-z 0-9 _ -", IDTag, i, c)
+		case i+1 == len(v):
+			return "", fmt.Errorf("%s tag value: ends in an unfinished _ escape", IDTag)
+		default:
+			i++
+			switch v[i] {
+			case '_':
+				b.WriteByte('_')
+			case 'd':
+				b.WriteByte('.')
+			case 'c':
+				b.WriteByte(':')
+			case 'u':
+				end := strings.IndexByte(v[i+1:], '_')
+				if end < 1 {
+					return "", fmt.Errorf("%s tag value: unfinished _u escape at byte %d", IDTag, i-1)
+				}
+				hex := v[i+1 : i+1+end]
+				r, err := strconv.ParseUint(hex, 16, 32)
+				if err != nil || !utf8.ValidRune(rune(r)) {
+					return "", fmt.Errorf("%s tag value: _u%s_ is not a code point escape", IDTag, hex)
+				}
+				b.WriteRune(rune(r))
+				i += end + 1
+			default:
+				return "", fmt.Errorf("%s tag value: unknown escape _%c at byte %d", IDTag, v[i], i-1)
+			}
+		}
+	}
+	id := b.String()
+	// One value per id: "_u41_" or "_u2E_" decode, but IDTagValue writes
+	// "A" and "_d" for them.
+	if IDTagValue(id) != v {
+		return "", fmt.Errorf("%s tag value: not in the canonical form IDTagValue writes", IDTag)
+	}
+	return id, nil
 }
 
 // buildInput returns the SendEmail request for m. It fails with a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/stretchr/testify/require"
@@ -252,4 +253,34 @@ func BenchmarkBuildInput1KB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestParseIDTagValue(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"order-42.confirm:v1", "A-z_0-9", "a€b", "order_d42", "__", "_", "x.y:z_", "日本"} {
+		got, err := ParseIDTagValue(IDTagValue(id))
+		require.NoError(t, err, id)
+		require.Equal(t, id, got, "round trip of %q", id)
+	}
+	for _, bad := range []string{"a.b", "a b", "abc_", "a_x", "a_u", "a_u_", "a_uZZ_", "a_u110000_", "a_u41", "a_u41_", "a_u2E_", "a_u20ac_", "a_u020AC_", "a@b"} {
+		_, err := ParseIDTagValue(bad)
+		require.Error(t, err, "%q is no value IDTagValue writes", bad)
+	}
+}
+
+func FuzzParseIDTagValue(f *testing.F) {
+	for _, s := range []string{"order-42.confirm:v1", "a€b", "a_u20AC_b", "__d", "_c_"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		// Every id round-trips; every accepted value is what IDTagValue writes.
+		if utf8.ValidString(s) {
+			got, err := ParseIDTagValue(IDTagValue(s))
+			require.NoError(t, err)
+			require.Equal(t, s, got)
+		}
+		if id, err := ParseIDTagValue(s); err == nil {
+			require.Equal(t, s, IDTagValue(id))
+		}
+	})
 }

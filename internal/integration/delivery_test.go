@@ -78,9 +78,11 @@ func TestWebhookSignatureVerifiedByReferenceLibrary(t *testing.T) {
 		"webhook-timestamp": r.Header.Get("webhook-timestamp"),
 		"webhook-signature": r.Header.Get("webhook-signature"),
 	}
-	require.NoError(t, verifyWithReference(t, testSecret, h, r.Body), "the reference library accepts our signature")
+	secret := derivedSecret(t, testSecret, e.receiver.URL())
+	require.NoError(t, verifyWithReference(t, secret, h, r.Body), "the reference library accepts our signature with the receiver's secret")
+	require.Error(t, verifyWithReference(t, testSecret, h, r.Body), "the deployment secret itself is not the receiver's")
 	tampered := []byte(strings.Replace(string(r.Body), "125000", "1", 1))
-	require.Error(t, verifyWithReference(t, testSecret, h, tampered), "and rejects a tampered body")
+	require.Error(t, verifyWithReference(t, secret, h, tampered), "and rejects a tampered body")
 	require.Equal(t, []string{"delivered"}, e.logs.outcomes("evt_2Yq8mT4vN1xK7pR3sW9zB6cD"))
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/retention"
 )
@@ -74,6 +75,21 @@ func TestRetentionDeletesOldDeadLettersAndKeepsYoungOnes(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, deletedLines, "one log line per deleted message")
+
+	// The sweep lines carry DeadLettersDeleted and DeadLettersKept in EMF.
+	var sweeps []map[string]any
+	for _, l := range e.logs.all() {
+		if l["msg"] == "retention sweep" {
+			sweeps = append(sweeps, l)
+		}
+	}
+	require.NotEmpty(t, sweeps)
+	last := sweeps[len(sweeps)-1]
+	require.EqualValues(t, 2, last[metrics.DeadLettersDeleted])
+	require.EqualValues(t, 0, last[metrics.DeadLettersKept])
+	require.Equal(t, retention.FunctionName, last[metrics.DimFunction])
+	require.Contains(t, last, "_aws")
+	require.Empty(t, e.logs.emfErrors(), "every line with metrics is valid EMF")
 }
 
 // peek counts the visible dead letters without hiding them.

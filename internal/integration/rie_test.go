@@ -77,7 +77,7 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	require.Len(t, dl, 1)
 	require.Equal(t, "invalid_message", string(reasonOf(t, dl[0]).ErrorClass))
 	require.Contains(t, fn.Logs(), `"outcome":"delivered"`, "the function logs JSON lines to stdout")
-	require.NoError(t, verifyWithReference(t, testSecret, map[string]string{
+	require.NoError(t, verifyWithReference(t, derivedSecret(t, testSecret, e.receiver.URL()), map[string]string{
 		"webhook-id":        reqs[0].Header.Get("webhook-id"),
 		"webhook-timestamp": reqs[0].Header.Get("webhook-timestamp"),
 		"webhook-signature": reqs[0].Header.Get("webhook-signature"),

@@ -76,14 +76,16 @@ func TestWebhookSignedWithEverySecretFromSecretsManager(t *testing.T) {
 	for _, s := range sigs {
 		require.True(t, strings.HasPrefix(s, "v1,"), s)
 	}
-	require.NoError(t, verifyWithReference(t, oldSecret, h, r.Body), "a receiver still on the old secret accepts it")
-	require.NoError(t, verifyWithReference(t, newSecret, h, r.Body), "a receiver already on the new secret accepts it")
-	require.Error(t, verifyWithReference(t, unrelated, h, r.Body), "an unrelated secret does not verify")
+	// Each active secret derives the receiver's key (HERALD_WEBHOOK_SECRET_SCOPE=destination).
+	oldReceiver, newReceiver := derivedSecret(t, oldSecret, e.receiver.URL()), derivedSecret(t, newSecret, e.receiver.URL())
+	require.NoError(t, verifyWithReference(t, oldReceiver, h, r.Body), "a receiver still on the old secret's key accepts it")
+	require.NoError(t, verifyWithReference(t, newReceiver, h, r.Body), "a receiver already on the new secret's key accepts it")
+	require.Error(t, verifyWithReference(t, derivedSecret(t, unrelated, e.receiver.URL()), h, r.Body), "an unrelated secret does not verify")
 	require.Equal(t, []string{"delivered"}, e.logs.outcomes("rotate-1"))
 
 	tampered := []byte(strings.Replace(string(r.Body), `"n":1`, `"n":2`, 1))
 	require.NotEqual(t, r.Body, tampered)
-	for _, secret := range []string{oldSecret, newSecret} {
+	for _, secret := range []string{oldReceiver, newReceiver} {
 		require.Error(t, verifyWithReference(t, secret, h, tampered), "a tampered body is rejected")
 	}
 

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -33,7 +34,9 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -177,6 +180,9 @@ func reasonOf(t *testing.T, d localenv.DeadLetter) processor.Reason {
 type logLines struct {
 	mu    sync.Mutex
 	lines []map[string]any
+	// emf holds what metrics.Validate said of each line with an "_aws"
+	// member that is not CloudWatch Embedded Metric Format.
+	emf []error
 }
 
 func (l *logLines) Write(p []byte) (int, error) {
@@ -184,9 +190,22 @@ func (l *logLines) Write(p []byte) (int, error) {
 	if json.Unmarshal(p, &m) == nil {
 		l.mu.Lock()
 		l.lines = append(l.lines, m)
+		if _, ok := m["_aws"]; ok {
+			if err := metrics.Validate(bytes.TrimSuffix(p, []byte("\n")), time.Time{}); err != nil {
+				l.emf = append(l.emf, fmt.Errorf("%w: %s", err, p))
+			}
+		}
 		l.mu.Unlock()
 	}
 	return len(p), nil
+}
+
+// emfErrors returns the lines that carry "_aws" but break the EMF
+// specification.
+func (l *logLines) emfErrors() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.emf...)
 }
 
 func (l *logLines) all() []map[string]any {
@@ -238,6 +257,15 @@ func verifyWithReference(t *testing.T, secret string, h map[string]string, body 
 	pyErr := run(filepath.Join(repoRoot, ".venv", "verify", "bin", "python"), filepath.Join(repoRoot, "localstack", "verify_webhook.py"))
 	require.Equal(t, jsErr == nil, pyErr == nil, "the reference libraries disagree: JavaScript %v, Python %v", jsErr, pyErr)
 	return jsErr
+}
+
+// derivedSecret is the secret the receiver at rawURL installs: the output
+// of `herald secret derive URL` (webhook.DeriveSecret).
+func derivedSecret(t *testing.T, secret, rawURL string) string {
+	t.Helper()
+	s, err := webhook.DeriveSecret(secret, rawURL)
+	require.NoError(t, err)
+	return s
 }
 
 type verifyError struct {

@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/heraldhq/herald/notification"
 )
 
 // Queues is a notification queue and its dead-letter queue.
@@ -34,6 +36,7 @@ func CreateQueues(ctx context.Context, c *sqs.Client, name string, maxReceive in
 	var err error
 	if q.DLQURL, q.DLQARN, err = createQueue(ctx, c, name+"-dlq", map[string]string{
 		"MessageRetentionPeriod": "1209600",
+		"MaximumMessageSize":     maxMessageSize,
 	}); err != nil {
 		return q, err
 	}
@@ -42,6 +45,7 @@ func CreateQueues(ctx context.Context, c *sqs.Client, name string, maxReceive in
 		"VisibilityTimeout":      strconv.Itoa(int(visibility.Seconds())),
 		"MessageRetentionPeriod": "345600",
 		"RedrivePolicy":          string(redrive),
+		"MaximumMessageSize":     maxMessageSize,
 	})
 	return q, err
 }
@@ -57,6 +61,7 @@ func CreateFIFOQueues(ctx context.Context, c *sqs.Client, name string, maxReceiv
 	if q.DLQURL, q.DLQARN, err = createQueue(ctx, c, name+"-dlq.fifo", map[string]string{
 		"FifoQueue": "true", "ContentBasedDeduplication": "false",
 		"MessageRetentionPeriod": "1209600",
+		"MaximumMessageSize":     maxMessageSize,
 	}); err != nil {
 		return q, err
 	}
@@ -66,9 +71,13 @@ func CreateFIFOQueues(ctx context.Context, c *sqs.Client, name string, maxReceiv
 		"VisibilityTimeout":      strconv.Itoa(int(visibility.Seconds())),
 		"MessageRetentionPeriod": "345600",
 		"RedrivePolicy":          string(redrive),
+		"MaximumMessageSize":     maxMessageSize,
 	})
 	return q, err
 }
+
+// maxMessageSize is both queues' MaximumMessageSize, as template.yaml sets it.
+var maxMessageSize = strconv.Itoa(notification.SQSMaxMessageBytes)
 
 func createQueue(ctx context.Context, c *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
 	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})

@@ -88,6 +88,41 @@ func (r *RIE) InvokeWhenUp(ctx context.Context, ev events.SQSEvent, wait time.Du
 	}
 }
 
+// InvokeJSON posts payload, any event as JSON (an EventBridge event, …), as
+// the Lambda service would, retrying while the emulator does not listen yet
+// for at most wait, and returns the function's answer. A function error
+// (HTTP status other than 200, or an errorMessage) is an error, with the
+// log tail.
+func (r *RIE) InvokeJSON(ctx context.Context, payload []byte, wait time.Duration) ([]byte, error) {
+	t0 := time.Now()
+	for {
+		out, err := r.post(ctx, payload)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Since(t0) > wait {
+			return out, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (r *RIE) post(ctx context.Context, payload []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var raw bytes.Buffer
+	_, _ = raw.ReadFrom(res.Body)
+	if res.StatusCode != http.StatusOK || strings.Contains(raw.String(), "errorMessage") {
+		logs := r.Logs()
+		return nil, fmt.Errorf("invoke: %s %s; function logs:\n%s", res.Status, raw.String(), logs[max(0, len(logs)-2000):])
+	}
+	return raw.Bytes(), nil
+}
+
 // Pid is the emulator's process id.
 func (r *RIE) Pid() int { return r.cmd.Process.Pid }
 

@@ -2,6 +2,8 @@ package processor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/notification"
 )
 
 // Message attributes herald adds to a dead letter. SQS allows 10 message
@@ -65,6 +69,12 @@ type Reason struct {
 	// the dead letter would otherwise exceed the queue's maximum message
 	// size; the original's other attributes and its body are kept.
 	DroppedAttributes []string `json:"dropped_attributes,omitempty"`
+	// OriginalBodyBytes and OriginalBodySHA256 (hexadecimal) are set when
+	// the dead letter's body is only the first notification.MaxMessageBytes
+	// bytes of the original's: a message_too_large original too big to be
+	// kept whole beside its reason within SQS's maximum message size.
+	OriginalBodyBytes  int    `json:"original_body_bytes,omitempty"`
+	OriginalBodySHA256 string `json:"original_body_sha256,omitempty"`
 }
 
 // deadLetter sends r to the dead-letter queue with its reason. On success r
@@ -89,27 +99,43 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	if r.n != nil {
 		reason.Channel = string(r.n.Channel)
 	}
-	if ts, err := strconv.ParseInt(r.msg.Attributes["SentTimestamp"], 10, 64); err == nil {
+	if ts, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil {
 		reason.OriginalSentTimestamp = ts
 	}
 	attrs, overflow := keptAttributes(r.msg.MessageAttributes)
 	reason.OverflowAttributes = overflow
+	body := r.msg.Body
+	if r.size > notification.MaxMessageBytes {
+		// The original with its reason would exceed the queue's maximum
+		// message size however the reason shrank, and a dead letter that
+		// does not fit would leave the message to be received, and sent,
+		// again. Keep the head of the body, its size and digest, and the
+		// attributes' names: by the arithmetic of docs/delivery.md the rest
+		// fits in the 16 KiB notification.MaxMessageBytes leaves.
+		sum := sha256.Sum256([]byte(body))
+		reason.OriginalBodyBytes, reason.OriginalBodySHA256 = len(body), hex.EncodeToString(sum[:])
+		body = cutBytes(body, notification.MaxMessageBytes)
+		reason.Error = delivery.Truncate(reason.Error, 256)
+		reason.OverflowAttributes = nil
+		reason.DroppedAttributes = slices.Sorted(maps.Keys(r.msg.MessageAttributes))
+		attrs = nil
+	}
 
 	// The dead letter is the original plus herald's attributes, so it can
 	// exceed the queue's maximum message size when the original was close to
 	// it. Then it is sent again with less of the reason, and at last without
 	// the original's attributes (their names stay in the reason): the body
 	// and the cause always reach the dead-letter queue.
-	err := p.sendDeadLetter(ctx, r, reason, attrs)
-	if isTooLarge(err) {
+	err := p.sendDeadLetter(ctx, r, body, reason, attrs)
+	if isTooLarge(err) && attrs != nil {
 		reason.Error = delivery.Truncate(reason.Error, 256)
 		reason.DroppedAttributes = slices.Sorted(maps.Keys(overflow))
 		reason.OverflowAttributes = nil
-		err = p.sendDeadLetter(ctx, r, reason, attrs)
+		err = p.sendDeadLetter(ctx, r, body, reason, attrs)
 	}
-	if isTooLarge(err) {
+	if isTooLarge(err) && attrs != nil {
 		reason.DroppedAttributes = slices.Sorted(maps.Keys(r.msg.MessageAttributes))
-		err = p.sendDeadLetter(ctx, r, reason, nil)
+		err = p.sendDeadLetter(ctx, r, body, reason, nil)
 	}
 	if err != nil {
 		r.outcome, r.sqsErr = Failed, fmt.Errorf("send to dead-letter queue: %w", err)
@@ -118,8 +144,20 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	r.outcome = DeadLettered
 }
 
-// sendDeadLetter sends r's body with attrs and the reason attributes.
-func (p *Processor) sendDeadLetter(ctx context.Context, r *record, reason Reason, attrs map[string]types.MessageAttributeValue) error {
+// cutBytes returns the first n bytes of s at most, cut on a rune boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// sendDeadLetter sends body, r's or its head, with attrs and the reason
+// attributes.
+func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason Reason, attrs map[string]types.MessageAttributeValue) error {
 	reasonJSON, err := json.Marshal(reason)
 	if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
 		panic(err)
@@ -130,7 +168,7 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, reason Reason
 	all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(p.cfg.DeadLetterQueueURL),
-		MessageBody:       aws.String(r.msg.Body),
+		MessageBody:       aws.String(body),
 		MessageAttributes: all,
 	}
 	if isFIFO(p.cfg.DeadLetterQueueURL) {
@@ -144,7 +182,12 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, reason Reason
 			group = "herald"
 		}
 		in.MessageGroupId = aws.String(group)
-		in.MessageDeduplicationId = aws.String(r.msg.MessageId[:min(len(r.msg.MessageId), 128)]) // SQS limit; message ids are 36
+		dedup := r.msg.MessageId[:min(len(r.msg.MessageId), 128)] // SQS limit; message ids are 36
+		if r.blankID {                                            // SQS requires one: the body's digest
+			sum := sha256.Sum256([]byte(r.msg.Body))
+			dedup = hex.EncodeToString(sum[:])
+		}
+		in.MessageDeduplicationId = aws.String(dedup)
 	}
 	_, err = p.q.SendMessage(ctx, in)
 	return err

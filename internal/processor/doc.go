@@ -14,7 +14,16 @@
 //     to the dead-letter queue with its reason and acknowledges it;
 //   - skipped: on a FIFO queue, a record behind a retried or failed record of
 //     its message group in the batch; not attempted, reported failed, and
-//     given that record's visibility delay, so the group keeps its order.
+//     given that record's visibility delay, so the group keeps its order;
+//   - duplicate: an earlier record of the batch carries the same notification
+//     id; acknowledged without an attempt (the earlier record carries it).
+//
+// Before any delivery every record is read once: a record without a message
+// id (which the response could not name) and a message above
+// notification.MaxMessageBytes (whose dead letter would not leave room for
+// its reason) are dead-lettered unattempted, as invalid_record and
+// message_too_large; a notification without created_at gets the record's
+// SentTimestamp, the event time of the webhook envelope.
 //
 // Deliveries end Config.Reserve before the invocation's deadline: each
 // sender gets a context with that deadline, so a request's timeout is the

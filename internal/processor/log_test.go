@@ -38,7 +38,6 @@ func TestHandleLogLineFields(t *testing.T) {
 	require.NotContains(t, lines["m2"], "metadata", "no metadata, no group")
 
 	require.Equal(t, "bad-1", lines["m3"]["id"], "an invalid body's id is still logged")
-	require.NotContains(t, lines["m3"], "channel", "an invalid body has no channel")
 	require.Equal(t, "WARN", lines["m3"]["level"])
 
 	require.NotContains(t, lines["m4"], "id")

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +34,12 @@ type QueueAPI interface {
 
 var _ QueueAPI = (*sqs.Client)(nil)
 
+// DefaultConcurrency is Config.Concurrency's default: a batch of up to 100
+// records is delivered in one round, at the speed of its slowest delivery.
+// Requests to any one webhook destination are bounded apart from it
+// (webhook.Config.MaxInFlightPerDestination).
+const DefaultConcurrency = 100
+
 // Config configures a Processor.
 type Config struct {
 	// QueueURL is the URL of the queue the records come from. Required.
@@ -44,7 +52,7 @@ type Config struct {
 	// Backoff is the retry schedule. Zero fields take backoff's defaults.
 	Backoff backoff.Policy
 	// Concurrency is how many records of a batch are delivered at once.
-	// Defaults to 10.
+	// Defaults to [DefaultConcurrency].
 	Concurrency int
 	// Reserve is the part of the invocation's remaining time kept for the
 	// visibility changes and dead-letter moves after the deliveries: no
@@ -82,7 +90,7 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	}
 	cfg.Backoff = cfg.Backoff.WithDefaults()
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 10
+		cfg.Concurrency = DefaultConcurrency
 	}
 	if cfg.Reserve <= 0 {
 		cfg.Reserve = 2 * time.Second
@@ -113,6 +121,12 @@ const (
 	// its group in the batch was retried or failed. It is reported failed
 	// and comes back with that record.
 	Skipped Outcome = "skipped"
+	// Duplicate is a record carrying the notification id of an earlier
+	// record of the same batch (a producer's retry landing in the same
+	// batch): not attempted, acknowledged, logged with duplicate_of, the
+	// earlier record's SQS message id. The earlier record's outcome is the
+	// notification's.
+	Duplicate Outcome = "duplicate"
 )
 
 // record is one SQS record's way through an invocation.
@@ -129,12 +143,29 @@ type record struct {
 	// follows is the retried record of the same FIFO group whose visibility
 	// delay a Skipped record shares.
 	follows *record
+	// sendTime is how long the sender took; zero when no send was attempted.
+	sendTime time.Duration
+	// settledAt is when the record's outcome was decided.
+	settledAt time.Time
+	// Set before any delivery (prepare).
+	parseErr  error   // why the body is invalid, when n is nil
+	size      int     // body and message attributes, as SQS counts them
+	blankID   bool    // the record has no SQS message id
+	duplicate *record // the earlier record of the batch with the same notification id
 }
 
 // Handle delivers the records of ev and returns the records to retry as
-// BatchItemFailures. Per-record failures never become a batch error: the
-// returned error is always nil, so the event source mapping acts on the
-// response alone.
+// BatchItemFailures. Per-record failures never become a batch error, so the
+// event source mapping acts on the response alone, with one exception: a
+// record without a message id cannot be named in the response (a blank or
+// unknown itemIdentifier fails the whole batch), so it is never attempted
+// but dead-lettered at once as invalid_record; when even that fails, Handle
+// returns an error, and the whole batch comes back rather than that record
+// being lost.
+//
+// A record whose notification id an earlier record of the batch carries is
+// a Duplicate: acknowledged without a delivery, also in a blocked FIFO
+// group (the earlier record carries the notification).
 //
 // Records that carry a MessageGroupId attribute (a FIFO queue) are delivered
 // one after another in batch order within their group, groups concurrently.
@@ -150,12 +181,22 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
-	for _, group := range groups(ev.Records, recs, receiveCount) {
+	batches := groups(ev.Records, recs, receiveCount)
+	prepare(recs)
+	for _, group := range batches {
 		wg.Add(1)
 		go func(group []*record) {
 			defer wg.Done()
 			var blocker *record
 			for _, r := range group {
+				switch {
+				case r.duplicate != nil:
+					r.outcome = Duplicate
+					continue
+				case r.blankID:
+					p.deadLetter(ctx, r, delivery.Permanent(ClassInvalidRecord, errors.New("the record has no SQS message id, so it cannot be reported for a retry; not attempted")))
+					continue
+				}
 				if blocker != nil {
 					p.skip(ctx, r, blocker)
 					continue
@@ -178,13 +219,86 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	p.changeVisibility(ctx, recs)
 
 	var resp events.SQSEventResponse
+	p.logBatch(ctx, len(recs))
+	var unreported []error
 	for _, r := range recs {
 		p.log(ctx, r)
 		if r.outcome == Retry || r.outcome == Failed || r.outcome == Skipped {
+			if r.blankID {
+				unreported = append(unreported, fmt.Errorf("record %d has no SQS message id and could not be dead-lettered: %w", slices.Index(recs, r), r.sqsErr))
+				continue
+			}
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.msg.MessageId})
 		}
 	}
+	if len(unreported) > 0 {
+		return events.SQSEventResponse{}, fmt.Errorf("processor: the whole batch is retried: %w", errors.Join(unreported...))
+	}
 	return resp, nil
+}
+
+// ClassInvalidRecord is the class of a record the processor cannot report
+// on: one without an SQS message id.
+const ClassInvalidRecord delivery.Class = "invalid_record"
+
+// ClassMessageTooLarge is the class of a message above
+// notification.MaxMessageBytes: its dead letter would not leave room for
+// the reason.
+const ClassMessageTooLarge delivery.Class = "message_too_large"
+
+// prepare reads every record before any delivery: its size, whether it has
+// a message id, its notification (parsed once), and whether an earlier
+// record of the batch carries the same notification id. A notification
+// without created_at gets the record's SentTimestamp: the event time the
+// webhook envelope carries, the same on every attempt.
+func prepare(recs []*record) {
+	first := map[string]*record{}
+	for _, r := range recs {
+		r.size = messageSize(r.msg)
+		r.blankID = strings.TrimSpace(r.msg.MessageId) == ""
+		if r.size > notification.MaxMessageBytes {
+			r.id = notification.IDOf([]byte(r.msg.Body))
+			continue
+		}
+		n, err := notification.Parse([]byte(r.msg.Body))
+		if err != nil {
+			r.id, r.parseErr = notification.IDOf([]byte(r.msg.Body)), err
+			continue
+		}
+		r.n, r.id = n, n.ID
+		if n.CreatedAt == nil {
+			if ms, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil {
+				sent := time.UnixMilli(ms).UTC()
+				n.CreatedAt = &sent
+			}
+		}
+		if r.blankID {
+			continue // dead-lettered unattempted: it carries nothing for a copy
+		}
+		if f, ok := first[n.ID]; ok {
+			r.duplicate = f
+			continue
+		}
+		first[n.ID] = r
+	}
+}
+
+// AttrSentTimestamp is the SQS system attribute holding when SQS accepted
+// the message (Unix epoch milliseconds).
+const AttrSentTimestamp = "SentTimestamp"
+
+// messageSize is the record's size as SQS counts it against the maximum
+// message size: the body and each message attribute's name, data type and
+// value (SendMessage, "MessageAttributes").
+func messageSize(m *events.SQSMessage) int {
+	n := len(m.Body)
+	for name, a := range m.MessageAttributes {
+		n += len(name) + len(a.DataType) + len(a.BinaryValue)
+		if a.StringValue != nil {
+			n += len(*a.StringValue)
+		}
+	}
+	return n
 }
 
 // AttrMessageGroupID is the SQS system attribute naming a FIFO message's
@@ -263,13 +377,15 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		p.notStarted(ctx, r, deliverCtx)
 		return
 	}
-	n, err := notification.Parse([]byte(r.msg.Body))
-	if err != nil {
-		r.id = notification.IDOf([]byte(r.msg.Body))
-		p.deadLetter(ctx, r, delivery.Permanent(delivery.ClassInvalidMessage, err))
+	if r.size > notification.MaxMessageBytes {
+		p.deadLetter(ctx, r, delivery.Permanent(ClassMessageTooLarge, fmt.Errorf("the message is %d bytes (body and message attributes), above %d: 1 MiB, the SQS maximum, less the room a dead letter's reason needs (docs/delivery.md); not attempted", r.size, notification.MaxMessageBytes)))
 		return
 	}
-	r.n, r.id = n, n.ID
+	if r.parseErr != nil {
+		p.deadLetter(ctx, r, delivery.Permanent(delivery.ClassInvalidMessage, r.parseErr))
+		return
+	}
+	n := r.n
 	if n.Expired(p.cfg.Now()) {
 		r.outcome = Dropped
 		return
@@ -279,7 +395,10 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}
-	err = sender.Send(deliverCtx, n)
+	start := p.cfg.Now()
+	err := sender.Send(deliverCtx, n)
+	r.settledAt = p.cfg.Now()
+	r.sendTime = r.settledAt.Sub(start)
 	if err == nil {
 		r.outcome = Delivered
 		return

@@ -21,6 +21,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/notification"
@@ -50,15 +51,20 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// lines returns the record lines ("notification"), after checking that
+// every line written is CloudWatch Embedded Metric Format.
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
 	for sc.Scan() {
+		require.NoError(t, metrics.Validate(sc.Bytes(), time.Time{}), "%s", sc.Bytes())
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-		out = append(out, m)
+		if m["msg"] == "notification" {
+			out = append(out, m)
+		}
 	}
 	return out
 }
@@ -355,7 +361,7 @@ func TestNewRejectsIncompleteConfig(t *testing.T) {
 func TestHandleRecoversFromASenderPanic(t *testing.T) {
 	t.Parallel()
 	boom := senderFunc(func(_ context.Context, m *notification.Message) error {
-		if m.ID == "panics" {
+		if hasPrefix(m.ID, "panics") {
 			var nilMap map[string]int
 			nilMap["x"] = 1
 		}
@@ -365,7 +371,7 @@ func TestHandleRecoversFromASenderPanic(t *testing.T) {
 		c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: boom}
 	})
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
-		rec("m1", webhookBody("panics"), 1), rec("m2", webhookBody("ok-2"), 1), rec("m3", webhookBody("panics"), 5),
+		rec("m1", webhookBody("panics-1"), 1), rec("m2", webhookBody("ok-2"), 1), rec("m3", webhookBody("panics-3"), 5),
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"m1"}, failures(resp), "the panicking record is retried, the others are settled")

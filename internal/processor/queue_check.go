@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/notification"
 )
 
 // QueueAttributesAPI reads queue attributes: the one call CheckQueues makes.
@@ -35,6 +36,9 @@ type QueueSettings struct {
 	// timeout check (Lambda does not tell a function its timeout before the
 	// first invocation).
 	FunctionTimeout time.Duration
+	// BatchingWindow is the event source mapping's
+	// MaximumBatchingWindowInSeconds.
+	BatchingWindow time.Duration
 	// Names are what the errors call these settings where the operator set
 	// them (package config passes its environment variable names). Empty
 	// names are the field names above.
@@ -43,7 +47,7 @@ type QueueSettings struct {
 
 // SettingNames name the settings of QueueSettings in errors.
 type SettingNames struct {
-	DeadLetterQueueURL, MaxReceiveCount, BackoffBase, BackoffCap string
+	DeadLetterQueueURL, MaxReceiveCount, BackoffBase, BackoffCap, BatchingWindow string
 }
 
 // withDefaults returns n with each empty name set to its field's name.
@@ -52,6 +56,7 @@ func (n SettingNames) withDefaults() SettingNames {
 	n.MaxReceiveCount = cmp.Or(n.MaxReceiveCount, "MaxReceiveCount")
 	n.BackoffBase = cmp.Or(n.BackoffBase, "Backoff.Base")
 	n.BackoffCap = cmp.Or(n.BackoffCap, "Backoff.Cap")
+	n.BatchingWindow = cmp.Or(n.BatchingWindow, "BatchingWindow")
 	return n
 }
 
@@ -59,7 +64,13 @@ func (n SettingNames) withDefaults() SettingNames {
 // and returns every disagreement with s, joined; each error names both
 // settings. The rules:
 //   - the main queue's VisibilityTimeout is at least 6 × the function timeout
-//     (AWS guidance for SQS event sources), when s.FunctionTimeout is set;
+//     plus the batching window (AWS guidance for SQS event sources: "at
+//     least six times the timeout that you configure on your function" plus
+//     MaximumBatchingWindowInSeconds), when s.FunctionTimeout is set;
+//   - the dead-letter queue's MaximumMessageSize leaves room for a dead
+//     letter's reason (notification.DeadLetterReserveBytes) beside the
+//     largest message herald keeps whole: the smaller of the main queue's
+//     MaximumMessageSize and notification.MaxMessageBytes;
 //   - its redrive policy names the dead-letter queue, with maxReceiveCount
 //     equal to s.MaxReceiveCount;
 //   - the whole retry schedule, Backoff.Total(MaxReceiveCount), fits in its
@@ -81,8 +92,13 @@ func CheckQueues(ctx context.Context, q QueueAttributesAPI, s QueueSettings) err
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	visibility := seconds(main, types.QueueAttributeNameVisibilityTimeout)
-	if s.FunctionTimeout > 0 && visibility < 6*s.FunctionTimeout {
-		bad("queue VisibilityTimeout %s is less than 6 × the function timeout %s (%s): SQS could deliver a batch again while it is still being handled", visibility, s.FunctionTimeout, 6*s.FunctionTimeout)
+	if want := 6*s.FunctionTimeout + s.BatchingWindow; s.FunctionTimeout > 0 && visibility < want {
+		bad("queue VisibilityTimeout %s is less than 6 × the function timeout %s plus the batching window %s (%s) = %s: SQS could deliver a batch again while it is still being handled", visibility, s.FunctionTimeout, s.BatchingWindow, names.BatchingWindow, want)
+	}
+	mainMax, _ := strconv.Atoi(main[string(types.QueueAttributeNameMaximumMessageSize)])
+	dlqMax, _ := strconv.Atoi(dlq[string(types.QueueAttributeNameMaximumMessageSize)])
+	if need := min(mainMax, notification.MaxMessageBytes) + notification.DeadLetterReserveBytes; mainMax > 0 && dlqMax > 0 && dlqMax < need {
+		bad("dead-letter queue MaximumMessageSize %d is less than %d, the queue's largest message kept whole (MaximumMessageSize %d, at most %d) plus %d bytes for the reason: a failed message could not be dead-lettered (docs/delivery.md, \"Message size\")", dlqMax, need, mainMax, notification.MaxMessageBytes, notification.DeadLetterReserveBytes)
 	}
 	var redrive struct {
 		DeadLetterTargetArn string      `json:"deadLetterTargetArn"`
@@ -123,6 +139,7 @@ func attributes(ctx context.Context, q QueueAttributesAPI, url string) (map[stri
 		AttributeNames: []types.QueueAttributeName{
 			types.QueueAttributeNameVisibilityTimeout, types.QueueAttributeNameMessageRetentionPeriod,
 			types.QueueAttributeNameRedrivePolicy, types.QueueAttributeNameQueueArn,
+			types.QueueAttributeNameMaximumMessageSize,
 		},
 	})
 	if err != nil {

@@ -24,10 +24,12 @@ func TestCheckQueues(t *testing.T) {
 				"MessageRetentionPeriod": "345600",
 				"RedrivePolicy":          `{"deadLetterTargetArn":"` + dlqARN + `","maxReceiveCount":13}`,
 				"QueueArn":               "arn:aws:sqs:us-east-1:123456789012:herald",
+				"MaximumMessageSize":     "1048576",
 			}, map[string]string{
 				"VisibilityTimeout":      "30",
 				"MessageRetentionPeriod": "1209600",
 				"QueueArn":               dlqARN,
+				"MaximumMessageSize":     "1048576",
 			}
 	}
 	settings := processor.QueueSettings{
@@ -42,7 +44,39 @@ func TestCheckQueues(t *testing.T) {
 		"defaults agree": {mutate: func(map[string]string, map[string]string, *processor.QueueSettings) {}},
 		"visibility under 6x": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["VisibilityTimeout"] = "300" },
-			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s (6m0s)"},
+			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s", "= 6m0s"},
+		},
+		"visibility under 6x plus the batching window": {
+			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
+				m["VisibilityTimeout"] = "389"
+				s.BatchingWindow = 30 * time.Second
+			},
+			want: []string{"VisibilityTimeout 6m29s", "batching window 30s", "= 6m30s"},
+		},
+		"visibility at 6x plus the batching window": {
+			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
+				m["VisibilityTimeout"] = "390"
+				s.BatchingWindow = 30 * time.Second
+			},
+		},
+		"visibility at 6x plus the largest batching window": {
+			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
+				m["VisibilityTimeout"] = "420" // the template's mapping for 60 s
+				s.BatchingWindow = time.Minute
+			},
+		},
+		"dead-letter queue smaller than 1 MiB": {
+			mutate: func(_, d map[string]string, _ *processor.QueueSettings) { d["MaximumMessageSize"] = "1048575" },
+			want:   []string{"dead-letter queue MaximumMessageSize 1048575 is less than 1048576"},
+		},
+		"both queues at the old 256 KiB": {
+			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
+				m["MaximumMessageSize"], d["MaximumMessageSize"] = "262144", "262144"
+			},
+			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 278528"},
+		},
+		"smaller main queue, 1 MiB dead-letter queue": {
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MaximumMessageSize"] = "262144" },
 		},
 		"visibility unchecked without a function timeout": {
 			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqsbatch"
 )
@@ -82,6 +83,10 @@ func New(q API, cfg Config) (*Sweeper, error) {
 	}
 	return &Sweeper{q: q, cfg: cfg}, nil
 }
+
+// FunctionName is the function dimension of the retention function's
+// metrics.
+const FunctionName = "retention"
 
 // Summary counts what one sweep did.
 type Summary struct {
@@ -150,10 +155,20 @@ func (s *Sweeper) Sweep(ctx context.Context) (Summary, error) {
 	if relErr := s.release(ctx, kept); relErr != nil {
 		err = errors.Join(err, relErr)
 	}
-	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "retention sweep",
+	// The summary line carries the sweep's metrics in CloudWatch Embedded
+	// Metric Format: DeadLettersDeleted and DeadLettersKept by function.
+	emf := metrics.Entry{
+		Time:       s.cfg.Now(),
+		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: FunctionName}},
+		Metrics: []metrics.Metric{
+			{Name: metrics.DeadLettersDeleted, Unit: metrics.Count, Value: float64(sum.Deleted)},
+			{Name: metrics.DeadLettersKept, Unit: metrics.Count, Value: float64(sum.Kept)},
+		},
+	}
+	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "retention sweep", append([]slog.Attr{
 		slog.Int("scanned", sum.Scanned), slog.Int("deleted", sum.Deleted),
 		slog.Int("kept", sum.Kept), slog.Int("failed", sum.Failed),
-		slog.Float64("max_age_hours", s.cfg.MaxAge.Hours()))
+		slog.Float64("max_age_hours", s.cfg.MaxAge.Hours())}, emf.Attrs()...)...)
 	return sum, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -53,6 +54,28 @@ type Config struct {
 	// only, as the request and its signature then travel in clear text.
 	// Defaults to false: https only.
 	AllowHTTP bool
+	// SecretScope is ScopeDestination (each destination's origin gets its
+	// own key, derived from each secret: [DeriveSecret]) or ScopeShared
+	// (every destination gets the secrets themselves). Defaults to
+	// ScopeDestination, the specification's advice ("Signing keys should be
+	// unique per endpoint"): with one key for all, any receiver can sign
+	// webhooks that every other receiver accepts.
+	SecretScope SecretScope
+	// StopStatuses are response statuses, besides 410 Gone, that end a
+	// webhook's delivery at once: the notification is dead-lettered as
+	// webhook_stop_status instead of retried. Each is 300–599. Defaults to
+	// none: every non-2xx status but 410 is retried ("Delivery success and
+	// failure" in the specification).
+	StopStatuses []int
+	// MaxInFlightPerDestination bounds the requests in flight to one
+	// destination (origin: scheme, host and port) across every concurrent
+	// Send of the Sender, whatever the batch's concurrency; further sends to
+	// it wait for a free slot, bounded by their context. The connection pool
+	// keeps this many idle connections per destination, so a warm sender
+	// opens none to a destination it already talks to. Between 1 and
+	// [MaxMaxInFlightPerDestination]. Defaults to
+	// [DefaultMaxInFlightPerDestination].
+	MaxInFlightPerDestination int
 }
 
 // Defaults of Config.
@@ -60,6 +83,12 @@ const (
 	DefaultTimeout          = 15 * time.Second
 	DefaultMaxResponseBytes = 64 << 10
 	DefaultUserAgent        = "herald/1"
+	// DefaultMaxInFlightPerDestination is what HTTP/2 servers commonly
+	// allow on one connection (SETTINGS_MAX_CONCURRENT_STREAMS of 100, the
+	// value RFC 9113 §6.5.2 recommends as the least to allow): a batch of 100
+	// to one receiver goes out at once, over one HTTP/2 connection or 100
+	// HTTP/1.1 ones.
+	DefaultMaxInFlightPerDestination = 100
 )
 
 // Limits of Config and of the signing key.
@@ -67,6 +96,9 @@ const (
 	MinTimeout          = time.Millisecond
 	MaxTimeout          = 15 * time.Minute // the longest Lambda invocation
 	MaxMaxResponseBytes = 16 << 20
+	// MaxMaxInFlightPerDestination is the most requests one Sender sends to
+	// one destination at once.
+	MaxMaxInFlightPerDestination = 1000
 	// MinKeyBytes and MaxKeyBytes bound the decoded secret: "At least 24
 	// bytes (192 bits, 512 maximum)" in the specification's signature table.
 	MinKeyBytes = 24
@@ -109,7 +141,29 @@ func (c Config) WithDefaults() Config {
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
 	}
+	if c.SecretScope == "" {
+		c.SecretScope = ScopeDestination
+	}
+	if c.MaxInFlightPerDestination == 0 {
+		c.MaxInFlightPerDestination = DefaultMaxInFlightPerDestination
+	}
 	return c
+}
+
+// Bounds of Config.StopStatuses: a final response that is not a success.
+const (
+	MinStopStatus = 300
+	MaxStopStatus = 599
+)
+
+// stopStatuses returns the set of statuses that stop a delivery: 410 and
+// extra.
+func stopStatuses(extra []int) map[int]bool {
+	stop := map[int]bool{http.StatusGone: true}
+	for _, c := range extra {
+		stop[c] = true
+	}
+	return stop
 }
 
 // Validate reports every field of c that is out of range, each error naming
@@ -130,6 +184,17 @@ func (c Config) Validate() error {
 	}
 	if !validHeaderValue(c.UserAgent) {
 		errs = append(errs, errors.New("webhook user agent: must not contain control characters"))
+	}
+	if c.SecretScope != ScopeDestination && c.SecretScope != ScopeShared {
+		errs = append(errs, fmt.Errorf("webhook secret scope: %q, want %q or %q", c.SecretScope, ScopeDestination, ScopeShared))
+	}
+	for _, code := range c.StopStatuses {
+		if code < MinStopStatus || code > MaxStopStatus {
+			errs = append(errs, fmt.Errorf("webhook stop statuses: %d, want %d–%d", code, MinStopStatus, MaxStopStatus))
+		}
+	}
+	if c.MaxInFlightPerDestination < 1 || c.MaxInFlightPerDestination > MaxMaxInFlightPerDestination {
+		errs = append(errs, fmt.Errorf("webhook max in flight per destination: %d, want 1–%d", c.MaxInFlightPerDestination, MaxMaxInFlightPerDestination))
 	}
 	for _, p := range c.AllowCIDRs {
 		if err := checkAllowPrefix(p); err != nil {

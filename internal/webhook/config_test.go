@@ -23,6 +23,7 @@ func TestConfigWithDefaults(t *testing.T) {
 	require.Equal(t, 15*time.Second, c.Timeout)
 	require.EqualValues(t, 64<<10, c.MaxResponseBytes)
 	require.Equal(t, "herald/1", c.UserAgent)
+	require.Equal(t, 100, c.MaxInFlightPerDestination)
 	require.NotNil(t, c.Now)
 	require.NoError(t, c.Validate())
 
@@ -51,6 +52,9 @@ func TestNewSenderValidation(t *testing.T) {
 		{name: "long timeout", cfg: webhook.Config{Secret: testSecret, Timeout: time.Hour}, wantErr: []string{"webhook timeout: 1h0m0s"}},
 		{name: "negative max response", cfg: webhook.Config{Secret: testSecret, MaxResponseBytes: -1}, wantErr: []string{"webhook max response bytes: -1, want 1–16777216"}},
 		{name: "huge max response", cfg: webhook.Config{Secret: testSecret, MaxResponseBytes: 1 << 30}, wantErr: []string{"webhook max response bytes: 1073741824"}},
+		{name: "in flight bounds", cfg: webhook.Config{Secret: testSecret, MaxInFlightPerDestination: 1000}},
+		{name: "negative in flight", cfg: webhook.Config{Secret: testSecret, MaxInFlightPerDestination: -1}, wantErr: []string{"webhook max in flight per destination: -1, want 1–1000"}},
+		{name: "huge in flight", cfg: webhook.Config{Secret: testSecret, MaxInFlightPerDestination: 1001}, wantErr: []string{"webhook max in flight per destination: 1001, want 1–1000"}},
 		{name: "user agent", cfg: webhook.Config{Secret: testSecret, UserAgent: "a\r\nb"}, wantErr: []string{"webhook user agent"}},
 		{
 			name:    "all at once",

@@ -18,9 +18,15 @@ type BlockedError struct {
 	Addr netip.Addr
 	// Reason describes the range Addr is in and its source.
 	Reason string
+	// Name is the host name checked when the destination was judged by its
+	// name (a special-use name such as localhost), before any resolution.
+	Name string
 }
 
 func (e *BlockedError) Error() string {
+	if e.Name != "" {
+		return e.Name + " is " + e.Reason
+	}
 	if !e.Addr.IsValid() {
 		return e.Reason
 	}

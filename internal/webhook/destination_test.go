@@ -283,10 +283,11 @@ func TestSendBlockedDestinations(t *testing.T) {
 		orDNS    bool // a DNS failure is a fine outcome too
 	}{
 		{name: "IPv4 loopback", host: "127.0.0.1", why: "127.0.0.1 is a loopback address"},
-		{name: "localhost", host: "localhost", why: "loopback address", resolved: true},
-		// Go's resolver reads /etc/hosts for "localhost" but asks DNS for
-		// "localhost.": whatever that answers, no connection arrives.
-		{name: "localhost with trailing dot", host: "localhost.", why: "loopback address", resolved: true, orDNS: true},
+		// Special-use names are judged by name, before anything resolves
+		// them (RFC 6761): nothing is dialled.
+		{name: "localhost", host: "localhost", why: "localhost is a loopback name (localhost, RFC 6761 §6.3)"},
+		{name: "localhost with trailing dot", host: "localhost.", why: "localhost is a loopback name"},
+		{name: "under localhost", host: "api.LOCALHOST", why: "api.localhost is a loopback name"},
 		{name: "IPv6 loopback", host: "[::1]", why: "::1 is the loopback address", ipv6: true},
 		{name: "IPv4-mapped IPv6", host: "[::ffff:127.0.0.1]", why: "127.0.0.1 is a loopback address"},
 		{name: "IPv4-mapped IPv6 hex", host: "[::ffff:7f00:1]", why: "127.0.0.1 is a loopback address"},
@@ -359,7 +360,9 @@ func TestSendBlockedDestinations(t *testing.T) {
 func TestSendBlockedDestinationsAreReachable(t *testing.T) {
 	t.Parallel()
 
-	hosts := []string{"127.0.0.1", "localhost", "[::ffff:127.0.0.1]", "0.0.0.0"}
+	// localhost is not among them: it is blocked by name, whatever
+	// AllowCIDRs says (TestSendSpecialUseNames).
+	hosts := []string{"127.0.0.1", "[::ffff:127.0.0.1]", "0.0.0.0"}
 	if l, err := net.Listen("tcp6", "[::1]:0"); err == nil { // the control needs an IPv6 loopback to mean anything
 		l.Close()
 		hosts = append(hosts, "[::1]")

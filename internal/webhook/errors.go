@@ -40,6 +40,9 @@ const (
 	ClassNetwork        delivery.Class = "webhook_network"
 	ClassInvalidURL     delivery.Class = "webhook_invalid_url"
 	ClassReservedHeader delivery.Class = "webhook_reserved_header"
+	// ClassStopStatus: the receiver answered a status the operator named in
+	// Config.StopStatuses (HERALD_WEBHOOK_STOP_STATUSES).
+	ClassStopStatus delivery.Class = "webhook_stop_status"
 	// ClassBlockedDestination: the destination address is one herald does
 	// not connect to (see [CheckDestination]); no connection was opened.
 	ClassBlockedDestination delivery.Class = "webhook_blocked_destination"
@@ -79,6 +82,9 @@ type target struct {
 	id       string
 	endpoint string   // scheme://host[:port]
 	u        *url.URL // to scrub the rest from texts that are not ours
+	// sent are the credentials the request carried (see sentCredentials),
+	// scrubbed, in every encoding, from texts that are not ours.
+	sent []string
 }
 
 // endpoint returns scheme://host[:port] of u: never its userinfo, path or query.
@@ -150,8 +156,12 @@ func (t target) blocked(b *BlockedError) error {
 	return delivery.Permanent(ClassBlockedDestination, t.errorf("blocked destination: %v; herald does not connect to it (docs/security.md)", b))
 }
 
-// statusError classifies a response by its status code.
-func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time) error {
+// statusError classifies a response by its status code: 2xx delivered,
+// a status in stop (410 Gone and Config.StopStatuses) permanent, every other
+// status transient ("Delivery success and failure" in the specification:
+// any non-2xx is a failure, 410 means stop sending, 3xx is a failure and
+// not followed).
+func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time, stop map[int]bool) error {
 	code := resp.StatusCode
 	status := fmt.Sprintf("HTTP %d", code)
 	if text := http.StatusText(code); text != "" {
@@ -166,28 +176,32 @@ func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time) 
 		}
 		return t.errorf("%s", status)
 	}
-	switch {
-	case code >= 200 && code <= 299:
+	if code >= 200 && code <= 299 {
 		return nil
-	case code >= 300 && code <= 399:
+	}
+	if code >= 300 && code <= 399 {
 		msg := status + ": redirects are not followed; update the webhook URL"
 		if loc, err := resp.Location(); err == nil {
 			msg += " (Location " + endpoint(loc) + ")"
 		}
-		if code == http.StatusMovedPermanently || code == http.StatusPermanentRedirect {
-			return delivery.Permanent(ClassRedirect, t.errorf("%s", msg))
+		if stop[code] {
+			return delivery.Permanent(ClassStopStatus, t.errorf("%s; %d is a stop status (HERALD_WEBHOOK_STOP_STATUSES)", msg, code))
 		}
 		return delivery.Transient(ClassRedirect, t.errorf("%s", msg))
+	}
+	switch {
+	case code == http.StatusGone:
+		return delivery.Permanent(ClassGone, withBody())
+	case stop[code]:
+		return delivery.Permanent(ClassStopStatus, fmt.Errorf("%w; %d is a stop status (HERALD_WEBHOOK_STOP_STATUSES)", withBody(), code))
 	case code == http.StatusRequestTimeout:
 		return delivery.Transient(ClassHTTP408, withBody())
 	case code == http.StatusTooEarly:
 		return delivery.Transient(ClassHTTP425, withBody())
 	case code == http.StatusTooManyRequests:
 		return &delivery.TransientError{Class: ClassHTTP429, RetryAfter: retryAfter(resp, now), Err: withBody()}
-	case code == http.StatusGone:
-		return delivery.Permanent(ClassGone, withBody())
 	case code >= 400 && code <= 499:
-		return delivery.Permanent(ClassHTTP4xx, withBody())
+		return delivery.Transient(ClassHTTP4xx, withBody())
 	case code == http.StatusServiceUnavailable:
 		return &delivery.TransientError{Class: ClassHTTP5xx, RetryAfter: retryAfter(resp, now), Err: withBody()}
 	case code >= 500 && code <= 599:
@@ -298,14 +312,16 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
-// scrub removes from s, a text that herald did not write, any part of the
-// URL that may be secret. net/http's texts without their *url.Error hold
-// none; this is a second line of defence. Parts shorter than 4 bytes are
-// kept: removing them would mangle the text and they hide nothing.
+// scrub removes from s, a text that herald did not write (a response body
+// that echoes the request, a transport error), any part of the URL that may
+// be secret and every credential the request carried, in each encoding
+// credentialForms lists. net/http's texts without their *url.Error hold
+// none; for them this is a second line of defence. Parts shorter than 4
+// bytes are kept: removing them would mangle the text and they hide nothing.
 func (t target) scrub(s string) string {
 	u := t.u
 	if u == nil {
-		return s
+		u = &url.URL{}
 	}
 	var parts []string
 	if u.User != nil {
@@ -315,23 +331,24 @@ func (t target) scrub(s string) string {
 		}
 	}
 	parts = append(parts, u.RawQuery, u.Query().Encode(), u.Fragment, u.Opaque, u.EscapedPath(), u.Path)
-	// Echoes come in pieces too: each path segment and query value.
-	parts = append(parts, strings.Split(u.Path, "/")...)
+	// Echoes come in pieces too, and encoded as the headers' credentials
+	// are: each path segment and query value, either of which can be the
+	// URL's secret.
 	parts = append(parts, strings.Split(u.EscapedPath(), "/")...)
+	for _, seg := range strings.Split(u.Path, "/") {
+		parts = append(parts, credentialForms(seg)...)
+	}
 	for _, kv := range strings.Split(u.RawQuery, "&") {
 		_, v, _ := strings.Cut(kv, "=")
 		parts = append(parts, v)
 		if dv, err := url.QueryUnescape(v); err == nil {
-			parts = append(parts, dv)
+			parts = append(parts, credentialForms(dv)...)
 		}
 	}
-	slices.SortFunc(parts, func(a, b string) int { return len(b) - len(a) }) // longest first
-	for _, p := range parts {
-		if len(p) >= 4 {
-			s = strings.ReplaceAll(s, p, "[redacted]")
-		}
+	for _, c := range t.sent {
+		parts = append(parts, credentialForms(c)...)
 	}
-	return s
+	return redact(s, parts)
 }
 
 // sanitize returns b as one printable line of at most limit bytes: invalid

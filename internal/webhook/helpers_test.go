@@ -64,6 +64,11 @@ func newSender(t *testing.T, srv *httptest.Server, modify ...func(*webhook.Confi
 	return s
 }
 
+// shared signs with the configured secrets themselves, for the tests of
+// the signature format (TestSendVector); per-destination keys have their
+// own tests.
+func shared(c *webhook.Config) { c.SecretScope = webhook.ScopeShared }
+
 type bundle struct {
 	srv    *httptest.Server
 	hits   *atomic.Int64

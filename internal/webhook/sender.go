@@ -40,6 +40,9 @@ type Sender struct {
 	userAgent        string
 	guard            *destinationGuard
 	allowHTTP        bool
+	scope            SecretScope
+	stop             map[int]bool // statuses that dead-letter at once, 410 among them
+	perDestination   *originLimiter
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -59,6 +62,12 @@ func NewSender(cfg Config) (*Sender, error) {
 		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
 	}
 	guard := &destinationGuard{allow: slices.Clone(cfg.AllowCIDRs)}
+	// HTTP/1.1 and, when the receiver offers it in ALPN, HTTP/2. With a
+	// custom DialContext or TLSClientConfig net/http speaks HTTP/1.1 only
+	// unless told otherwise: Protocols says so (ForceAttemptHTTP2 too).
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
 	transport := &http.Transport{
 		// Never the environment's proxy (HTTPS_PROXY): the transport must dial
 		// the destination itself for the guard to check its address.
@@ -68,13 +77,18 @@ func NewSender(cfg Config) (*Sender, error) {
 			KeepAlive:      30 * time.Second,
 			ControlContext: guard.control,
 		}).DialContext,
-		TLSClientConfig:        tlsConfig,
-		TLSHandshakeTimeout:    tlsHandshakeTimeout,
-		ResponseHeaderTimeout:  cfg.Timeout,
-		ExpectContinueTimeout:  time.Second,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    16,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		ExpectContinueTimeout: time.Second,
+		Protocols:             protocols,
+		ForceAttemptHTTP2:     true,
+		// Every connection the per-destination limit lets open stays in the
+		// pool, so a warm function opens no new connection to a destination
+		// it talks to; idle ones close after idleConnTimeout. No limit across
+		// hosts (MaxIdleConns 0): the per-host one and the timeout bound it.
+		MaxIdleConns:           0,
+		MaxIdleConnsPerHost:    cfg.MaxInFlightPerDestination,
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 		DisableCompression:     true, // the body is read only for an error excerpt
@@ -95,12 +109,17 @@ func NewSender(cfg Config) (*Sender, error) {
 		maxResponseBytes: cfg.MaxResponseBytes,
 		now:              cfg.Now,
 		userAgent:        cfg.UserAgent,
+		scope:            cfg.SecretScope,
+		stop:             stopStatuses(cfg.StopStatuses),
+		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
 	}, nil
 }
 
 // Send makes one delivery attempt of m, a webhook message, as described in
-// the package documentation. The attempt lasts at most Config.Timeout, or
-// until ctx is done if sooner.
+// the package documentation. It first waits, until ctx is done at the
+// latest, for one of the Config.MaxInFlightPerDestination slots of the URL's
+// destination; the attempt then lasts at most Config.Timeout, or until ctx
+// is done if sooner.
 //
 // It returns nil when the endpoint answered 2xx, else a
 // *delivery.PermanentError or *delivery.TransientError whose Class names the
@@ -131,15 +150,34 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err := t.checkHeaders(w.Headers); err != nil {
 		return err
 	}
+	// The origin names the destination for its derived key and its limit
+	// on requests in flight.
+	origin, err := originOf(u)
+	if err != nil {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+	}
+	keys, err := s.keysFor(origin)
+	if err != nil {
+		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+	}
 	if !json.Valid(w.Payload) {
 		return delivery.Permanent(delivery.ClassInvalidMessage, t.errorf("the payload is not valid JSON"))
 	}
 	if ctx.Err() != nil {
 		return t.deadline(ctx)
 	}
+	// At most Config.MaxInFlightPerDestination requests to one origin at
+	// once. Waiting for a slot is bounded by ctx alone: the attempt's
+	// Timeout, and its signed timestamp, start once it has one. The slot is
+	// held until the response body is read.
+	release, err := s.perDestination.acquire(ctx, origin)
+	if err != nil {
+		return t.deadline(ctx)
+	}
+	defer release()
 
 	at := s.now()
-	body := envelope(w.EventType, at, w.Payload)
+	body := envelope(w.EventType, eventTime(m, at), w.Payload)
 	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, w.URL, bytes.NewReader(body))
@@ -153,7 +191,8 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	req.Header.Set("User-Agent", s.userAgent)
 	req.Header.Set(HeaderID, m.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set(HeaderSignature, s.sign(m.ID, at, body))
+	req.Header.Set(HeaderSignature, sign(keys, m.ID, at, body))
+	t.sent = sentCredentials(u, w.Headers, req.Header.Get(HeaderSignature))
 
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -168,18 +207,48 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	}
 	excerpt := s.drain(resp.Body, resp.StatusCode/100 != 2)
 	resp.Body.Close()
-	return t.statusError(resp, excerpt, at)
+	return t.statusError(resp, excerpt, at, s.stop)
 }
 
-// sign returns the webhook-signature value: one "v1,<signature>" per
-// active secret, space-separated ("Signature scheme" in the specification:
-// a receiver accepts the request when any of them verifies).
-func (s *Sender) sign(id string, at time.Time, body []byte) string {
-	if len(s.keys) == 1 {
-		return Sign(s.keys[0], id, at, body)
+// keysFor returns the keys that sign a request to u: the active secrets'
+// keys, or with ScopeDestination the key each derives for u's origin
+// ([DeriveSecret]).
+func (s *Sender) keysFor(origin string) ([][]byte, error) {
+	if s.scope == ScopeShared {
+		return s.keys, nil
 	}
-	sigs := make([]string, len(s.keys))
+	keys := make([][]byte, len(s.keys))
 	for i, k := range s.keys {
+		var err error
+		if keys[i], err = deriveKey(k, origin); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// eventTime is the envelope's timestamp: when the event happened, the same
+// on every attempt ("Payload structure" in the specification: "not
+// necessarily the same of when it was delivered"). It is the message's
+// created_at; the processor sets that, when the producer did not, to the
+// time SQS accepted the message (SentTimestamp). Only a caller that sets
+// neither gets the attempt time at.
+func eventTime(m *notification.Message, at time.Time) time.Time {
+	if m.CreatedAt != nil && !m.CreatedAt.IsZero() {
+		return *m.CreatedAt
+	}
+	return at.Truncate(time.Second) // as signed
+}
+
+// sign returns the webhook-signature value: one "v1,<signature>" per key,
+// space-separated ("Signature scheme" in the specification: a receiver
+// accepts the request when any of them verifies).
+func sign(keys [][]byte, id string, at time.Time, body []byte) string {
+	if len(keys) == 1 {
+		return Sign(keys[0], id, at, body)
+	}
+	sigs := make([]string, len(keys))
+	for i, k := range keys {
 		sigs[i] = Sign(k, id, at, body)
 	}
 	return strings.Join(sigs, " ")
@@ -191,11 +260,26 @@ func (s *Sender) sign(id string, at time.Time, body []byte) string {
 // host names too; this one makes a literal address fail fast, and fails the
 // unusual spellings of IPv4 addresses (2130706433, 0x7f.1) that Go's
 // resolver does not read as addresses (it would look them up in DNS), so
-// that their outcome does not depend on the resolver.
+// that their outcome does not depend on the resolver. A host that the IDNA
+// mapping turns into an address is judged as that address, and is not in
+// the standard form either.
 func (s *Sender) checkHost(t target, host string) error {
 	addr, canonical, ok := hostAddr(host)
 	if !ok {
-		return nil
+		name, err := normalizeHost(host)
+		if err != nil {
+			return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+		}
+		// IDNA maps full-width digits and full stops to ASCII, as net/http
+		// does before dialling: "１２７．０．０．１" is 127.0.0.1, never a name.
+		if addr, _, ok = hostAddr(name); !ok {
+			var blocked *BlockedError
+			if errors.As(checkHostName(name), &blocked) {
+				return t.blocked(blocked)
+			}
+			return nil
+		}
+		canonical = false
 	}
 	var blocked *BlockedError
 	if errors.As(CheckDestination(addr, s.guard.allow), &blocked) {
@@ -215,16 +299,17 @@ const (
 )
 
 // envelope returns the body {"type":…,"timestamp":…,"data":…}: the event
-// type, the attempt time in RFC 3339 (UTC, whole seconds, as signed) and the
-// payload byte for byte ("Payload structure" in the specification).
+// type, the event time in RFC 3339 (UTC, with its fraction of a second when
+// it has one) and the payload byte for byte ("Payload structure" in the
+// specification).
 func envelope(eventType string, at time.Time, payload json.RawMessage) []byte {
 	typ, _ := json.Marshal(eventType) // a string always marshals
 	payload = bytes.TrimSpace(payload)
-	b := make([]byte, 0, len(`{"type":,"timestamp":"2006-01-02T15:04:05Z","data":}`)+len(typ)+len(payload))
+	b := make([]byte, 0, len(`{"type":,"timestamp":"2006-01-02T15:04:05.999999999Z","data":}`)+len(typ)+len(payload))
 	b = append(b, `{"type":`...)
 	b = append(b, typ...)
 	b = append(b, `,"timestamp":"`...)
-	b = at.UTC().AppendFormat(b, time.RFC3339)
+	b = at.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","data":`...)
 	b = append(b, payload...)
 	return append(b, '}')

@@ -49,7 +49,7 @@ func TestSendRequest(t *testing.T) {
 	t.Parallel()
 
 	h, got := capture()
-	b := setup(t, h)
+	b := setup(t, h, shared)
 	m := message(b.srv.URL + "/hooks/in")
 	m.Webhook.Headers = map[string]string{"X-Tenant": "acme", "authorization": "Bearer t0k", "x-empty": ""}
 
@@ -87,7 +87,7 @@ func TestSendSignsWithEveryActiveSecret(t *testing.T) {
 
 	second := secretOf(32)
 	h, got := capture()
-	b := setup(t, h, func(c *webhook.Config) {
+	b := setup(t, h, shared, func(c *webhook.Config) {
 		c.Secret = ""
 		c.Secrets = []string{second, testSecret}
 	})
@@ -120,7 +120,7 @@ func TestSendVector(t *testing.T) {
 	v := loadVectors(t)[1]
 	require.Equal(t, "herald envelope", v.Name)
 	h, got := capture()
-	b := setup(t, h, func(c *webhook.Config) {
+	b := setup(t, h, shared, func(c *webhook.Config) {
 		c.Secret = v.Secret
 		c.Now = func() time.Time { return time.Unix(v.Timestamp, 0) }
 	})
@@ -151,18 +151,18 @@ func TestSendStatus(t *testing.T) {
 		{code: 101, class: webhook.ClassHTTPOther},
 		{code: 300, class: webhook.ClassRedirect},
 		{code: 304, class: webhook.ClassRedirect},
-		{code: 400, permanent: true, class: webhook.ClassHTTP4xx},
-		{code: 401, permanent: true, class: webhook.ClassHTTP4xx},
-		{code: 403, permanent: true, class: webhook.ClassHTTP4xx},
-		{code: 404, permanent: true, class: webhook.ClassHTTP4xx},
+		{code: 400, class: webhook.ClassHTTP4xx},
+		{code: 401, class: webhook.ClassHTTP4xx},
+		{code: 403, class: webhook.ClassHTTP4xx},
+		{code: 404, class: webhook.ClassHTTP4xx},
 		{code: 408, class: webhook.ClassHTTP408},
-		{code: 409, permanent: true, class: webhook.ClassHTTP4xx},
+		{code: 409, class: webhook.ClassHTTP4xx},
 		{code: 410, permanent: true, class: webhook.ClassGone},
-		{code: 413, permanent: true, class: webhook.ClassHTTP4xx},
-		{code: 422, permanent: true, class: webhook.ClassHTTP4xx},
+		{code: 413, class: webhook.ClassHTTP4xx},
+		{code: 422, class: webhook.ClassHTTP4xx},
 		{code: 425, class: webhook.ClassHTTP425},
 		{code: 429, class: webhook.ClassHTTP429},
-		{code: 499, permanent: true, class: webhook.ClassHTTP4xx},
+		{code: 499, class: webhook.ClassHTTP4xx},
 		{code: 500, class: webhook.ClassHTTP5xx},
 		{code: 502, class: webhook.ClassHTTP5xx},
 		{code: 503, class: webhook.ClassHTTP5xx},
@@ -232,11 +232,13 @@ func TestSendRedirect(t *testing.T) {
 		code      int
 		permanent bool
 	}{
-		{code: 301, permanent: true},
+		// Every 3xx is a failure, retried, never followed ("Delivery
+		// success and failure": "update the webhook URL instead").
+		{code: 301},
 		{code: 302},
 		{code: 303},
 		{code: 307},
-		{code: 308, permanent: true},
+		{code: 308},
 	}
 	for _, tt := range tests {
 		t.Run(strconv.Itoa(tt.code), func(t *testing.T) {
@@ -270,7 +272,7 @@ func TestSendErrorBodyExcerpt(t *testing.T) {
 	})
 
 	err := b.sender.Send(context.Background(), message(b.srv.URL))
-	requireOutcome(t, err, true, webhook.ClassHTTP4xx)
+	requireOutcome(t, err, false, webhook.ClassHTTP4xx)
 	text := err.Error()
 	require.Contains(t, text, `HTTP 422 Unprocessable Entity; body: {"error":"invalid signature [31m"}éé`)
 	require.NotContains(t, text, "TAIL")
@@ -415,8 +417,9 @@ func TestSendTransportErrors(t *testing.T) {
 		{
 			name:    "wrong host name",
 			handler: status(http.StatusOK),
-			url: func(t *testing.T, srvURL string) string {
-				return strings.Replace(srvURL, "127.0.0.1", "localhost", 1)
+			config: func(c *webhook.Config) {
+				c.TLSClientConfig = c.TLSClientConfig.Clone()
+				c.TLSClientConfig.ServerName = "herald-other.example" // not the certificate's name
 			},
 			class: webhook.ClassTLS,
 		},
@@ -431,7 +434,7 @@ func TestSendTransportErrors(t *testing.T) {
 		},
 		{
 			name:  "DNS",
-			url:   func(*testing.T, string) string { return "https://herald-test.invalid/hook" },
+			url:   func(*testing.T, string) string { return "https://herald-test.example/hook" },
 			class: webhook.ClassDNS,
 		},
 		{
@@ -588,10 +591,11 @@ func TestSendKeepsURLSecrets(t *testing.T) {
 		class     delivery.Class
 	}{
 		{name: "5xx", handler: status(http.StatusInternalServerError), class: webhook.ClassHTTP5xx},
-		{name: "4xx", handler: status(http.StatusNotFound), permanent: true, class: webhook.ClassHTTP4xx},
+		{name: "4xx", handler: status(http.StatusNotFound), class: webhook.ClassHTTP4xx},
+		{name: "410", handler: status(http.StatusGone), permanent: true, class: webhook.ClassGone},
 		{name: "timeout", handler: hang, timeout: 100 * time.Millisecond, class: webhook.ClassTimeout},
 		{name: "refused", host: func(t *testing.T, _ string) string { return closedAddr(t) }, class: webhook.ClassConnection},
-		{name: "DNS", host: func(*testing.T, string) string { return "herald-test.invalid" }, class: webhook.ClassDNS},
+		{name: "DNS", host: func(*testing.T, string) string { return "herald-test.example" }, class: webhook.ClassDNS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,7 +24,9 @@ Env: HERALD_SQS_ENDPOINT (default http://127.0.0.1:4566), HERALD_SES_ENDPOINT (S
 default = SQS endpoint), HERALD_SECRETSMANAGER_ENDPOINT (default = SQS endpoint),
 HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005),
 HERALD_SESV2_WAIT (seconds to wait for the SES v2 emulator, default 30),
-HERALD_PROVISION_ENV_FILE (optional: write KEY=value lines there, e.g. .local/herald.env),
+HERALD_PROVISION_ENV_FILE (optional: write KEY=value lines there, e.g. .local/herald.env:
+AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_SESV2, AWS_REGION, AWS_DEFAULT_REGION, dummy credentials,
+AWS_EC2_METADATA_DISABLED=true, the queue URLs and the signing secret's ARN),
 AWS_REGION (default us-east-1). Credentials are always the dummy test/test.
 """
 
@@ -135,7 +137,8 @@ def provision_sqs():
     dlq_url, dlq_arn = _ensure_queue(
         sqs,
         DLQ_NAME,
-        {"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true"},
+        # MaximumMessageSize: 1 MiB, as template.yaml (notification.SQSMaxMessageBytes).
+        {"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true", "MaximumMessageSize": "1048576"},
     )
     queue_url, queue_arn = _ensure_queue(
         sqs,
@@ -143,6 +146,7 @@ def provision_sqs():
         {
             "VisibilityTimeout": str(VISIBILITY_TIMEOUT),
             "MessageRetentionPeriod": "345600",
+            "MaximumMessageSize": "1048576",
             "SqsManagedSseEnabled": "true",
             "RedrivePolicy": json.dumps(
                 {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT}
@@ -257,10 +261,18 @@ def _write_env_file(values):
 
 def main():
     started = time.monotonic()
+    # Sourced (set -a; . herald.env; set +a), these point the AWS CLI, the SDKs, herald's
+    # functions and the herald command at the local stack: the SDKs' standard endpoint
+    # variables, a Region for both the SDKs (AWS_REGION) and the CLI (AWS_DEFAULT_REGION),
+    # dummy credentials, and no instance metadata service lookups.
     values = {
+        "AWS_ENDPOINT_URL": SQS_ENDPOINT,
+        "AWS_ENDPOINT_URL_SESV2": SESV2_ENDPOINT,
         "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
         "AWS_ACCESS_KEY_ID": "test",
         "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_EC2_METADATA_DISABLED": "true",
         "HERALD_SQS_ENDPOINT": SQS_ENDPOINT,
         "HERALD_SESV2_ENDPOINT": SESV2_ENDPOINT,
     }

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/internal/deadletter"
+)
+
+func newDLQCmd(e *env, g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "List, read and redrive dead letters",
+		Long: `Work with the dead-letter queue.
+
+Reading never consumes: the dead letters are received with a short visibility
+timeout (--hold, 60s) and made visible again (visibility timeout 0) as soon as
+they are read, so the queue's count is the same afterwards. Were herald
+stopped in between, SQS makes them visible again when the hold ends.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newDLQLsCmd(e, g), newDLQShowCmd(e, g), newDLQRedriveCmd(e, g))
+	return cmd
+}
+
+// filterFlags are the selection flags of ls and redrive.
+type filterFlags struct {
+	ids       []string
+	class     string
+	channel   string
+	olderThan string
+	hold      time.Duration
+}
+
+func (f *filterFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.ids, "id", nil, "notification id or dead-letter SQS message id (repeatable)")
+	cmd.Flags().StringVar(&f.class, "class", "", "error class, such as webhook_gone; redrive_policy for letters moved without a reason")
+	cmd.Flags().StringVar(&f.channel, "channel", "", "email or webhook")
+	cmd.Flags().StringVar(&f.olderThan, "older-than", "", "only letters that failed longer ago than this (90m, 36h, 7d)")
+	cmd.Flags().DurationVar(&f.hold, "hold", deadletter.DefaultHold, "visibility timeout while reading (made 0 again right after)")
+}
+
+func (f *filterFlags) filter() (deadletter.Filter, error) {
+	out := deadletter.Filter{IDs: f.ids, Class: f.class, Channel: f.channel}
+	if f.olderThan != "" {
+		d, err := parseAge(f.olderThan)
+		if err != nil {
+			return out, usagef("--older-than %v", err)
+		}
+		out.OlderThan = d
+	}
+	if f.channel != "" && f.channel != "email" && f.channel != "webhook" {
+		return out, usagef("--channel %q: want email or webhook", f.channel)
+	}
+	if f.hold < time.Second || f.hold > 12*time.Hour {
+		return out, usagef("--hold %s: want 1s to 12h (the SQS visibility timeout range)", f.hold)
+	}
+	return out, nil
+}
+
+// scanDLQ resolves the dead-letter queue and reads it; release must be
+// called with the letters that are still held.
+func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (*sqs.Client, queues, []deadletter.Letter, error) {
+	q, err := g.resolve(ctx, e, needQueue, true)
+	if err != nil {
+		return nil, q, nil, err
+	}
+	cfg, err := g.awsConfig(ctx)
+	if err != nil {
+		return nil, q, nil, err
+	}
+	client := sqs.NewFromConfig(cfg)
+	letters, err := deadletter.Scan(ctx, client, q.dlqURL, hold)
+	if err != nil {
+		return nil, q, nil, errors.Join(err, deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters))
+	}
+	return client, q, letters, nil
+}
+
+// lsRow is the table form of a dead letter.
+func lsRow(l *deadletter.Letter, now time.Time) []string {
+	attempts, failedAt := "", ""
+	if l.Attempts > 0 {
+		attempts = strconv.Itoa(l.Attempts)
+	}
+	if !l.FailedAt.IsZero() {
+		failedAt = l.FailedAt.Format(time.RFC3339)
+	}
+	return []string{l.NotificationID, l.Channel, l.Destination, l.Class, attempts, failedAt, age(l.Age(now)), l.MovedBy}
+}
+
+var lsHeader = []string{"ID", "CHANNEL", "DESTINATION", "CLASS", "ATTEMPTS", "FAILED AT", "AGE", "MOVED BY"}
+
+func newDLQLsCmd(e *env, g *globals) *cobra.Command {
+	var f filterFlags
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List dead letters, one row each (nothing is consumed)",
+		Long: `List the dead letters: notification id, channel, destination (the webhook's
+host or the first recipient's domain), error class, attempts, when herald gave
+up, age, and who moved it: herald (with a herald.reason) or the queue's
+redrive_policy (after maxReceiveCount receives, without a reason).
+
+Nothing is consumed: see 'herald dlq --help'. Dead letters that another reader
+holds at that moment are not listed; their number is printed after the table.`,
+		Example: `  herald dlq ls
+  herald dlq ls --class webhook_http_5xx --older-than 2h
+  herald dlq ls --json | jq -r '.[].id'      # bodies: herald dlq show ID`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			filter, err := f.filter()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			client, q, letters, err := scanDLQ(ctx, e, g, false, f.hold)
+			if err != nil {
+				return err
+			}
+			relErr := deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters)
+			now := e.now()
+			var shown []deadletter.Letter
+			for i := range letters {
+				if filter.Match(&letters[i], now) {
+					l := letters[i]
+					// Like the table, the listing leaves bodies (recipients,
+					// URLs with their secrets) to dlq show.
+					l.Body = ""
+					shown = append(shown, l)
+				}
+			}
+			if g.json {
+				if shown == nil {
+					shown = []deadletter.Letter{}
+				}
+				if err := writeJSON(e.stdout, shown); err != nil {
+					return err
+				}
+			} else {
+				rows := make([][]string, len(shown))
+				for i := range shown {
+					rows[i] = lsRow(&shown[i], now)
+				}
+				if err := table(e.stdout, lsHeader, rows); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "%d of %d dead letters shown", len(shown), len(letters))
+				if c, err := deadletter.Count(ctx, client, q.dlqURL); err == nil && c.InFlight > 0 {
+					fmt.Fprintf(e.stderr, "; %d more held by another reader, not listed", c.InFlight)
+				}
+				fmt.Fprintln(e.stderr)
+			}
+			if relErr != nil {
+				return fmt.Errorf("listed, but some dead letters stay hidden until their hold ends: %w", relErr)
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newDLQShowCmd(e *env, g *globals) *cobra.Command {
+	var hold time.Duration
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a dead letter's original body and herald's reason",
+		Long: `Print the dead letter whose notification id or SQS message id is ID: its
+original body and the parsed herald.reason (outcome, error class, error,
+attempts, failed at, source message). Nothing is consumed.`,
+		Args: exactArgs(1, "one ID (a notification id or a dead-letter SQS message id)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			client, q, letters, err := scanDLQ(ctx, e, g, false, hold)
+			if err != nil {
+				return err
+			}
+			relErr := deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters)
+			filter := deadletter.Filter{IDs: args}
+			var found []deadletter.Letter
+			for i := range letters {
+				if filter.Match(&letters[i], e.now()) {
+					found = append(found, letters[i])
+				}
+			}
+			if len(found) == 0 {
+				fmt.Fprintf(e.stderr, "no dead letter %q among the %d visible ones\n", args[0], len(letters))
+				return reported(e, relErr)
+			}
+			if g.json {
+				if err := writeJSON(e.stdout, found); err != nil {
+					return err
+				}
+				return relErr
+			}
+			for i := range found {
+				if i > 0 {
+					fmt.Fprintln(e.stdout)
+				}
+				printLetter(e, &found[i])
+			}
+			return relErr
+		},
+	}
+	cmd.Flags().DurationVar(&hold, "hold", deadletter.DefaultHold, "visibility timeout while reading (made 0 again right after)")
+	return cmd
+}
+
+// printLetter writes a dead letter for people: its reason's fields, then
+// the body, indented when it is JSON.
+func printLetter(e *env, l *deadletter.Letter) {
+	w := e.stdout
+	fmt.Fprintf(w, "SQS message id:  %s\n", l.MessageID)
+	fmt.Fprintf(w, "moved by:        %s\n", l.MovedBy)
+	if r := l.Reason; r != nil {
+		fmt.Fprintf(w, "notification id: %s\n", cell(r.NotificationID))
+		fmt.Fprintf(w, "channel:         %s\n", cell(r.Channel))
+		fmt.Fprintf(w, "outcome:         %s\n", r.Outcome)
+		fmt.Fprintf(w, "error class:     %s\n", r.ErrorClass)
+		fmt.Fprintf(w, "error:           %s\n", r.Error)
+		fmt.Fprintf(w, "attempts:        %d\n", r.Attempts)
+		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", r.FailedAt, age(l.Age(e.now())))
+		fmt.Fprintf(w, "source message:  %s\n", r.SourceMessageID)
+		if len(r.DroppedAttributes) > 0 {
+			fmt.Fprintf(w, "attributes left out for size: %v\n", r.DroppedAttributes)
+		}
+	} else {
+		fmt.Fprintln(w, "reason:          none: the queue's redrive policy moved it after maxReceiveCount receives")
+	}
+	fmt.Fprintln(w, "body:")
+	var buf bytes.Buffer
+	if json.Indent(&buf, []byte(l.Body), "  ", "  ") == nil {
+		fmt.Fprintf(w, "  %s\n", buf.String())
+	} else {
+		fmt.Fprintf(w, "  %s\n", l.Body)
+	}
+}
+
+func newDLQRedriveCmd(e *env, g *globals) *cobra.Command {
+	var f filterFlags
+	var all, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "redrive (--id ID... | --class C | --older-than D | --all) [--dry-run]",
+		Short: "Send chosen dead letters back to the queue, then delete them from the dead-letter queue",
+		Long: `Send the chosen dead letters back to the notification queue with their
+original body and the producer's own message attributes (not herald's), then
+delete each from the dead-letter queue. Send comes before delete, so an
+interruption can leave a message in both queues (receivers deduplicate on the
+notification id), never in neither. FIFO queues keep the message group.
+
+Choose with --id (repeatable), --class, --older-than, --channel (combined: all
+must match), or --all. --dry-run shows what would be sent and changes nothing.
+Ends with the count sent, skipped and failed; exit status 1 when any failed or
+an --id was not found.`,
+		Example: `  herald dlq redrive --id welcome-42 --dry-run
+  herald dlq redrive --class webhook_http_5xx --older-than 1h
+  herald dlq redrive --all`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !all && len(f.ids) == 0 && f.class == "" && f.olderThan == "" {
+				return usagef("choose what to redrive: --id, --class, --older-than or --all")
+			}
+			if all && (len(f.ids) > 0 || f.class != "" || f.olderThan != "" || f.channel != "") {
+				return usagef("--all cannot be combined with --id, --class, --older-than or --channel")
+			}
+			filter, err := f.filter()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			client, q, letters, err := scanDLQ(ctx, e, g, true, f.hold)
+			if err != nil {
+				return err
+			}
+			now := e.now()
+			// Once sending starts, Ctrl-C does not cut a letter between its
+			// send and its delete.
+			rep, relErr := deadletter.Redrive(context.WithoutCancel(ctx), client, q.dlqURL, q.queueURL, letters,
+				func(l *deadletter.Letter) bool { return ctx.Err() == nil && filter.Match(l, now) }, dryRun)
+			missing := missingIDs(f.ids, letters)
+			if g.json {
+				if err := writeJSON(e.stdout, struct {
+					deadletter.Report
+					NotFound []string `json:"not_found,omitempty"`
+				}{rep, missing}); err != nil {
+					return err
+				}
+			} else {
+				rows := make([][]string, len(rep.Results))
+				for i, r := range rep.Results {
+					rows[i] = []string{r.NotificationID, r.MessageID, r.Action, r.NewMessageID, r.Error}
+				}
+				if len(rows) > 0 {
+					if err := table(e.stdout, []string{"ID", "DEAD LETTER", "ACTION", "NEW SQS MESSAGE ID", "ERROR"}, rows); err != nil {
+						return err
+					}
+				}
+				verb := "sent"
+				if dryRun {
+					verb = "dry run: would send " + strconv.Itoa(len(rep.Results)) + ", sent"
+				}
+				fmt.Fprintf(e.stdout, "%s %d, skipped %d, failed %d\n", verb, rep.Sent, rep.Skipped, rep.Failed)
+				for _, id := range missing {
+					fmt.Fprintf(e.stderr, "not found: %s\n", id)
+				}
+			}
+			if rep.Failed > 0 || len(missing) > 0 {
+				return reported(e, relErr)
+			}
+			return relErr
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "redrive every dead letter")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be sent; change nothing")
+	return cmd
+}
+
+// missingIDs returns the ids that name no letter.
+func missingIDs(ids []string, letters []deadletter.Letter) []string {
+	var out []string
+	for _, id := range ids {
+		found := false
+		for i := range letters {
+			if letters[i].NotificationID == id || letters[i].MessageID == id {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// reported ends a command whose failure has been printed: errReported,
+// after printing err too when there is one.
+func reported(e *env, err error) error {
+	if err != nil {
+		fmt.Fprintf(e.stderr, "herald: %v\n", err)
+	}
+	return errReported
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/webhook"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// herald runs the command in-process with no environment variables.
+func herald(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" },
+		now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
+	code := execute(context.Background(), e, args)
+	return result{code, out.String(), errOut.String()}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{}, {"--help"}, {"send", "--help"}, {"run", "--help"}, {"dlq"}, {"dlq", "--help"}, {"dlq", "ls", "--help"},
+		{"dlq", "show", "--help"}, {"dlq", "redrive", "--help"}, {"secret", "--help"}, {"secret", "new", "--help"}, {"verify", "--help"},
+		{"secret", "derive", "--help"}, {"resume", "--help"}, {"email"}, {"email", "--help"}, {"email", "events", "--help"}} {
+		r := herald(t, "", args...)
+		require.Equal(t, exitOK, r.code, "%v: %+v", args, r)
+		require.Contains(t, r.stdout, "Usage:", args)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, "unknown command"},
+		{[]string{"dlq", "bogus"}, "unknown command"},
+		{[]string{"dlq", "ls", "--bogus"}, "unknown flag"},
+		{[]string{"send"}, "needs FILE"},
+		{[]string{"send", "--group"}, "flag needs an argument"},
+		{[]string{"dlq", "show"}, "needs one ID"},
+		{[]string{"dlq", "redrive"}, "choose what to redrive"},
+		{[]string{"dlq", "redrive", "--all", "--id", "x"}, "cannot be combined"},
+		{[]string{"dlq", "ls", "--older-than", "soon"}, "--older-than"},
+		{[]string{"dlq", "ls", "--channel", "sms"}, "--channel"},
+		{[]string{"dlq", "ls", "--hold", "13h"}, "--hold"},
+		{[]string{"dlq", "ls"}, "no dead-letter queue"},
+		{[]string{"send", "../../testdata/cases/email-welcome.json"}, "no notification queue"},
+		{[]string{"run"}, "no notification queue"},
+		{[]string{"secret", "new", "extra"}, "takes no arguments"},
+		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "--body, --id, --signature, --timestamp"},
+		{[]string{"verify", "--secret", "nope", "--id", "i", "--timestamp", "1", "--signature", "s", "--body", "-"}, "whsec_"},
+		{[]string{"verify", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--id", "i", "--timestamp", "yesterday", "--signature", "s", "--body", "-"}, "Unix seconds"},
+	} {
+		r := herald(t, "", tc.args...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+	}
+}
+
+func TestSendDryRunValidatesWithFieldPaths(t *testing.T) {
+	t.Parallel()
+	good := "../../testdata/cases/email-welcome.json"
+	bad := "../../testdata/cases/poison-wrong-types.json"
+	r := herald(t, "", "send", "--dry-run", good)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Regexp(t, `(?m)^SOURCE\s+ID\s+SQS MESSAGE ID$`, r.stdout)
+	require.Contains(t, r.stdout, "valid (dry run)")
+
+	r = herald(t, "", "send", "--dry-run", good, bad)
+	require.Equal(t, exitFailed, r.code)
+	require.Contains(t, r.stderr, "invalid: "+bad+": email.to: must be an array, not a JSON number")
+	require.Contains(t, r.stderr, "nothing sent")
+
+	// NDJSON: blank lines skipped, sources are line numbers.
+	stdin := `{"version":1,"id":"a","channel":"webhook","webhook":{"url":"https://h.example/x","event_type":"a.b","payload":1}}` + "\n\n" +
+		`{"version":1,"id":"b","channel":"webhook","webhook":{"url":"https://h.example/x","event_type":"a b","payload":1}}` + "\n"
+	r = herald(t, stdin, "send", "--dry-run", "--skip-invalid", "--json", "-")
+	require.Equal(t, exitFailed, r.code, "an invalid notification fails the command even with --skip-invalid")
+	require.Contains(t, r.stderr, "-:3: webhook.event_type")
+	var rows []sendRow
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
+	require.Equal(t, []sendRow{
+		{Source: "-:3", ID: "b", Error: rows[0].Error, Invalid: true},
+		{Source: "-:1", ID: "a"},
+	}, rows)
+	require.Contains(t, rows[0].Error, "webhook.event_type")
+}
+
+func TestReadInputsFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "n.json")
+	require.NoError(t, os.WriteFile(f, []byte("\n  {\"id\":\"x\"}\n\n"), 0o600))
+	in, err := readInputs([]string{f, "-"}, strings.NewReader("{\"id\":\"y\"}\r\n"))
+	require.NoError(t, err)
+	require.Equal(t, []input{{source: f, body: []byte(`{"id":"x"}`)}, {source: "-:1", body: []byte(`{"id":"y"}`)}}, in)
+	_, err = readInputs([]string{filepath.Join(dir, "missing.json")}, nil)
+	require.Error(t, err)
+}
+
+func TestSecretNew(t *testing.T) {
+	t.Parallel()
+	r := herald(t, "", "secret", "new")
+	require.Equal(t, exitOK, r.code)
+	key, err := webhook.DecodeSecret(strings.TrimSpace(r.stdout))
+	require.NoError(t, err)
+	require.Len(t, key, webhook.SecretKeyBytes)
+
+	r = herald(t, "", "secret", "new", "--json")
+	var out map[string]string
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	require.True(t, strings.HasPrefix(out["secret"], "whsec_"))
+}
+
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	secret := "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	key, _ := webhook.DecodeSecret(secret)
+	now := time.Unix(1_800_000_000, 0)
+	body := `{"type":"a.b"}`
+	sig := webhook.Sign(key, "msg_1", now, []byte(body))
+	ts := strconv.FormatInt(now.Unix(), 10)
+
+	r := herald(t, body, "verify", "--secret", webhook.NewSecret()+" "+secret, "--id", "msg_1", "--timestamp", ts, "--signature", sig, "--body", "-")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, "valid\n", r.stdout)
+
+	r = herald(t, body+" ", "verify", "--secret", secret, "--id", "msg_1", "--timestamp", ts, "--signature", sig, "--body", "-", "--json")
+	require.Equal(t, exitFailed, r.code)
+	var out struct {
+		Valid bool
+		Error string
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	require.False(t, out.Valid)
+	require.Contains(t, out.Error, "no webhook-signature matches")
+
+	old := strconv.FormatInt(now.Add(-10*time.Minute).Unix(), 10)
+	r = herald(t, body, "verify", "--secret", secret, "--id", "msg_1", "--timestamp", old, "--signature", webhook.Sign(key, "msg_1", now.Add(-10*time.Minute), []byte(body)), "--body", "-")
+	require.Equal(t, exitFailed, r.code)
+	require.Contains(t, r.stdout, "webhook-timestamp too far from now")
+}
+
+func TestTable(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	require.NoError(t, table(&b, []string{"ID", "CLASS", "NOTE"}, [][]string{{"a-long-id", "", "x"}, {"b", "webhook_gone", "two\nlines\tand tab"}}))
+	require.Equal(t, ""+
+		"ID         CLASS         NOTE\n"+
+		"a-long-id  -             x\n"+
+		"b          webhook_gone  two lines and tab\n", b.String())
+}
+
+func TestAgeAndParseAge(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{0: "-", 45 * time.Second: "45s", 12 * time.Minute: "12m", time.Hour: "1h0m", 59 * time.Second: "59s", time.Minute: "1m", 3*time.Hour + 20*time.Minute: "3h20m", 52 * time.Hour: "2d4h"} {
+		require.Equal(t, want, age(d))
+	}
+	for s, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "7d": 7 * 24 * time.Hour, "0d": 0, "1h30m": 90 * time.Minute} {
+		got, err := parseAge(s)
+		require.NoError(t, err, s)
+		require.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "7", "d", "-1h", "1.5d", "7days", "x7d"} {
+		_, err := parseAge(s)
+		require.Error(t, err, s)
+	}
+}
+
+func TestFormatRecord(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 1, 10, 0, 5, 0, time.Local).Format(time.RFC3339Nano)
+	line := fmt.Sprintf(`{"time":%q,"level":"WARN","msg":"notification","id":"evt-1","channel":"webhook","outcome":"retry","receive_count":2,"sqs_message_id":"m","delay_seconds":4,"error_class":"webhook_http_5xx","error":"503"}`, at)
+	require.Equal(t, "10:00:05  evt-1                    webhook  retry          receive 2  in 4s  webhook_http_5xx: 503", formatRecord([]byte(line)))
+	line = fmt.Sprintf(`{"time":%q,"level":"INFO","msg":"notification","channel":"email","outcome":"delivered","receive_count":1}`, at)
+	require.Equal(t, "10:00:05  (no id)                  email    delivered      receive 1", formatRecord([]byte(line)))
+	line = fmt.Sprintf(`{"time":%q,"level":"ERROR","msg":"cold start"}`, at)
+	require.Equal(t, "10:00:05  ERROR  cold start", formatRecord([]byte(line)))
+	require.Equal(t, "not json", formatRecord([]byte("not json\n")))
+}
+
+func TestEndpointOfShowsHostOnly(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"AWS_ENDPOINT_URL": "http://u:p@127.0.0.1:4566/x?y=z", "AWS_ENDPOINT_URL_SESV2": "http://127.0.0.1:8005"}
+	get := func(k string) string { return env[k] }
+	require.Equal(t, "http://127.0.0.1:4566", endpointOf(get, "SQS"))
+	require.Equal(t, "http://127.0.0.1:8005", endpointOf(get, "SESV2"))
+	require.Equal(t, "AWS", endpointOf(func(string) string { return "" }, "SQS"))
+}
+
+// cfnWire answers CloudFormation DescribeStacks in its query protocol (XML),
+// as the real service does, for one stack.
+func cfnWire(t *testing.T, stack string, outputs map[string]string) *cloudformation.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "text/xml")
+		if r.Form.Get("Action") != "DescribeStacks" || r.Form.Get("StackName") != stack {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id %s does not exist</Message></Error><RequestId>r</RequestId></ErrorResponse>`, r.Form.Get("StackName"))
+			return
+		}
+		var b strings.Builder
+		for k, v := range outputs {
+			fmt.Fprintf(&b, "<member><OutputKey>%s</OutputKey><OutputValue>%s</OutputValue></member>", k, v)
+		}
+		fmt.Fprintf(w, `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member><StackName>%s</StackName><StackStatus>CREATE_COMPLETE</StackStatus><CreationTime>2026-11-01T00:00:00Z</CreationTime><Outputs>%s</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`, stack, b.String())
+	}))
+	t.Cleanup(srv.Close)
+	return cloudformation.New(cloudformation.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+}
+
+func TestResolveQueues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfn := cfnWire(t, "herald-prod", map[string]string{outputQueueURL: "https://sqs/q", outputDLQURL: "https://sqs/dlq", "Other": "x"})
+	api := func() (stackOutputs, error) { return cfn, nil }
+	env := map[string]string{"HERALD_QUEUE_URL": "https://env/q", "HERALD_DLQ_URL": "https://env/dlq"}
+	get := func(k string) string { return env[k] }
+	none := func(string) string { return "" }
+
+	q, err := resolveQueues(ctx, &globals{}, get, api, true, true)
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://env/q", "https://env/dlq"}, []string{q.queueURL, q.dlqURL})
+
+	q, err = resolveQueues(ctx, &globals{stack: "herald-prod"}, get, api, true, true)
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://sqs/q", "https://sqs/dlq"}, []string{q.queueURL, q.dlqURL}, "--stack wins over the environment")
+
+	q, err = resolveQueues(ctx, &globals{stack: "herald-prod", queueURL: "https://flag/q"}, get, api, true, true)
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://flag/q", "https://sqs/dlq"}, []string{q.queueURL, q.dlqURL}, "a flag wins over --stack")
+
+	_, err = resolveQueues(ctx, &globals{stack: "nope"}, none, api, true, true)
+	require.ErrorContains(t, err, "does not exist")
+
+	_, err = resolveQueues(ctx, &globals{}, none, api, false, true)
+	var ue usageError
+	require.ErrorAs(t, err, &ue)
+	require.ErrorContains(t, err, "HERALD_DLQ_URL")
+	q, err = resolveQueues(ctx, &globals{}, none, api, false, false)
+	require.NoError(t, err)
+
+	other := cfnWire(t, "other", map[string]string{"Foo": "x"})
+	_, err = resolveQueues(ctx, &globals{stack: "other"}, none, func() (stackOutputs, error) { return other, nil }, true, false)
+	require.ErrorContains(t, err, "is it a herald stack?")
+}

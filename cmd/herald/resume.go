@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/internal/pause"
+)
+
+// outputDeliverFunction is the template's output that names the deliver
+// function (template.yaml, Outputs).
+const outputDeliverFunction = "DeliverFunctionName"
+
+// resumeRow is one event source mapping in resume's output.
+type resumeRow struct {
+	UUID           string `json:"uuid"`
+	EventSourceARN string `json:"event_source_arn"`
+	// State is the mapping's state after the update (before it, with
+	// --dry-run).
+	State string `json:"state"`
+	// Action is "enabled", "already enabled", or with --dry-run "would
+	// enable".
+	Action string `json:"action"`
+}
+
+// The actions of resumeRow.
+const (
+	actionEnabled        = "enabled"
+	actionAlreadyEnabled = "already enabled"
+	actionWouldEnable    = "would enable"
+)
+
+func newResumeCmd(e *env, g *globals) *cobra.Command {
+	var function string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "resume",
+		Short: "Turn delivery back on: enable the deliver function's paused event source mapping",
+		Long: `Enable the event source mappings of the deliver function that are disabled,
+as the deliver function leaves them when it pauses itself instead of draining
+the queue (a setup error such as an unreadable signing secret;
+docs/reliability.md, "When herald cannot deliver anything"). Fix the cause
+first, or the function pauses again at its next cold start. A mapping
+already enabled (or enabling) is left as it is. This is what the paused
+function's log line suggests (aws lambda update-event-source-mapping --uuid
+UUID --enabled), found by function name.
+
+The function comes from --function (name or ARN), else from the stack's
+DeliverFunctionName output (--stack). --dry-run lists the mappings and what
+would be done, and changes nothing.
+
+Prints one row per mapping: UUID, source queue ARN, state, action. IAM:
+lambda:ListEventSourceMappings, lambda:UpdateEventSourceMapping.`,
+		Example: `  herald resume --stack herald --dry-run
+  herald resume --function herald-DeliverFunction-AbC123`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			fn, err := resolveFunction(ctx, g, function, g.stackOutputs)
+			if err != nil {
+				return err
+			}
+			cfg, err := g.awsConfig(ctx)
+			if err != nil {
+				return err
+			}
+			rows, err := resume(ctx, lambda.NewFromConfig(cfg), fn, dryRun)
+			if len(rows) > 0 {
+				if werr := writeResume(e, g, rows); werr != nil && err == nil {
+					err = werr
+				}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&function, "function", "", "the deliver function's name or ARN (default: the stack's DeliverFunctionName output)")
+	f.BoolVar(&dryRun, "dry-run", false, "show the mappings and what would be done; change nothing")
+	return cmd
+}
+
+// resolveFunction returns --function, else --stack's DeliverFunctionName
+// output; neither is a usage error.
+func resolveFunction(ctx context.Context, g *globals, function string, outputs func(context.Context) (map[string]string, error)) (string, error) {
+	if function != "" {
+		return function, nil
+	}
+	if g.stack == "" {
+		return "", usagef("no deliver function: give --function NAME or --stack NAME")
+	}
+	out, err := outputs(ctx)
+	if err != nil {
+		return "", err
+	}
+	if fn := out[outputDeliverFunction]; fn != "" {
+		return fn, nil
+	}
+	return "", fmt.Errorf("stack %s has no %s output: is it a herald stack?", g.stack, outputDeliverFunction)
+}
+
+// resume enables function's disabled event source mappings
+// (pause.Resume), or with dryRun only lists them (pause.List).
+func resume(ctx context.Context, api pause.MappingAPI, function string, dryRun bool) ([]resumeRow, error) {
+	if dryRun {
+		mappings, err := pause.List(ctx, api, function, "")
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]resumeRow, len(mappings))
+		for i, m := range mappings {
+			rows[i] = resumeRow{UUID: m.UUID, EventSourceARN: m.EventSourceARN, State: m.State, Action: actionWouldEnable}
+			if m.Enabled() {
+				rows[i].Action = actionAlreadyEnabled
+			}
+		}
+		return rows, nil
+	}
+	// Which were enabled before, so that the output can tell them apart.
+	before, err := pause.List(ctx, api, function, "")
+	if err != nil {
+		return nil, err
+	}
+	wasEnabled := make(map[string]bool, len(before))
+	for _, m := range before {
+		wasEnabled[m.UUID] = m.Enabled()
+	}
+	mappings, err := pause.Resume(ctx, api, function, "")
+	rows := make([]resumeRow, len(mappings))
+	for i, m := range mappings {
+		rows[i] = resumeRow{UUID: m.UUID, EventSourceARN: m.EventSourceARN, State: m.State, Action: actionEnabled}
+		if wasEnabled[m.UUID] {
+			rows[i].Action = actionAlreadyEnabled
+		}
+	}
+	return rows, err
+}
+
+func writeResume(e *env, g *globals, rows []resumeRow) error {
+	if g.json {
+		return writeJSON(e.stdout, rows)
+	}
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = []string{r.UUID, r.EventSourceARN, r.State, r.Action}
+	}
+	return table(e.stdout, []string{"UUID", "SOURCE", "STATE", "ACTION"}, cells)
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localrunner"
+)
+
+func newRunCmd(e *env, g *globals) *cobra.Command {
+	var batchSize int
+	var wait, functionTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the deliver function locally against the queue (a local event source mapping)",
+		Long: `Long-poll the notification queue and hand each batch to the same handler the
+deliver Lambda runs, with the same HERALD_* configuration (docs/configuration.md),
+deleting what it settled and leaving retries to their visibility timeout, as the
+SQS event source mapping with ReportBatchItemFailures does.
+
+Prints one line per record: time, notification id, channel, outcome, receive
+count, retry delay and reason. --json prints the function's own JSON log lines.
+Ctrl-C finishes the batch in flight and exits; a second Ctrl-C stops at once
+(the records in flight come back after the queue's visibility timeout).
+
+The local stack: make local-up, then set -a; . .local/herald.env; set +a
+(or make run, which does both).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			q, err := g.resolve(ctx, e, true, true)
+			if err != nil {
+				return err
+			}
+			getenv := func(k string) string {
+				switch k {
+				case "HERALD_QUEUE_URL":
+					return q.queueURL
+				case "HERALD_DLQ_URL":
+					return q.dlqURL
+				}
+				return e.getenv(k)
+			}
+			cfg, err := config.LoadDeliver(getenv)
+			if err != nil {
+				return fmt.Errorf("configuration: %w", err)
+			}
+			awsCfg, err := g.awsConfig(ctx)
+			if err != nil {
+				return err
+			}
+			var out io.Writer = &recordLines{w: e.stdout}
+			if g.json {
+				out = e.stdout
+			}
+			logger := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
+			p, err := app.NewDeliverContext(ctx, cfg, awsCfg, app.DeliverOptions{Logger: logger})
+			if err != nil {
+				return err
+			}
+			if err := app.CheckQueues(ctx, cfg, awsCfg, 0); err != nil {
+				return err
+			}
+			client := sqs.NewFromConfig(awsCfg)
+			runner := &localrunner.Runner{
+				SQS: client, QueueURL: q.queueURL, Handler: p.Handle,
+				BatchSize: batchSize, WaitTime: wait, FunctionTimeout: functionTimeout,
+				Region: awsCfg.Region,
+				Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			}
+			fmt.Fprintf(e.stderr, "herald run: %s\n  queue %s (from %s)\n  SQS %s, SES v2 %s\n  Ctrl-C to stop\n",
+				"polling", q.queueURL, q.source, endpointOf(e.getenv, "SQS"), endpointOf(e.getenv, "SESV2"))
+			return runLoop(ctx, runner, e.stderr)
+		},
+	}
+	cmd.Flags().IntVar(&batchSize, "batch-size", 10, "most records per invocation (1–10)")
+	cmd.Flags().DurationVar(&wait, "wait", time.Second, "long-poll wait of each receive (up to 20s)")
+	cmd.Flags().DurationVar(&functionTimeout, "function-timeout", 30*time.Second, "each invocation's deadline, as the Lambda function's timeout")
+	return cmd
+}
+
+// runLoop polls until ctx is done. A batch in flight when ctx ends is
+// finished: the invocations run under a context ctx's end does not cancel.
+func runLoop(ctx context.Context, r *localrunner.Runner, stderr io.Writer) error {
+	invoke := context.WithoutCancel(ctx)
+	failures := 0
+	for ctx.Err() == nil {
+		if _, err := r.Poll(invoke); err != nil {
+			failures++
+			fmt.Fprintf(stderr, "herald run: %v\n", err)
+			if failures >= 30 {
+				return fmt.Errorf("giving up after %d failed polls: %w", failures, err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		failures = 0
+	}
+	fmt.Fprintln(stderr, "herald run: stopped")
+	return nil
+}
+
+// endpointOf names where the SDK sends a service's calls: the standard
+// endpoint variables, without any user information, path or query.
+func endpointOf(getenv func(string) string, service string) string {
+	for _, k := range []string{"AWS_ENDPOINT_URL_" + service, "AWS_ENDPOINT_URL"} {
+		if v := getenv(k); v != "" {
+			if u, err := url.Parse(v); err == nil && u.Host != "" {
+				return u.Scheme + "://" + u.Host
+			}
+			return "(" + k + " is not a URL)"
+		}
+	}
+	return "AWS"
+}
+
+// recordLines turns the processor's JSON log lines into one readable line
+// per record.
+type recordLines struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (r *recordLines) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for line := range bytes.Lines(p) {
+		fmt.Fprintln(r.w, formatRecord(line))
+	}
+	return len(p), nil
+}
+
+// formatRecord formats one JSON log line: a record's outcome as
+// "15:04:05  ID  CHANNEL  OUTCOME  receive N  [in Ds]  [CLASS: ERROR]", any
+// other line as its level and message.
+func formatRecord(line []byte) string {
+	var m struct {
+		Time         time.Time `json:"time"`
+		Level        string    `json:"level"`
+		Msg          string    `json:"msg"`
+		ID           string    `json:"id"`
+		Channel      string    `json:"channel"`
+		Outcome      string    `json:"outcome"`
+		ReceiveCount int       `json:"receive_count"`
+		Delay        *int      `json:"delay_seconds"`
+		Class        string    `json:"error_class"`
+		Error        string    `json:"error"`
+		SQSError     string    `json:"sqs_error"`
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return strings.TrimSpace(string(line))
+	}
+	if m.Outcome == "" {
+		return fmt.Sprintf("%s  %s  %s", m.Time.Local().Format(time.TimeOnly), m.Level, m.Msg)
+	}
+	id := m.ID
+	if id == "" {
+		id = "(no id)"
+	}
+	s := fmt.Sprintf("%s  %-24s %-8s %-14s receive %d", m.Time.Local().Format(time.TimeOnly), id, cell(m.Channel), m.Outcome, m.ReceiveCount)
+	if m.Delay != nil {
+		s += fmt.Sprintf("  in %ds", *m.Delay)
+	}
+	if m.Class != "" {
+		s += "  " + m.Class + ": " + m.Error
+	}
+	if m.SQSError != "" {
+		s += "  (SQS: " + m.SQSError + ")"
+	}
+	return s
+}

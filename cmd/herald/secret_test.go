@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/notification"
+)
+
+const (
+	deploySecretOld = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	deploySecretNew = "whsec_c2Vjb25kLXNpZ25pbmcta2V5LWZvci1yb3RhdGlvbg=="
+)
+
+// heraldWith runs the command in-process with the environment vars.
+func heraldWith(t *testing.T, vars map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(k string) string { return vars[k] }, now: time.Now}
+	code := execute(context.Background(), e, args)
+	return result{code, out.String(), errOut.String()}
+}
+
+// signedRequest is one webhook the real sender signed with secrets and
+// posted to a TLS receiver; it returns the receiver's URL and the request.
+func signedRequest(t *testing.T, secrets []string, path string) (string, []byte, http.Header) {
+	t.Helper()
+	type got struct {
+		body   []byte
+		header http.Header
+	}
+	ch := make(chan got, 1)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ch <- got{b, r.Header.Clone()}
+	}))
+	t.Cleanup(srv.Close)
+	s, err := webhook.NewSender(webhook.Config{
+		Secrets: secrets, Timeout: 5 * time.Second, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		TLSClientConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig,
+	})
+	require.NoError(t, err)
+	require.NoError(t, s.Send(context.Background(), &notification.Message{
+		Version: notification.Version, ID: "evt_derive_1", Channel: notification.ChannelWebhook,
+		Webhook: &notification.Webhook{URL: srv.URL + path, EventType: "invoice.paid", Payload: json.RawMessage(`{"n":1}`)},
+	}))
+	r := <-ch
+	return srv.URL, r.body, r.header
+}
+
+// TestSecretDeriveVerifiesWithReferenceLibrary: each line `secret derive`
+// prints is a secret with which the Standard Webhooks reference library
+// accepts a request the deliver function's sender signed during a rotation
+// (two active secrets); the deployment secrets themselves are not printed.
+func TestSecretDeriveVerifiesWithReferenceLibrary(t *testing.T) {
+	t.Parallel()
+	base, body, header := signedRequest(t, []string{deploySecretOld, deploySecretNew}, "/hooks/a?token=s3cr3t")
+
+	// Another path of the same origin: the same key.
+	r := herald(t, "", "secret", "derive", "--secret", deploySecretOld, "--secret", deploySecretNew, base+"/other")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2, "one line per active secret")
+	for i, secret := range lines {
+		require.NotEqual(t, deploySecretOld, secret)
+		require.NotEqual(t, deploySecretNew, secret)
+		wh, err := standardwebhooks.NewWebhook(secret)
+		require.NoError(t, err)
+		require.NoError(t, wh.Verify(body, header), "line %d", i+1)
+	}
+	require.NotContains(t, r.stdout+r.stderr, strings.TrimPrefix(deploySecretOld, "whsec_"))
+	require.NotContains(t, r.stdout+r.stderr, strings.TrimPrefix(deploySecretNew, "whsec_"))
+
+	// Each line belongs to its own secret, in order: a request signed with
+	// the new secret alone verifies with the second line, not the first.
+	newBase, newBody, newHeader := signedRequest(t, []string{deploySecretNew}, "/")
+	r = herald(t, "", "secret", "derive", "--secret", deploySecretOld, "--secret", deploySecretNew, newBase)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	newLines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, newLines, 2)
+	wh0, err := standardwebhooks.NewWebhook(newLines[0])
+	require.NoError(t, err)
+	wh1, err := standardwebhooks.NewWebhook(newLines[1])
+	require.NoError(t, err)
+	require.Error(t, wh0.Verify(newBody, newHeader), "the old secret's key does not verify the new secret's signature")
+	require.NoError(t, wh1.Verify(newBody, newHeader))
+
+	// Only the old secret: its derived key alone still verifies (rotation).
+	r = herald(t, "", "secret", "derive", "--secret", deploySecretOld, base)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, lines[0]+"\n", r.stdout)
+
+	// The deployment secret itself does not verify: the receiver needs the derived one.
+	wh, err := standardwebhooks.NewWebhook(deploySecretOld)
+	require.NoError(t, err)
+	require.Error(t, wh.Verify(body, header))
+
+	// Another origin (another port) gets another key, which does not verify.
+	other, _, _ := signedRequest(t, []string{deploySecretOld}, "/")
+	r = herald(t, "", "secret", "derive", "--secret", deploySecretOld, other)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	wh, err = standardwebhooks.NewWebhook(strings.TrimSpace(r.stdout))
+	require.NoError(t, err)
+	require.Error(t, wh.Verify(body, header))
+}
+
+func TestSecretDeriveSourcesAndJSON(t *testing.T) {
+	t.Parallel()
+	url := "https://u:pw@Hooks.Example.COM:443/p?key=k"
+	want, err := webhook.DeriveSecret(deploySecretNew, url)
+	require.NoError(t, err)
+
+	// HERALD_WEBHOOK_SECRET, space separated; --json names the origin only.
+	r := heraldWith(t, map[string]string{"HERALD_WEBHOOK_SECRET": deploySecretOld + "  " + deploySecretNew}, "secret", "derive", "--json", url)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	var out struct {
+		Origin  string
+		Secrets []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	require.Equal(t, "https://hooks.example.com", out.Origin)
+	require.Len(t, out.Secrets, 2)
+	require.Equal(t, want, out.Secrets[1])
+	require.NotContains(t, r.stdout, "pw")
+	require.NotContains(t, r.stdout, "key=k")
+
+	// --secret wins over the environment.
+	r = heraldWith(t, map[string]string{"HERALD_WEBHOOK_SECRET": deploySecretOld}, "secret", "derive", "--secret", deploySecretNew, url)
+	require.Equal(t, want+"\n", r.stdout)
+}
+
+func TestSecretDeriveErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		vars map[string]string
+		args []string
+		code int
+		want string
+	}{
+		{nil, []string{"secret", "derive"}, exitUsage, "needs one URL"},
+		{nil, []string{"secret", "derive", "https://h.example"}, exitUsage, "no deployment secret"},
+		{nil, []string{"secret", "derive", "--secret", deploySecretOld, "ftp://h.example/x?token=s3cr3t"}, exitUsage, "must be absolute and https"},
+		{nil, []string{"secret", "derive", "--secret", "whsec_!!notbase64", "https://h.example"}, exitUsage, "secrets from --secret: secret 1 of 1"},
+		{map[string]string{"HERALD_WEBHOOK_SECRET": deploySecretOld + " whsec_!!notbase64"}, []string{"secret", "derive", "https://h.example"}, exitFailed, "secrets from HERALD_WEBHOOK_SECRET: secret 2 of 2"},
+	} {
+		r := heraldWith(t, tc.vars, tc.args...)
+		require.Equal(t, tc.code, r.code, "%v: %+v", tc.args, r)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+		require.NotContains(t, r.stderr, "s3cr3t")
+		require.NotContains(t, r.stderr, "notbase64")
+	}
+}
+
+// secretsManagerWire answers GetSecretValue in the JSON 1.1 protocol for
+// one ARN, and ResourceNotFoundException for any other, as the service does.
+func secretsManagerWire(t *testing.T, arn, value string) (aws.Config, *[]string) {
+	t.Helper()
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		if r.Header.Get("X-Amz-Target") != "secretsmanager.GetSecretValue" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"__type":"UnknownOperationException"}`)
+			return
+		}
+		var in struct{ SecretId string }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		asked = append(asked, in.SecretId)
+		if in.SecretId != arn {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"__type":"ResourceNotFoundException","Message":"Secrets Manager can't find the specified secret."}`)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"ARN": arn, "Name": "herald/webhook-signing", "SecretString": value, "VersionId": "v1"})
+	}))
+	t.Cleanup(srv.Close)
+	return aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1}, &asked
+}
+
+func TestSecretDeriveReadsSecretsManager(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const arn = "arn:aws:secretsmanager:us-east-1:000000000000:secret:herald/webhook-signing-AbCdEf"
+	cfg, asked := secretsManagerWire(t, arn, deploySecretOld+"\n"+deploySecretNew+"\n")
+	awsCfg := func() (aws.Config, error) { return cfg, nil }
+	noStack := func(context.Context) (map[string]string, error) { t.Fatal("no stack to read"); return nil, nil }
+
+	got, source, err := deriveSource{arn: arn}.read(ctx, &globals{}, func(string) string { return "" }, awsCfg, noStack)
+	require.NoError(t, err)
+	require.Equal(t, []string{deploySecretOld, deploySecretNew}, got)
+	require.Contains(t, source, arn)
+
+	got, _, err = deriveSource{}.read(ctx, &globals{}, getenvOf(map[string]string{"HERALD_WEBHOOK_SECRET_ARN": arn}), awsCfg, noStack)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+
+	stack := func(context.Context) (map[string]string, error) { return map[string]string{outputSecretARN: arn}, nil }
+	got, _, err = deriveSource{}.read(ctx, &globals{stack: "herald"}, getenvOf(map[string]string{"HERALD_WEBHOOK_SECRET": deploySecretOld}), awsCfg, stack)
+	require.NoError(t, err)
+	require.Len(t, got, 2, "--stack's secret wins over the environment")
+	require.Equal(t, []string{arn, arn, arn}, *asked)
+
+	_, _, err = deriveSource{arn: arn + "x"}.read(ctx, &globals{}, func(string) string { return "" }, awsCfg, noStack)
+	require.ErrorContains(t, err, "ResourceNotFoundException")
+	require.NotContains(t, err.Error(), strings.TrimPrefix(deploySecretOld, "whsec_"))
+}
+
+// getenvOf is getenv over m.
+func getenvOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/notification"
+	"github.com/heraldhq/herald/producer"
+)
+
+// input is one notification read from a file or a line of standard input.
+type input struct {
+	source string // file name, or "-:LINE"
+	body   []byte
+}
+
+// readInputs reads each FILE as one JSON notification, and "-" as NDJSON
+// on stdin: one notification per line, blank lines skipped.
+func readInputs(args []string, stdin io.Reader) ([]input, error) {
+	var out []input
+	for _, a := range args {
+		if a != "-" {
+			b, err := os.ReadFile(a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, input{source: a, body: bytes.TrimSpace(b)})
+			continue
+		}
+		sc := bufio.NewScanner(stdin)
+		// A notification can be close to the 1 MiB SQS message limit.
+		sc.Buffer(make([]byte, 64<<10), producer.MaxBatchBytes+1)
+		for n := 1; sc.Scan(); n++ {
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			out = append(out, input{source: "-:" + strconv.Itoa(n), body: bytes.Clone(line)})
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// problems returns "SOURCE: field: message" lines for an invalid body.
+func problems(source string, err error) []string {
+	var inv *notification.InvalidError
+	if !errors.As(err, &inv) {
+		return []string{source + ": " + err.Error()}
+	}
+	out := make([]string, len(inv.Problems))
+	for i, p := range inv.Problems {
+		out[i] = source + ": " + p.String()
+	}
+	return out
+}
+
+// sendRow is one line of send's output.
+type sendRow struct {
+	Source    string `json:"source"`
+	ID        string `json:"id,omitempty"`
+	MessageID string `json:"sqs_message_id,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Invalid   bool   `json:"invalid,omitempty"`
+}
+
+func newSendCmd(e *env, g *globals) *cobra.Command {
+	var group string
+	var skipInvalid, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "send FILE... | -",
+		Short: "Validate notifications and send them to the queue",
+		Long: `Send notifications to the notification queue. Each FILE holds one JSON
+notification; "-" reads NDJSON (one notification per line) from standard input.
+
+Every notification is first checked by the deliver function's own validator;
+an invalid one is reported with its field path and, unless --skip-invalid,
+nothing at all is sent. Valid ones go out with SendMessageBatch, 10 per call;
+entries SQS fails on its side are retried, then reported. On a FIFO queue the
+message group is --group and the deduplication id is the notification id.
+Prints each notification id with its SQS message id.`,
+		Example: `  herald send testdata/cases/email-multi.json
+  jq -c '.[]' batch.json | herald send -
+  herald send --dry-run my-notification.json     # validate only`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("send needs FILE arguments, or - for NDJSON on standard input")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			inputs, err := readInputs(args, e.stdin)
+			if err != nil {
+				return err
+			}
+			var rows []sendRow
+			var valid []input
+			invalid := 0
+			for _, in := range inputs {
+				if _, err := notification.Parse(in.body); err != nil {
+					invalid++
+					for _, p := range problems(in.source, err) {
+						fmt.Fprintln(e.stderr, "invalid:", p)
+					}
+					rows = append(rows, sendRow{Source: in.source, ID: notification.IDOf(in.body), Error: err.Error(), Invalid: true})
+					continue
+				}
+				valid = append(valid, in)
+			}
+			if invalid > 0 && !skipInvalid {
+				fmt.Fprintf(e.stderr, "%d of %d notifications invalid: nothing sent (--skip-invalid sends the valid ones)\n", invalid, len(inputs))
+				if g.json {
+					_ = writeJSON(e.stdout, rows)
+				}
+				return errReported
+			}
+			if dryRun {
+				for _, in := range valid {
+					rows = append(rows, sendRow{Source: in.source, ID: notification.IDOf(in.body)})
+				}
+				fmt.Fprintf(e.stderr, "dry run: %d valid, %d invalid, nothing sent\n", len(valid), invalid)
+				return finishSend(e, g, rows, invalid > 0)
+			}
+			q, err := g.resolve(cmd.Context(), e, true, false)
+			if err != nil {
+				return err
+			}
+			if producer.IsFIFO(q.queueURL) && group == "" {
+				return usagef("%s is a FIFO queue: give --group", q.queueURL)
+			}
+			cfg, err := g.awsConfig(cmd.Context())
+			if err != nil {
+				return err
+			}
+			bodies := make([][]byte, len(valid))
+			for i, in := range valid {
+				bodies[i] = in.body
+			}
+			client := &producer.Client{SQS: sqs.NewFromConfig(cfg), QueueURL: q.queueURL, GroupID: group}
+			results, sendErr := client.SendBodies(cmd.Context(), bodies)
+			if results == nil && sendErr != nil {
+				return sendErr
+			}
+			failed := invalid > 0
+			for i, r := range results {
+				row := sendRow{Source: valid[i].source, ID: r.ID, MessageID: r.MessageID}
+				if r.Err != nil {
+					row.Error, failed = r.Err.Error(), true
+				}
+				rows = append(rows, row)
+			}
+			return finishSend(e, g, rows, failed)
+		},
+	}
+	cmd.Flags().StringVar(&group, "group", "", "message group id (FIFO queues only; required there)")
+	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "send the valid notifications even when some are invalid (exit status 1 still)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate only; send nothing")
+	return cmd
+}
+
+func finishSend(e *env, g *globals, rows []sendRow, failed bool) error {
+	if g.json {
+		if err := writeJSON(e.stdout, rows); err != nil {
+			return err
+		}
+	} else {
+		cells := make([][]string, 0, len(rows))
+		for _, r := range rows {
+			status := r.MessageID
+			switch {
+			case r.Invalid:
+				status = "invalid, not sent"
+			case r.Error != "":
+				status = "NOT SENT: " + r.Error
+			case status == "":
+				status = "valid (dry run)"
+			}
+			cells = append(cells, []string{r.Source, r.ID, status})
+		}
+		if err := table(e.stdout, []string{"SOURCE", "ID", "SQS MESSAGE ID"}, cells); err != nil {
+			return err
+		}
+	}
+	if failed {
+		return errReported
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package deadletter
+
+import (
+	"encoding/json"
+	"net/mail"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+// Who moved a dead letter to the dead-letter queue.
+const (
+	// MovedByHerald is a dead letter herald sent with a herald.reason.
+	MovedByHerald = "herald"
+	// MovedByRedrivePolicy is a dead letter the queue's redrive policy moved
+	// after maxReceiveCount receives, without a reason.
+	MovedByRedrivePolicy = "redrive_policy"
+)
+
+// Letter is one dead letter as read from the dead-letter queue.
+type Letter struct {
+	// MessageID is the SQS message id in the dead-letter queue.
+	MessageID string `json:"sqs_message_id"`
+	// NotificationID is the notification's id, when the body has one.
+	NotificationID string `json:"id,omitempty"`
+	// Channel is "email" or "webhook", when the body names one.
+	Channel string `json:"channel,omitempty"`
+	// Destination is the webhook URL's host, or the domain of the email's
+	// first recipient; never a path, query, user name or whole address.
+	Destination string `json:"destination,omitempty"`
+	// Class is the reason's error class; empty when the redrive policy
+	// moved the message.
+	Class string `json:"error_class,omitempty"`
+	// Attempts is the receive count herald gave up on; 0 when unknown.
+	Attempts int `json:"attempts,omitempty"`
+	// FailedAt is when herald gave up; zero when unknown.
+	FailedAt time.Time `json:"failed_at,omitzero"`
+	// SentAt is the dead letter's SQS SentTimestamp.
+	SentAt time.Time `json:"sent_at,omitzero"`
+	// MovedBy is MovedByHerald or MovedByRedrivePolicy.
+	MovedBy string `json:"moved_by"`
+	// GroupID is the MessageGroupId on a FIFO dead-letter queue.
+	GroupID string `json:"group_id,omitempty"`
+	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy
+	// (or the attribute is not readable JSON).
+	Reason *processor.Reason `json:"reason,omitempty"`
+	// Body is the original message body.
+	Body string `json:"body,omitempty"`
+
+	attributes    map[string]types.MessageAttributeValue
+	receiptHandle string
+}
+
+// Age is how long ago herald gave up on the letter, or, when it is not
+// known, how long ago the dead letter was sent.
+func (l *Letter) Age(now time.Time) time.Duration {
+	if !l.FailedAt.IsZero() {
+		return now.Sub(l.FailedAt)
+	}
+	if !l.SentAt.IsZero() {
+		return now.Sub(l.SentAt)
+	}
+	return 0
+}
+
+// fromMessage reads a received dead letter.
+func fromMessage(m types.Message) Letter {
+	l := Letter{
+		MessageID:     aws.ToString(m.MessageId),
+		Body:          aws.ToString(m.Body),
+		MovedBy:       MovedByRedrivePolicy,
+		GroupID:       m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)],
+		attributes:    m.MessageAttributes,
+		receiptHandle: aws.ToString(m.ReceiptHandle),
+	}
+	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
+		l.SentAt = time.UnixMilli(ms).UTC()
+	}
+	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
+	if a, ok := m.MessageAttributes[processor.AttrReason]; ok {
+		var r processor.Reason
+		if json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r) == nil {
+			l.Reason = &r
+			l.MovedBy = MovedByHerald
+			l.Class = string(r.ErrorClass)
+			l.Attempts = r.Attempts
+			if t, err := time.Parse(time.RFC3339Nano, r.FailedAt); err == nil {
+				l.FailedAt = t.UTC()
+			}
+			if l.NotificationID == "" {
+				l.NotificationID = r.NotificationID
+			}
+			if l.Channel == "" {
+				l.Channel = r.Channel
+			}
+		}
+	}
+	return l
+}
+
+// describeBody reads what it can of a body that may be invalid: the id,
+// the channel and the destination.
+func describeBody(body string) (id, channel, dest string) {
+	var b struct {
+		ID      any    `json:"id"`
+		Channel string `json:"channel"`
+		Webhook *struct {
+			URL string `json:"url"`
+		} `json:"webhook"`
+		Email *struct {
+			To  []any `json:"to"`
+			Cc  []any `json:"cc"`
+			Bcc []any `json:"bcc"`
+		} `json:"email"`
+	}
+	if json.Unmarshal([]byte(body), &b) != nil {
+		// Wrong types in one member spoil the whole decode: try the parts.
+		var loose map[string]json.RawMessage
+		if json.Unmarshal([]byte(body), &loose) != nil {
+			return "", "", ""
+		}
+		_ = json.Unmarshal(loose["id"], &b.ID)
+		_ = json.Unmarshal(loose["channel"], &b.Channel)
+	}
+	if s, ok := b.ID.(string); ok {
+		id = s
+	}
+	channel = b.Channel
+	switch {
+	case b.Webhook != nil:
+		dest = WebhookHost(b.Webhook.URL)
+	case b.Email != nil:
+		for _, list := range [][]any{b.Email.To, b.Email.Cc, b.Email.Bcc} {
+			if len(list) > 0 {
+				if s, ok := list[0].(string); ok {
+					dest = MailDomain(s)
+				}
+				break
+			}
+		}
+	}
+	return id, channel, dest
+}
+
+// WebhookHost returns the host name of a webhook URL, without user
+// information, port, path or query; "" when it has none.
+func WebhookHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// MailDomain returns the domain of an RFC 5322 mailbox; "" when it is not one.
+func MailDomain(mailbox string) string {
+	a, err := mail.ParseAddress(mailbox)
+	if err != nil {
+		return ""
+	}
+	at := strings.LastIndexByte(a.Address, '@')
+	if at < 0 {
+		return ""
+	}
+	return strings.ToLower(a.Address[at+1:])
+}

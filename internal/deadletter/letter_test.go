@@ -1,0 +1,107 @@
+package deadletter
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+func str(s string) types.MessageAttributeValue {
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(s)}
+}
+
+func TestDescribeBodyNamesHostOrDomainOnly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, id, channel, dest string }{
+		{`{"id":"a","channel":"webhook","webhook":{"url":"https://user:pw@Hooks.Example.com:8443/p/a?token=x#f"}}`, "a", "webhook", "Hooks.Example.com"},
+		{`{"id":"b","channel":"email","email":{"to":["Jana <Jana@Example.ORG>","x@y.z"]}}`, "b", "email", "example.org"},
+		{`{"id":"c","channel":"email","email":{"bcc":["b@bcc.example"]}}`, "c", "email", "bcc.example"},
+		{`{"id":"d","channel":"email","email":{"to":7}}`, "d", "email", ""},
+		{`{"id":5,"channel":"sms"}`, "", "sms", ""},
+		{`not json`, "", "", ""},
+	} {
+		id, ch, dest := describeBody(tc.body)
+		require.Equal(t, []string{tc.id, tc.channel, tc.dest}, []string{id, ch, dest}, tc.body)
+	}
+}
+
+func TestFromMessageReadsReason(t *testing.T) {
+	t.Parallel()
+	reason, _ := json.Marshal(processor.Reason{Outcome: "attempts_exhausted", ErrorClass: "webhook_http_5xx", Attempts: 13, FailedAt: "2026-11-30T10:00:00.000Z", NotificationID: "n-1", Channel: "webhook"})
+	l := fromMessage(types.Message{
+		MessageId: aws.String("m-1"), ReceiptHandle: aws.String("rh"), Body: aws.String(`{"version":1}`),
+		Attributes:        map[string]string{"SentTimestamp": "1796000000000", "MessageGroupId": "g"},
+		MessageAttributes: map[string]types.MessageAttributeValue{processor.AttrReason: str(string(reason))},
+	})
+	require.Equal(t, MovedByHerald, l.MovedBy)
+	require.Equal(t, "n-1", l.NotificationID, "from the reason when the body has none")
+	require.Equal(t, "webhook_http_5xx", l.Class)
+	require.Equal(t, 13, l.Attempts)
+	require.Equal(t, time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), l.FailedAt)
+	require.Equal(t, "g", l.GroupID)
+	require.Equal(t, time.Hour, l.Age(l.FailedAt.Add(time.Hour)), "age from failed_at")
+
+	p := fromMessage(types.Message{MessageId: aws.String("m-2"), Body: aws.String(`{}`), Attributes: map[string]string{"SentTimestamp": "1796000000000"}})
+	require.Equal(t, MovedByRedrivePolicy, p.MovedBy)
+	require.Nil(t, p.Reason)
+	require.Equal(t, 2*time.Minute, p.Age(time.UnixMilli(1796000000000).Add(2*time.Minute)), "age from SentTimestamp without a reason")
+}
+
+func TestFilter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	l := &Letter{MessageID: "m-1", NotificationID: "n-1", Channel: "webhook", Class: "webhook_gone", MovedBy: MovedByHerald, FailedAt: now.Add(-2 * time.Hour)}
+	require.True(t, Filter{}.Match(l, now))
+	require.True(t, Filter{IDs: []string{"x", "n-1"}}.Match(l, now))
+	require.True(t, Filter{IDs: []string{"m-1"}}.Match(l, now), "by SQS message id")
+	require.False(t, Filter{IDs: []string{"n-2"}}.Match(l, now))
+	require.True(t, Filter{Class: "webhook_gone", Channel: "webhook"}.Match(l, now))
+	require.False(t, Filter{Class: "webhook_http_5xx"}.Match(l, now))
+	require.False(t, Filter{Channel: "email"}.Match(l, now))
+	require.True(t, Filter{OlderThan: time.Hour}.Match(l, now))
+	require.False(t, Filter{OlderThan: 2 * time.Hour}.Match(l, now), "older than is strict")
+	require.False(t, Filter{Class: MovedByRedrivePolicy}.Match(l, now))
+	require.True(t, Filter{Class: MovedByRedrivePolicy}.Match(&Letter{MovedBy: MovedByRedrivePolicy}, now))
+}
+
+func TestProducerAttributesLeaveHeraldsOut(t *testing.T) {
+	t.Parallel()
+	attrs := map[string]types.MessageAttributeValue{
+		processor.AttrReason: str("{}"), processor.AttrErrorClass: str("x"), "tenant": str("t-1"),
+	}
+	l := &Letter{attributes: attrs, Reason: &processor.Reason{OverflowAttributes: map[string]events.SQSMessageAttribute{
+		"z-overflow": {DataType: "String", StringValue: aws.String("o")},
+	}}}
+	got := ProducerAttributes(l)
+	require.Len(t, got, 2)
+	require.Equal(t, "t-1", aws.ToString(got["tenant"].StringValue))
+	require.Equal(t, "o", aws.ToString(got["z-overflow"].StringValue), "attributes herald kept in the reason come back")
+
+	for i := range 12 {
+		attrs[fmt.Sprintf("a%02d", i)] = str("v")
+	}
+	got = ProducerAttributes(&Letter{attributes: attrs})
+	require.Len(t, got, maxAttributes, "at most the SQS limit")
+	require.NotContains(t, got, processor.AttrReason)
+	require.Nil(t, ProducerAttributes(&Letter{attributes: map[string]types.MessageAttributeValue{processor.AttrReason: str("{}")}}))
+}
+
+func TestSendBackInputKeepsFIFOGroup(t *testing.T) {
+	t.Parallel()
+	l := &Letter{MessageID: "m-1", Body: "b", GroupID: "tenant-7"}
+	in := SendBackInput(l, "https://sqs.example/1/q.fifo")
+	require.Equal(t, "tenant-7", aws.ToString(in.MessageGroupId))
+	require.Equal(t, "redrive-m-1", aws.ToString(in.MessageDeduplicationId))
+	require.Equal(t, "b", aws.ToString(in.MessageBody))
+	std := SendBackInput(l, "https://sqs.example/1/q")
+	require.Nil(t, std.MessageGroupId)
+	require.Nil(t, std.MessageDeduplicationId)
+}

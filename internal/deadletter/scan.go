@@ -1,0 +1,143 @@
+package deadletter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/heraldhq/herald/internal/sqsbatch"
+)
+
+// API is the part of the SQS API the dead-letter commands call.
+type API interface {
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
+var _ API = (*sqs.Client)(nil)
+
+// DefaultHold is the visibility timeout of the dead letters a scan
+// receives: long enough for a scan and a redrive of a few thousand dead
+// letters, short enough that an interrupted one hides them only briefly.
+const DefaultHold = 60 * time.Second
+
+// maxBatch is the most entries of one SQS batch call and the most messages
+// of one ReceiveMessage.
+const maxBatch = sqsbatch.MaxEntries
+
+// Scan receives every visible message of the dead-letter queue at queueURL
+// once, hiding each for hold (DefaultHold when 0; SQS allows up to 12 h),
+// and returns them in a stable order: oldest failure first, then by
+// notification id. It stops at an empty long-poll receive once the queue
+// reports no visible message, or after 3 empty receives. Messages already in
+// flight (hidden by another reader) are not seen. Call [Release] with the
+// result when done, also after an error: the letters received so far are
+// returned with it.
+func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]Letter, error) {
+	if hold <= 0 {
+		hold = DefaultHold
+	}
+	var out []Letter
+	index := map[string]int{}
+	for empties := 0; empties < 3; {
+		res, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(queueURL),
+			MaxNumberOfMessages:         maxBatch,
+			WaitTimeSeconds:             1,
+			VisibilityTimeout:           int32(hold.Seconds()),
+			MessageAttributeNames:       []string{"All"},
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			return out, fmt.Errorf("receive from %s: %w", queueURL, err)
+		}
+		if len(res.Messages) == 0 {
+			empties++
+			n, err := Count(ctx, api, queueURL)
+			if err != nil {
+				return out, err
+			}
+			if n.Visible == 0 {
+				break
+			}
+			continue
+		}
+		for _, m := range res.Messages {
+			l := fromMessage(m)
+			if i, seen := index[l.MessageID]; seen {
+				// Received again (its hold ran out): only the newest
+				// receipt handle still works.
+				out[i].receiptHandle = l.receiptHandle
+				continue
+			}
+			index[l.MessageID] = len(out)
+			out = append(out, l)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Letter) int {
+		if c := a.FailedAt.Compare(b.FailedAt); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.NotificationID, b.NotificationID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.MessageID, b.MessageID)
+	})
+	return out, nil
+}
+
+// Release makes letters visible again at once (visibility timeout 0), in
+// ChangeMessageVisibilityBatch calls of 10 (sqsbatch.ChangeVisibility). It
+// returns the failures joined, each entry's own; a letter it could not
+// release becomes visible when its hold ends.
+func Release(ctx context.Context, api API, queueURL string, letters []Letter) error {
+	var changes []sqsbatch.Change
+	for _, l := range letters {
+		if l.receiptHandle != "" {
+			changes = append(changes, sqsbatch.Change{ReceiptHandle: l.receiptHandle})
+		}
+	}
+	var errs []error
+	for _, err := range sqsbatch.ChangeVisibility(ctx, api, queueURL, changes) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("release dead letter: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Counts are a queue's approximate message counts (GetQueueAttributes).
+type Counts struct {
+	// Visible is ApproximateNumberOfMessages.
+	Visible int `json:"visible"`
+	// InFlight is ApproximateNumberOfMessagesNotVisible.
+	InFlight int `json:"in_flight"`
+}
+
+// Count reads the queue's approximate counts.
+func Count(ctx context.Context, api API, queueURL string) (Counts, error) {
+	out, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(queueURL),
+		AttributeNames: []types.QueueAttributeName{
+			types.QueueAttributeNameApproximateNumberOfMessages,
+			types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		return Counts{}, fmt.Errorf("queue attributes of %s: %w", queueURL, err)
+	}
+	visible, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
+	inFlight, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	return Counts{Visible: visible, InFlight: inFlight}, nil
+}

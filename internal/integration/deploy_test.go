@@ -1,0 +1,557 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/localrunner"
+)
+
+// deployStackPrefix starts the name of the stack the test deploys, apart
+// from the one `make deploy-local` deploys (herald-local). Each run creates
+// a stack of its own: LocalStack reports some updates complete without
+// applying them (an event source mapping's FunctionResponseTypes, a
+// schedule's expression), so only a created stack shows what the template
+// builds.
+const deployStackPrefix = "herald-it-"
+
+// deployed is what `sam deploy` built, read back through the AWS APIs.
+type deployed struct {
+	params    map[string]string // stack parameters, as resolved
+	outputs   map[string]string // stack outputs
+	resources map[string]cfntypes.StackResourceSummary
+	// functions are every function of the stack by logical id.
+	functions          map[string]*lambda.GetFunctionConfigurationOutput
+	deliver, retention *lambda.GetFunctionConfigurationOutput
+}
+
+// physical returns the physical id of the stack's resource logicalID.
+func (d deployed) physical(t *testing.T, logicalID string) string {
+	t.Helper()
+	r, ok := d.resources[logicalID]
+	require.True(t, ok, "the stack has no resource %s", logicalID)
+	return aws.ToString(r.PhysicalResourceId)
+}
+
+// ofType returns the physical ids of the stack's resources of one type.
+func (d deployed) ofType(typ string) []string {
+	var out []string
+	for _, r := range d.resources {
+		if aws.ToString(r.ResourceType) == typ {
+			out = append(out, aws.ToString(r.PhysicalResourceId))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestDeployedStack deploys template.yaml into the local stack as `make
+// deploy-local` does (sam build, sam deploy) and checks what was built
+// against what herald's code expects: the queues (herald's own queue check,
+// with the deployed function timeout), the event source mapping, both
+// functions' environments against the configuration loaders, the retention
+// schedule, every alarm's metric, and the outputs. Then the deployed deliver
+// function's configuration, given to the bootstrap under the Runtime
+// Interface Emulator, delivers one notification from the deployed queue.
+func TestDeployedStack(t *testing.T) {
+	t.Parallel()
+	require.NotEmpty(t, os.Getenv("AWS_ENDPOINT_URL"), "run the integration tests with `make test`, which starts the local stack")
+	rie := filepath.Join(repoRoot, ".tools", "bin", "aws-lambda-rie")
+	_, err := os.Stat(rie)
+	require.NoError(t, err, "the emulator is installed by scripts/install-rie.sh (make test runs it)")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	sqsc, lambdac, cfn := sqs.NewFromConfig(awsCfg), lambda.NewFromConfig(awsCfg), cloudformation.NewFromConfig(awsCfg)
+	stack := deployStackPrefix + randHex(3)
+	t.Cleanup(func() { // not waited for: the local stack is thrown away anyway
+		_, _ = cfn.DeleteStack(context.Background(), &cloudformation.DeleteStackInput{StackName: aws.String(stack)})
+	})
+	start := time.Now()
+	deployLocal(ctx, t, stack)
+	t.Logf("scripts/deploy-local.sh (sam build + sam deploy) took %s", time.Since(start).Round(time.Millisecond))
+	d := readStack(ctx, t, cfn, lambdac, stack)
+
+	// The deployed environments load, and name exactly what the loaders read.
+	deliverCfg, deliverRead := loadRecorded(d.deliver.Environment.Variables, config.LoadDeliver)
+	require.NoError(t, deliverCfg.err, "the deployed DeliverFunction's environment loads")
+	retentionCfg, retentionRead := loadRecorded(d.retention.Environment.Variables, config.LoadRetention)
+	require.NoError(t, retentionCfg.err, "the deployed RetentionFunction's environment loads")
+	feedbackCfg, feedbackRead := loadRecorded(d.functions["FeedbackFunction"].Environment.Variables, config.LoadFeedback)
+	require.NoError(t, feedbackCfg.err, "the deployed FeedbackFunction's environment loads")
+	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead}
+	for logical, fn := range d.functions {
+		require.Contains(t, read, logical, "function %s has no configuration loader in this test", logical)
+		requireEnvMatchesLoader(t, logical, fn.Environment.Variables, read[logical])
+	}
+	dc := deliverCfg.v
+
+	t.Run("queues", func(t *testing.T) {
+		require.Equal(t, d.physical(t, "NotificationQueue"), dc.QueueURL)
+		require.Equal(t, d.physical(t, "DeadLetterQueue"), dc.DeadLetterQueueURL)
+		require.Equal(t, dc.DeadLetterQueueURL, retentionCfg.v.DeadLetterQueueURL, "both functions work on one dead-letter queue")
+		timeout := time.Duration(aws.ToInt32(d.deliver.Timeout)) * time.Second
+		require.Equal(t, d.params["FunctionTimeoutSeconds"], strconv.Itoa(int(timeout.Seconds())))
+		// herald's cold-start check, told the function's timeout, which
+		// the function itself cannot know at cold start: redrive policy to
+		// the dead-letter queue with maxReceiveCount = HERALD_MAX_RECEIVE_COUNT,
+		// retry schedule within the retention, dead letters kept longer,
+		// visibility timeout at least 6 x the function timeout.
+		require.NoError(t, app.CheckQueues(ctx, dc, awsCfg, timeout))
+		require.Equal(t, d.params["MaxReceiveCount"], strconv.Itoa(dc.MaxReceiveCount))
+
+		main := queueAttributes(ctx, t, sqsc, dc.QueueURL)
+		dlq := queueAttributes(ctx, t, sqsc, dc.DeadLetterQueueURL)
+		var redrive struct {
+			DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+			MaxReceiveCount     int    `json:"maxReceiveCount"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(main["RedrivePolicy"]), &redrive))
+		require.Equal(t, dlq["QueueArn"], redrive.DeadLetterTargetArn)
+		require.Equal(t, dc.MaxReceiveCount, redrive.MaxReceiveCount)
+		var allow struct {
+			RedrivePermission string   `json:"redrivePermission"`
+			SourceQueueArns   []string `json:"sourceQueueArns"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(dlq["RedriveAllowPolicy"]), &allow))
+		require.Equal(t, "byQueue", allow.RedrivePermission)
+		require.Equal(t, []string{main["QueueArn"]}, allow.SourceQueueArns, "only the notification queue may dead-letter into it")
+		// The retention function keeps dead letters HERALD_DLQ_MAX_AGE_HOURS;
+		// SQS must not drop them first.
+		dlqRetention, err := strconv.Atoi(dlq["MessageRetentionPeriod"])
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, time.Duration(dlqRetention)*time.Second, retentionCfg.v.MaxAge)
+	})
+
+	t.Run("event source mapping", func(t *testing.T) {
+		m := theEventSourceMapping(ctx, t, lambdac, d)
+		require.Equal(t, d.outputs["NotificationQueueArn"], aws.ToString(m.EventSourceArn))
+		// herald answers with a partial batch response; without
+		// ReportBatchItemFailures Lambda would retry the whole batch.
+		require.Contains(t, m.FunctionResponseTypes, lambdatypes.FunctionResponseTypeReportBatchItemFailures)
+		require.Equal(t, d.params["BatchSize"], strconv.Itoa(int(aws.ToInt32(m.BatchSize))))
+		require.Equal(t, d.params["MaximumBatchingWindowInSeconds"], strconv.Itoa(int(aws.ToInt32(m.MaximumBatchingWindowInSeconds))))
+		require.NotNil(t, m.ScalingConfig, "the mapping has a ScalingConfig")
+		require.Equal(t, d.params["MaximumConcurrency"], strconv.Itoa(int(aws.ToInt32(m.ScalingConfig.MaximumConcurrency))))
+	})
+
+	t.Run("retention schedule", func(t *testing.T) {
+		eb := eventbridge.NewFromConfig(awsCfg)
+		var schedules []*eventbridge.DescribeRuleOutput
+		for _, name := range d.ofType("AWS::Events::Rule") {
+			rule, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(name)})
+			require.NoError(t, err)
+			if aws.ToString(rule.ScheduleExpression) != "" {
+				schedules = append(schedules, rule)
+			}
+		}
+		require.Len(t, schedules, 1, "one schedule: RetentionFunction's")
+		rule := schedules[0]
+		require.Equal(t, "ENABLED", string(rule.State))
+		// A dead letter outlives HERALD_DLQ_MAX_AGE_HOURS by at most one
+		// interval: no more than the variable's unit, an hour.
+		every := rateInterval(t, aws.ToString(rule.ScheduleExpression))
+		require.Greater(t, every, time.Duration(0))
+		require.LessOrEqual(t, every, time.Hour)
+		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: rule.Name})
+		require.NoError(t, err)
+		require.Len(t, targets.Targets, 1)
+		require.Equal(t, aws.ToString(d.retention.FunctionArn), aws.ToString(targets.Targets[0].Arn))
+	})
+
+	t.Run("alarms", func(t *testing.T) {
+		names := d.ofType("AWS::CloudWatch::Alarm")
+		t.Logf("%d alarms in the stack", len(names))
+		if len(names) == 0 {
+			return // nothing to check until the template has alarms
+		}
+		namespace, emitted := emittedMetrics(t)
+		out, err := cloudwatch.NewFromConfig(awsCfg).DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: names})
+		require.NoError(t, err)
+		require.Len(t, out.MetricAlarms, len(names), "every alarm of the stack is a metric alarm")
+		for _, a := range out.MetricAlarms {
+			metrics := map[string]string{} // name -> namespace
+			if a.MetricName != nil {
+				metrics[aws.ToString(a.MetricName)] = aws.ToString(a.Namespace)
+			}
+			for _, q := range a.Metrics {
+				if q.MetricStat != nil && q.MetricStat.Metric != nil {
+					metrics[aws.ToString(q.MetricStat.Metric.MetricName)] = aws.ToString(q.MetricStat.Metric.Namespace)
+				}
+			}
+			require.NotEmpty(t, metrics, "alarm %s watches no metric", aws.ToString(a.AlarmName))
+			for name, ns := range metrics {
+				if strings.HasPrefix(ns, "AWS/") {
+					continue // a metric AWS publishes (SQS, Lambda, SES, ...)
+				}
+				require.Equal(t, namespace, ns, "alarm %s: namespace of %s is neither herald's nor an AWS one", aws.ToString(a.AlarmName), name)
+				require.True(t, emitted[name], "alarm %s watches %s/%s, which herald does not emit (internal/metrics)", aws.ToString(a.AlarmName), ns, name)
+			}
+		}
+	})
+
+	t.Run("outputs", func(t *testing.T) {
+		require.Equal(t, dc.QueueURL, d.outputs["NotificationQueueUrl"])
+		require.Equal(t, dc.DeadLetterQueueURL, d.outputs["DeadLetterQueueUrl"])
+		require.Equal(t, queueAttributes(ctx, t, sqsc, dc.QueueURL)["QueueArn"], d.outputs["NotificationQueueArn"])
+		require.Equal(t, queueAttributes(ctx, t, sqsc, dc.DeadLetterQueueURL)["QueueArn"], d.outputs["DeadLetterQueueArn"])
+		require.Equal(t, aws.ToString(d.deliver.FunctionName), d.outputs["DeliverFunctionName"])
+		require.Equal(t, aws.ToString(d.retention.FunctionName), d.outputs["RetentionFunctionName"])
+		require.Equal(t, aws.ToString(d.functions["FeedbackFunction"].FunctionName), d.outputs["FeedbackFunctionName"])
+		require.Equal(t, d.physical(t, "FeedbackFunctionLogGroup"), d.outputs["FeedbackFunctionLogGroupName"])
+		require.Equal(t, dc.EmailConfigurationSet, d.outputs["EmailConfigurationSetName"], "the configuration set output is the one the deliver function uses")
+		require.Equal(t, d.physical(t, "AlarmTopic"), d.outputs["AlarmTopicArn"])
+		require.Equal(t, d.physical(t, "Dashboard"), d.outputs["DashboardName"])
+		require.Equal(t, dc.WebhookSecretARN, d.outputs["WebhookSigningSecretArn"])
+		sec, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(dc.WebhookSecretARN)})
+		require.NoError(t, err, "the signing secret the function is given exists")
+		require.True(t, strings.HasPrefix(aws.ToString(sec.SecretString), "whsec_"))
+		for k, v := range d.outputs {
+			require.NotEmpty(t, v, "output %s is empty", k)
+		}
+	})
+
+	t.Run("deliver under the emulator", func(t *testing.T) {
+		deliverFromDeployedQueue(ctx, t, rie, sqsc, lambdac, d)
+	})
+}
+
+// deliverFromDeployedQueue runs the deliver bootstrap under the Runtime
+// Interface Emulator with the deployed function's environment and timeout,
+// sends one email notification to the deployed queue and lets a local event
+// source mapping (with the deployed mapping's batch size) hand it over. The
+// deployed mapping is disabled meanwhile: LocalStack has no Docker engine
+// here, so its own invocations would fail and hide the message for a
+// visibility timeout. It is enabled again afterwards.
+func deliverFromDeployedQueue(ctx context.Context, t *testing.T, rie string, sqsc *sqs.Client, lambdac *lambda.Client, d deployed) {
+	m := theEventSourceMapping(ctx, t, lambdac, d)
+	setMappingEnabled(ctx, t, lambdac, aws.ToString(m.UUID), false)
+	t.Cleanup(func() { setMappingEnabled(context.Background(), t, lambdac, aws.ToString(m.UUID), true) })
+
+	bootstrap := buildBootstrap(t, "./functions/deliver")
+	timeout := int(aws.ToInt32(d.deliver.Timeout))
+	env := []string{
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(timeout),
+		"AWS_LAMBDA_FUNCTION_NAME=" + aws.ToString(d.deliver.FunctionName),
+	}
+	for k, v := range d.deliver.Environment.Variables {
+		env = append(env, k+"="+v)
+	}
+	fn, err := localenv.StartRIE(rie, []string{bootstrap}, env)
+	require.NoError(t, err)
+	t.Cleanup(fn.Stop)
+
+	// A stack left up by an earlier run may still hold a message that
+	// LocalStack's mapping took and could not hand over.
+	queueURL := d.deliver.Environment.Variables["HERALD_QUEUE_URL"]
+	_, err = sqsc.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(queueURL)})
+	require.NoError(t, err)
+	id := "ntf_deploy_" + randHex(6)
+	subject := "deployed stack " + id
+	var n map[string]any
+	require.NoError(t, json.Unmarshal([]byte(sample(t, "email-welcome.json")), &n))
+	n["id"] = id
+	n["email"].(map[string]any)["subject"] = subject
+	body, err := json.Marshal(n)
+	require.NoError(t, err)
+	_, err = sqsc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(string(body))})
+	require.NoError(t, err)
+
+	up := false
+	runner := &localrunner.Runner{
+		SQS: sqsc, QueueURL: queueURL, BatchSize: int(aws.ToInt32(m.BatchSize)), WaitTime: time.Second,
+		FunctionTimeout: time.Duration(timeout) * time.Second,
+		Handler: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			if up {
+				return fn.Invoke(ctx, ev)
+			}
+			up = true // the first invocation waits for the emulator to listen
+			resp, _, err := fn.InvokeWhenUp(ctx, ev, 20*time.Second)
+			return resp, err
+		},
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(fn.Logs(), id) {
+		require.True(t, time.Now().Before(deadline), "the notification was not handed to the function within a minute; function logs: %s", fn.Logs())
+		_, err := runner.Poll(ctx)
+		require.NoError(t, err, "function logs: %s", fn.Logs())
+	}
+	require.Equal(t, []string{"delivered"}, outcomesIn(t, fn.Logs(), id), "function logs: %s", fn.Logs())
+	emails, err := localenv.SentEmails(ctx, os.Getenv("AWS_ENDPOINT_URL_SESV2"))
+	require.NoError(t, err)
+	var sent []localenv.SentEmail
+	for _, e := range emails {
+		if e.Subject == subject {
+			sent = append(sent, e)
+		}
+	}
+	require.Len(t, sent, 1, "SES got the email once")
+	attrs := queueAttributes(ctx, t, sqsc, queueURL)
+	require.Equal(t, "0", attrs["ApproximateNumberOfMessages"], "the delivered message left the queue")
+	require.Equal(t, "0", attrs["ApproximateNumberOfMessagesNotVisible"], "the delivered message left the queue")
+}
+
+// deployLocal runs scripts/deploy-local.sh against the stack the tests use
+// (the ports are those of AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_SESV2).
+func deployLocal(ctx context.Context, t *testing.T, stack string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "scripts", "deploy-local.sh"))
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(),
+		"HERALD_STACK_NAME="+stack,
+		"LOCALSTACK_PORT="+portOf(t, os.Getenv("AWS_ENDPOINT_URL")),
+		"SES_PORT="+portOf(t, os.Getenv("AWS_ENDPOINT_URL_SESV2")))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "scripts/deploy-local.sh:\n%s", out)
+}
+
+func portOf(t *testing.T, endpoint string) string {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	require.NoError(t, err)
+	require.NotEmpty(t, u.Port(), "endpoint %q has no port", endpoint)
+	return u.Port()
+}
+
+// readStack reads the stack's status, parameters, outputs, resources and
+// both functions' configurations.
+func readStack(ctx context.Context, t *testing.T, cfn *cloudformation.Client, lambdac *lambda.Client, stack string) deployed {
+	t.Helper()
+	out, err := cfn.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
+	require.NoError(t, err)
+	require.Len(t, out.Stacks, 1)
+	s := out.Stacks[0]
+	require.Contains(t, []cfntypes.StackStatus{cfntypes.StackStatusCreateComplete, cfntypes.StackStatusUpdateComplete}, s.StackStatus,
+		"stack %s: %s", stack, aws.ToString(s.StackStatusReason))
+	d := deployed{params: map[string]string{}, outputs: map[string]string{}, resources: map[string]cfntypes.StackResourceSummary{}}
+	for _, p := range s.Parameters {
+		d.params[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
+	}
+	for _, o := range s.Outputs {
+		d.outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	pages := cloudformation.NewListStackResourcesPaginator(cfn, &cloudformation.ListStackResourcesInput{StackName: aws.String(stack)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		require.NoError(t, err)
+		for _, r := range page.StackResourceSummaries {
+			require.Contains(t, []cfntypes.ResourceStatus{cfntypes.ResourceStatusCreateComplete, cfntypes.ResourceStatusUpdateComplete}, r.ResourceStatus,
+				"resource %s: %s", aws.ToString(r.LogicalResourceId), aws.ToString(r.ResourceStatusReason))
+			d.resources[aws.ToString(r.LogicalResourceId)] = r
+			if reason := aws.ToString(r.ResourceStatusReason); strings.Contains(reason, "not supported") {
+				// LocalStack's placeholder: recorded as created, nothing built.
+				t.Logf("not built by LocalStack: %s (%s): %s", aws.ToString(r.LogicalResourceId), aws.ToString(r.ResourceType), reason)
+			}
+		}
+	}
+	d.functions = map[string]*lambda.GetFunctionConfigurationOutput{}
+	for logical, r := range d.resources {
+		if aws.ToString(r.ResourceType) != "AWS::Lambda::Function" {
+			continue
+		}
+		c, err := lambdac.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: r.PhysicalResourceId})
+		require.NoError(t, err)
+		require.Equal(t, lambdatypes.StateActive, c.State, "%s: %s", logical, aws.ToString(c.StateReason))
+		require.NotNil(t, c.Environment, "%s has no environment", logical)
+		d.functions[logical] = c
+	}
+	d.deliver, d.retention = d.functions["DeliverFunction"], d.functions["RetentionFunction"]
+	require.NotNil(t, d.deliver, "the stack has no DeliverFunction")
+	require.NotNil(t, d.retention, "the stack has no RetentionFunction")
+	require.NotNil(t, d.functions["FeedbackFunction"], "the stack has no FeedbackFunction")
+	return d
+}
+
+type loaded[T any] struct {
+	v   T
+	err error
+}
+
+// loadRecorded runs a configuration loader on env and returns what it
+// loaded and every variable name it read: the loader is the one list of
+// the variables a function reads.
+func loadRecorded[T any](env map[string]string, load func(func(string) string) (T, error)) (loaded[T], map[string]bool) {
+	read := map[string]bool{}
+	v, err := load(func(name string) string { read[name] = true; return env[name] })
+	return loaded[T]{v, err}, read
+}
+
+// requireEnvMatchesLoader checks that a function's environment sets every
+// variable its loader reads (but those config.TemplateLeavesUnset names)
+// and nothing else (but config.SetButNotRead).
+func requireEnvMatchesLoader(t *testing.T, function string, env map[string]string, read map[string]bool) {
+	t.Helper()
+	for name := range read {
+		if slices.Contains(config.TemplateLeavesUnset, name) {
+			_, set := env[name]
+			require.False(t, set, "%s sets %s, which config.TemplateLeavesUnset says the template leaves to its default", function, name)
+			continue
+		}
+		_, set := env[name]
+		require.True(t, set, "%s's configuration loader reads %s, which the template does not set", function, name)
+	}
+	for name := range env {
+		require.True(t, read[name] || slices.Contains(config.SetButNotRead, name),
+			"%s is given %s, which its configuration loader does not read (a typo, or a setting that does nothing)", function, name)
+	}
+}
+
+func queueAttributes(ctx context.Context, t *testing.T, c *sqs.Client, queueURL string) map[string]string {
+	t.Helper()
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queueURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+	require.NoError(t, err)
+	return out.Attributes
+}
+
+// theEventSourceMapping returns the deliver function's one event source mapping.
+func theEventSourceMapping(ctx context.Context, t *testing.T, c *lambda.Client, d deployed) lambdatypes.EventSourceMappingConfiguration {
+	t.Helper()
+	out, err := c.ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{FunctionName: d.deliver.FunctionName})
+	require.NoError(t, err)
+	require.Len(t, out.EventSourceMappings, 1, "DeliverFunction has one event source mapping")
+	return out.EventSourceMappings[0]
+}
+
+func setMappingEnabled(ctx context.Context, t *testing.T, c *lambda.Client, uuid string, enabled bool) {
+	t.Helper()
+	_, err := c.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{UUID: aws.String(uuid), Enabled: aws.Bool(enabled)})
+	require.NoError(t, err)
+	want := map[bool]string{true: "Enabled", false: "Disabled"}[enabled]
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, err := c.GetEventSourceMapping(ctx, &lambda.GetEventSourceMappingInput{UUID: aws.String(uuid)})
+		require.NoError(t, err)
+		if aws.ToString(m.State) == want {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "event source mapping %s is %s, not %s, after 30 s", uuid, aws.ToString(m.State), want)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// buildBootstrap builds a function's bootstrap as `make build` does, for
+// this machine's architecture (the emulator runs it here).
+func buildBootstrap(t *testing.T, pkg string) string {
+	t.Helper()
+	bootstrap := filepath.Join(t.TempDir(), "bootstrap")
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bootstrap, pkg)
+	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bootstrap
+}
+
+// outcomesIn returns the outcome of every JSON log line about id.
+func outcomesIn(t *testing.T, logs, id string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil || m["id"] != id {
+			continue
+		}
+		if o, ok := m["outcome"].(string); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+var rateExpr = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)
+
+// rateInterval is the interval of an EventBridge rate expression
+// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html).
+func rateInterval(t *testing.T, expr string) time.Duration {
+	t.Helper()
+	m := rateExpr.FindStringSubmatch(expr)
+	require.NotNil(t, m, "schedule %q is not a rate expression", expr)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	unit := map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}[strings.TrimSuffix(m[2], "s")]
+	return time.Duration(n) * unit
+}
+
+// emittedMetrics reads package internal/metrics' source: its Namespace
+// constant, and its metric names, the exported untyped string constants
+// other than Namespace and the dimension names (Dim...). Without the
+// package, herald emits no metric of its own.
+func emittedMetrics(t *testing.T) (namespace string, names map[string]bool) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot, "internal", "metrics", "*.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "an alarm watches a herald metric, but there is no package internal/metrics")
+	fset := token.NewFileSet()
+	names = map[string]bool{}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		require.NoError(t, err)
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if vs.Type != nil {
+					continue // typed: units, not names
+				}
+				for i, id := range vs.Names {
+					if i >= len(vs.Values) || !id.IsExported() {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					switch {
+					case id.Name == "Namespace":
+						namespace = v
+					case !strings.HasPrefix(id.Name, "Dim"):
+						names[v] = true
+					}
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, namespace, "package internal/metrics declares no Namespace")
+	return namespace, names
+}

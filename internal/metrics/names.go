@@ -1,0 +1,48 @@
+package metrics
+
+// herald's metric names, in Namespace. The template's alarms, dashboard and
+// saved queries name the same metrics (checked by a test in this package).
+const (
+	// Notifications counts records by channel and outcome (delivered,
+	// dropped, retry, dead_lettered, failed, skipped).
+	Notifications = "Notifications"
+	// DeliveryDuration is the time one delivery attempt took, milliseconds.
+	DeliveryDuration = "DeliveryDuration"
+	// AgeAtDelivery is the time from SQS's SentTimestamp to the delivery,
+	// seconds.
+	AgeAtDelivery = "AgeAtDelivery"
+	// AgeSinceCreated is the time from the notification's created_at to the
+	// delivery, seconds.
+	AgeSinceCreated = "AgeSinceCreated"
+	// ReceiveCountAtDelivery is the record's ApproximateReceiveCount when it
+	// was delivered.
+	ReceiveCountAtDelivery = "ReceiveCountAtDelivery"
+	// DeadLetters counts records herald moved to the dead-letter queue, by
+	// channel and error class.
+	DeadLetters = "DeadLetters"
+	// Retries counts records put back with a backoff delay, by channel and
+	// error class.
+	Retries = "Retries"
+	// BatchRecords is the number of records in one invocation's batch.
+	BatchRecords = "BatchRecords"
+	// Paused is 1 each time the deliver function paused its event source
+	// mapping (or found it must be paused) because it cannot deliver.
+	Paused = "Paused"
+	// DeadLettersDeleted and DeadLettersKept are the retention function's
+	// counts per run: dead letters deleted as too old, and those kept.
+	DeadLettersDeleted = "DeadLettersDeleted"
+	DeadLettersKept    = "DeadLettersKept"
+)
+
+// herald's dimension names: bounded values only.
+const (
+	// DimChannel is the notification's channel (email, webhook), or
+	// "unknown" for a body that does not parse.
+	DimChannel = "channel"
+	// DimOutcome is the record's outcome.
+	DimOutcome = "outcome"
+	// DimErrorClass is the failure's class (package delivery's classes).
+	DimErrorClass = "error_class"
+	// DimFunction is the function: "deliver" or "retention".
+	DimFunction = "function"
+)

@@ -1,0 +1,1 @@
+"""LocalStack plugins for herald's Docker-free local stack (see lambda_executor)."""

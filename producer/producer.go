@@ -1,0 +1,265 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/heraldhq/herald/notification"
+)
+
+// SQS SendMessageBatch limits.
+const (
+	// MaxBatchEntries is the most entries of one SendMessageBatch call.
+	MaxBatchEntries = 10
+	// MaxBatchBytes is the most bytes of all bodies (and message attributes)
+	// of one SendMessageBatch call: 1 MiB, the SQS message size limit since
+	// 2026, which a batch's total shares.
+	MaxBatchBytes = 1 << 20
+	// maxDeduplicationID is the SQS limit on MessageDeduplicationId.
+	maxDeduplicationID = 128
+)
+
+// API is the part of the SQS API the producer calls.
+type API interface {
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+}
+
+var _ API = (*sqs.Client)(nil)
+
+// Client sends notifications to one queue.
+type Client struct {
+	// SQS is the SQS client, usually sqs.NewFromConfig. Required.
+	SQS API
+	// QueueURL is the notification queue. Required.
+	QueueURL string
+	// GroupID is the MessageGroupId of every notification sent to a FIFO
+	// queue. Required for a FIFO queue, ignored otherwise.
+	GroupID string
+	// MaxAttempts is how many times an entry SQS failed on its side is sent
+	// in all. Defaults to 3.
+	MaxAttempts int
+	// RetryDelay is the wait before the first retry of failed entries; it
+	// doubles with each. Defaults to 200 ms.
+	RetryDelay time.Duration
+}
+
+// Result is what became of one notification.
+type Result struct {
+	// ID is the notification's id.
+	ID string `json:"id"`
+	// MessageID is the SQS message id, when it was sent.
+	MessageID string `json:"sqs_message_id,omitempty"`
+	// Err is why it was not sent; nil when it was.
+	Err error `json:"-"`
+}
+
+// InvalidError reports the bodies that are not valid notifications; when
+// [Client.SendBodies] returns it, nothing was sent.
+type InvalidError struct {
+	// Items are the invalid bodies, in input order.
+	Items []Invalid
+}
+
+// Invalid is one body that failed validation.
+type Invalid struct {
+	// Index is the body's position in the input, from 0.
+	Index int
+	// ID is the body's id, when it has a readable one.
+	ID string
+	// Err is notification.Parse's error, an *notification.InvalidError
+	// naming each field path that breaks the contract.
+	Err error
+}
+
+func (e *InvalidError) Error() string {
+	parts := make([]string, len(e.Items))
+	for i, it := range e.Items {
+		parts[i] = fmt.Sprintf("notification %d: %v", it.Index+1, it.Err)
+	}
+	return fmt.Sprintf("%d invalid notification(s), nothing sent: %s", len(e.Items), strings.Join(parts, "; "))
+}
+
+// Validate parses each body with [notification.Parse] and returns an
+// *InvalidError listing the invalid ones, or nil.
+func Validate(bodies [][]byte) error {
+	var bad []Invalid
+	for i, b := range bodies {
+		if _, err := notification.Parse(b); err != nil {
+			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: err})
+		}
+	}
+	if len(bad) > 0 {
+		return &InvalidError{Items: bad}
+	}
+	return nil
+}
+
+// Send marshals and sends msgs: [Client.SendBodies] of their JSON.
+func (c *Client) Send(ctx context.Context, msgs ...*notification.Message) ([]Result, error) {
+	bodies := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("marshal notification %d: %w", i+1, err)
+		}
+		bodies[i] = b
+	}
+	return c.SendBodies(ctx, bodies)
+}
+
+// SendBodies validates every body first and, when one is invalid, returns an
+// *InvalidError and sends nothing. Otherwise it sends them in batches and
+// returns one Result per body, in input order. The error is non-nil when any
+// body was not sent (each Result's Err says why), or when c is misconfigured.
+func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, error) {
+	if c.SQS == nil || c.QueueURL == "" {
+		return nil, errors.New("producer: SQS and QueueURL are required")
+	}
+	fifo := IsFIFO(c.QueueURL)
+	if fifo && c.GroupID == "" {
+		return nil, fmt.Errorf("producer: queue %s is a FIFO queue: a GroupID is required", c.QueueURL)
+	}
+	if err := Validate(bodies); err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(bodies))
+	for i, b := range bodies {
+		results[i].ID = notification.IDOf(b)
+	}
+	for _, chunk := range Chunks(bodies, MaxBatchEntries, MaxBatchBytes) {
+		c.sendChunk(ctx, bodies, chunk, results, fifo)
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return results, fmt.Errorf("%d of %d notifications not sent", failed, len(bodies))
+	}
+	return results, nil
+}
+
+// Chunks splits indexes 0…len(bodies)-1 into runs of at most maxEntries
+// whose bodies add up to at most maxBytes (a body larger than maxBytes
+// alone gets a run of its own, for SQS to refuse).
+func Chunks(bodies [][]byte, maxEntries, maxBytes int) [][]int {
+	var out [][]int
+	var cur []int
+	size := 0
+	for i, b := range bodies {
+		if len(cur) > 0 && (len(cur) == maxEntries || size+len(b) > maxBytes) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, i)
+		size += len(b)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// sendChunk sends one batch, retrying the entries SQS failed on its side.
+func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, results []Result, fifo bool) {
+	pending := idx
+	delay := c.retryDelay()
+	for attempt := 1; len(pending) > 0; attempt++ {
+		entries := make([]types.SendMessageBatchRequestEntry, len(pending))
+		for k, i := range pending {
+			e := types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}
+			if fifo {
+				e.MessageGroupId = aws.String(c.GroupID)
+				e.MessageDeduplicationId = aws.String(DeduplicationID(results[i].ID))
+			}
+			entries[k] = e
+		}
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.QueueURL), Entries: entries})
+		var retry []int
+		if err != nil {
+			// The SDK has already retried what it retries; the call as a whole failed.
+			for _, i := range pending {
+				results[i].Err = fmt.Errorf("send batch: %w", err)
+			}
+			return
+		}
+		for _, s := range out.Successful {
+			if i, ok := entryIndex(s.Id, pending); ok {
+				results[i].MessageID, results[i].Err = aws.ToString(s.MessageId), nil
+			}
+		}
+		for _, f := range out.Failed {
+			i, ok := entryIndex(f.Id, pending)
+			if !ok {
+				continue
+			}
+			results[i].Err = fmt.Errorf("SQS %s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
+			if !f.SenderFault {
+				retry = append(retry, i)
+			}
+		}
+		// An entry SQS named neither successful nor failed did not go.
+		for _, i := range pending {
+			if results[i].MessageID == "" && results[i].Err == nil {
+				results[i].Err = errors.New("SQS answered neither success nor failure for this entry")
+			}
+		}
+		if len(retry) == 0 || attempt >= c.maxAttempts() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay *= 2
+		pending = retry
+	}
+}
+
+func entryIndex(id *string, pending []int) (int, bool) {
+	i, err := strconv.Atoi(aws.ToString(id))
+	if err != nil {
+		return 0, false
+	}
+	for _, p := range pending {
+		if p == i {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// DeduplicationID is the MessageDeduplicationId of a notification on a
+// FIFO queue: its id, cut to the SQS limit of 128 characters (notification
+// ids are at most 128, so it is the id itself).
+func DeduplicationID(id string) string { return id[:min(len(id), maxDeduplicationID)] }
+
+// IsFIFO reports whether queueURL names a FIFO queue: SQS requires their
+// names to end in ".fifo".
+func IsFIFO(queueURL string) bool { return strings.HasSuffix(queueURL, ".fifo") }
+
+func (c *Client) maxAttempts() int {
+	if c.MaxAttempts < 1 {
+		return 3
+	}
+	return c.MaxAttempts
+}
+
+func (c *Client) retryDelay() time.Duration {
+	if c.RetryDelay <= 0 {
+		return 200 * time.Millisecond
+	}
+	return c.RetryDelay
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds herald with SAM and deploys the real template.yaml (only parameters differ) into the
+# local stack (scripts/local-up.sh, which must be up: `make deploy-local` starts it), the way
+# `make deploy` deploys into AWS. Idempotent: a second run with no change is a no-op changeset.
+#
+#   LOCALSTACK_PORT=4566 scripts/deploy-local.sh      # prints the stack's outputs at the end
+#
+# What differs from AWS (docs/deploy.md, "Try a deploy locally"):
+#   * AWS_ENDPOINT_URL points SAM CLI (S3 upload, CloudFormation) at LocalStack; the
+#     credentials are LocalStack's test/test and no real account is reached.
+#   * The functions are created but never run: host-mode LocalStack runs Lambda functions in
+#     Docker only (LAMBDA_RUNTIME_EXECUTOR=herald-no-docker, localstack/lambda-executor).
+#   * SES configuration sets and event destinations, CloudWatch dashboards and Logs Insights
+#     query definitions are recorded as created but not built (LocalStack has no support).
+#   * LocalStack applies some stack updates only partly: deploy a changed template as a new
+#     stack (HERALD_STACK_NAME) or into a restarted local stack to see what it builds.
+#   * The webhook signing secret is made once per local stack and kept in
+#     <stack dir>/deploy-local.secret (git-ignored .local/).
+#
+# Env: HERALD_STACK_NAME (default herald-local; not herald, whose queue names local-up.sh
+#      provisions for the tests), AWS_REGION (default us-east-1), LOCALSTACK_PORT,
+#      HERALD_DEPLOY_PARAMETERS (further Key=Value overrides, appended; later ones win).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+# SAM CLI as `make deploy` runs it (scripts/sam.sh: .venv/tools, scripts/sam-env.sh settings),
+# and, as for `make lint`, any HTTP(S) but to the local stack fails at once on a closed port.
+sam=(env HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
+  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9
+  NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+  AWS_EC2_METADATA_DISABLED=true "$ROOT/scripts/sam.sh")
+
+stack="${HERALD_STACK_NAME:-herald-local}"
+region="${AWS_REGION:-us-east-1}"
+endpoint="http://127.0.0.1:$LOCALSTACK_PORT"
+t0=$(date +%s%N)
+elapsed() { echo "$(( ($(date +%s%N) - t0) / 1000000 ))ms"; }
+
+localstack_healthy "$LOCALSTACK_PORT" cloudformation s3 lambda \
+  || die "no LocalStack with CloudFormation, S3 and Lambda on $endpoint: run make local-up (LOCALSTACK_PORT=$LOCALSTACK_PORT)"
+
+# The signing secret: made once, reused so redeploys change nothing.
+secret_file="$STACK_DIR/deploy-local.secret"
+if [ ! -s "$secret_file" ]; then
+  mkdir -p "$STACK_DIR"
+  (umask 077 && printf 'whsec_%s\n' "$(head -c 32 /dev/urandom | base64 -w0)" >"$secret_file")
+fi
+secret="$(cat "$secret_file")"
+
+# sam build runs `make build-<Function>` (go build for linux/arm64); the modules come from the
+# Go module proxy first, so the build itself needs no network.
+go mod download
+log "sam build"
+# --no-cached: SAM's build cache hashes all of CodeUri (".", .venv/ included: ~45 s here);
+# the Go build cache already makes an unchanged rebuild take seconds.
+"${sam[@]}" build --no-cached
+log "built ($(elapsed))"
+
+# Everything the stack talks to is LocalStack on 127.0.0.1; never a real account.
+aws_local=(env -u AWS_PROFILE -u AWS_SESSION_TOKEN -u AWS_DEFAULT_PROFILE
+  AWS_ENDPOINT_URL="$endpoint" AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
+  AWS_REGION="$region" AWS_DEFAULT_REGION="$region")
+# SAM CLI splits --parameter-overrides at spaces unless the value is quoted: Key="a b".
+# shellcheck disable=SC2206  # HERALD_DEPLOY_PARAMETERS is a word list of Key=Value
+params=('SenderIdentity="example.com"' 'DefaultFromAddress="Herald <noreply@example.com>"'
+  "WebhookSigningSecret=\"$secret\"" ${HERALD_DEPLOY_PARAMETERS:-})
+log "sam deploy of stack $stack into LocalStack at $endpoint"
+"${aws_local[@]}" "${sam[@]}" deploy \
+  --stack-name "$stack" --region "$region" \
+  --no-confirm-changeset --no-fail-on-empty-changeset \
+  --parameter-overrides "${params[@]}"
+log "deployed stack $stack in $(elapsed)"
+"${aws_local[@]}" "${sam[@]}" list stack-outputs --stack-name "$stack" --region "$region"
