@@ -1,7 +1,9 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -135,4 +137,19 @@ func TestIsTLSReadsAlertsInTheChain(t *testing.T) {
 	require.True(t, isTLS(fmt.Errorf("post: %w", &net.OpError{Op: "local error", Err: alert})))
 	require.False(t, isTLS(&net.OpError{Op: "dial", Err: alert}))
 	require.False(t, isTLS(errors.New("remote error")))
+}
+
+// TestDeriveSecretKeySizeEnds: keys of exactly MinKeyBytes and MaxKeyBytes
+// derive; one byte outside either end does not.
+func TestDeriveSecretKeySizeEnds(t *testing.T) {
+	t.Parallel()
+	secret := func(n int) string { return "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, n)) }
+	for n, ok := range map[int]bool{MinKeyBytes: true, MaxKeyBytes: true, MinKeyBytes - 1: false, MaxKeyBytes + 1: false} {
+		_, err := DeriveSecret(secret(n), "https://h.example.com/x")
+		if ok {
+			require.NoError(t, err, n)
+		} else {
+			require.Error(t, err, n)
+		}
+	}
 }
