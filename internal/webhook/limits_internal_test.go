@@ -153,3 +153,21 @@ func TestDeriveSecretKeySizeEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginDropsOnlyTheSchemesDefaultPort: 443 is left out of an https
+// origin and 80 of an http one; any other port, or the other scheme's
+// default, stays.
+func TestOriginDropsOnlyTheSchemesDefaultPort(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://h.example.com:443/x": "https://h.example.com",
+		"http://h.example.com:80/x":   "http://h.example.com",
+		"https://h.example.com:80/x":  "https://h.example.com:80",
+		"http://h.example.com:443/x":  "http://h.example.com:443",
+		"https://h.example.com:8443":  "https://h.example.com:8443",
+	} {
+		got, err := Origin(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+}
