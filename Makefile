@@ -48,6 +48,16 @@ bench: ## Benchmarks vs goals, baseline, Powertools peers (TS, Python async and 
 	bench/peer-ts/install.sh
 	scripts/with-local-stack.sh $(GO) run ./bench
 
+GREMLINS_VERSION := v0.6.0
+GREMLINS := .tools/gremlins-$(GREMLINS_VERSION)
+$(GREMLINS):
+	GOBIN=$(CURDIR)/.tools/gremlins.install $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	mv .tools/gremlins.install/gremlins $@ && rmdir .tools/gremlins.install
+
+.PHONY: mutate
+mutate: $(GREMLINS) ## Mutation testing of the core packages, score per package (slow; MUTATE_WORKERS=1, MUTATE_PKGS; docs/testing.md)
+	GREMLINS=$(GREMLINS) scripts/mutate.sh $(MUTATE_PKGS)
+
 FUZZTIME ?= 30s
 .PHONY: fuzz
 fuzz: ## Every fuzz target for FUZZTIME (30s); crashes stay as regression seeds

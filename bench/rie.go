@@ -95,13 +95,6 @@ func (in *rieInstance) peakRSS() (int64, error) {
 	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
 // buildBootstrap builds functions/deliver as `make build` does.
 func buildBootstrap(ctx context.Context, dir, arch string) (string, int64, error) {
 	return buildLambda(ctx, dir, "deliver", "./functions/deliver", arch)

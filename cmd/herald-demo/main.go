@@ -244,7 +244,6 @@ func loadSamples(dir, receiverURL string) ([]*sample, error) {
 // fates collects the delivery function's log lines by SQS message id.
 type fates struct {
 	mu    sync.Mutex
-	buf   []byte
 	lines map[string][]map[string]any
 }
 

@@ -26,5 +26,12 @@ func CheckQueues(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, fun
 		Backoff:            cfg.Backoff(),
 		FunctionTimeout:    functionTimeout,
 		BatchingWindow:     cfg.BatchingWindow,
+		Names: processor.SettingNames{
+			DeadLetterQueueURL: config.EnvDeadLetterQueueURL,
+			MaxReceiveCount:    config.EnvMaxReceiveCount,
+			BackoffBase:        config.EnvBackoffBase,
+			BackoffCap:         config.EnvBackoffCap,
+			BatchingWindow:     config.EnvBatchingWindow,
+		},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
@@ -86,12 +87,14 @@ func TestNewDeliverSecretErrorsNeverQuoteTheSecret(t *testing.T) {
 		status  int
 		body    string
 		wantErr string
+		// wantAs, when set, is the SDK error type the chain must hold.
+		wantAs any
 	}{
 		{name: "bad entry", status: 200, body: secretValue(t, secretA+" "+planted), wantErr: "webhook sender (secrets from HERALD_WEBHOOK_SECRET_ARN " + arn + "): secret 2 of 2: webhook secret"},
 		{name: "short entry", status: 200, body: secretValue(t, "whsec_UExBTlRFRHNob3J0"), wantErr: "webhook secret: key is 12 bytes"},
 		{name: "empty", status: 200, body: secretValue(t, " \n"), wantErr: "webhook signing secret: read HERALD_WEBHOOK_SECRET_ARN " + arn + ": the SecretString is empty"},
 		{name: "binary", status: 200, body: `{"ARN":"` + arn + `","SecretBinary":"UExBTlRFRA=="}`, wantErr: "the secret has no SecretString"},
-		{name: "not found", status: 400, body: `{"__type":"ResourceNotFoundException","message":"Secrets Manager can't find the specified secret."}`, wantErr: "read HERALD_WEBHOOK_SECRET_ARN " + arn + ": operation error Secrets Manager: GetSecretValue"},
+		{name: "not found", status: 400, body: `{"__type":"ResourceNotFoundException","message":"Secrets Manager can't find the specified secret."}`, wantErr: "read HERALD_WEBHOOK_SECRET_ARN " + arn + ": ", wantAs: new(*smtypes.ResourceNotFoundException)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +102,9 @@ func TestNewDeliverSecretErrorsNeverQuoteTheSecret(t *testing.T) {
 			awsCfg, _ := secretsManager(t, tt.status, tt.body)
 			_, err := app.NewDeliverContext(t.Context(), deliverConfig("", arn), awsCfg, app.DeliverOptions{})
 			require.ErrorContains(t, err, tt.wantErr)
+			if tt.wantAs != nil {
+				require.ErrorAs(t, err, tt.wantAs)
+			}
 			require.NotContains(t, err.Error(), "PLANTED")
 			require.NotContains(t, err.Error(), "UExBTlRFR")
 			require.NotContains(t, err.Error(), secretA[len("whsec_"):])

@@ -17,6 +17,18 @@ import (
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
+// Names of the environment variables other packages' errors refer to.
+const (
+	EnvDeadLetterQueueURL = "HERALD_DLQ_URL"
+	EnvMaxReceiveCount    = "HERALD_MAX_RECEIVE_COUNT"
+	EnvBackoffBase        = "HERALD_BACKOFF_BASE_SECONDS"
+	EnvBackoffCap         = "HERALD_BACKOFF_CAP_SECONDS"
+	EnvBatchingWindow     = "HERALD_BATCHING_WINDOW_SECONDS"
+)
+
+// maxBackoffSeconds is the longest backoff setting: backoff.MaxDelay.
+const maxBackoffSeconds = int(backoff.MaxDelay / time.Second)
+
 // Deliver is the configuration of the deliver function.
 type Deliver struct {
 	// QueueURL is the notification queue (HERALD_QUEUE_URL). Required.
@@ -126,10 +138,10 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 	r := reader{getenv: getenv}
 	d := Deliver{
 		QueueURL:              r.required("HERALD_QUEUE_URL"),
-		DeadLetterQueueURL:    r.required("HERALD_DLQ_URL"),
-		MaxReceiveCount:       r.integer("HERALD_MAX_RECEIVE_COUNT", 13, 1, 1000),
-		BackoffBase:           time.Duration(r.integer("HERALD_BACKOFF_BASE_SECONDS", 60, 1, 42300)) * time.Second,
-		BackoffCap:            time.Duration(r.integer("HERALD_BACKOFF_CAP_SECONDS", 21600, 1, 42300)) * time.Second,
+		DeadLetterQueueURL:    r.required(EnvDeadLetterQueueURL),
+		MaxReceiveCount:       r.integer(EnvMaxReceiveCount, 13, 1, 1000),
+		BackoffBase:           time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
+		BackoffCap:            time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
 		Concurrency:           r.integer("HERALD_CONCURRENCY", processor.DefaultConcurrency, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
@@ -143,7 +155,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		WebhookStopStatuses:   r.statuses("HERALD_WEBHOOK_STOP_STATUSES", webhook.MinStopStatus, webhook.MaxStopStatus),
 		WebhookSecretScope:    webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared))),
 		FunctionTimeout:       time.Duration(r.integer("HERALD_FUNCTION_TIMEOUT_SECONDS", 0, 0, 900)) * time.Second,
-		BatchingWindow:        time.Duration(r.integer("HERALD_BATCHING_WINDOW_SECONDS", 0, 0, 300)) * time.Second,
+		BatchingWindow:        time.Duration(r.integer(EnvBatchingWindow, 0, 0, 300)) * time.Second,
 		WebhookMaxInFlightPerDestination: r.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION",
 			webhook.DefaultMaxInFlightPerDestination, 1, webhook.MaxMaxInFlightPerDestination),
 	}
@@ -159,7 +171,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		r.problem("HERALD_WEBHOOK_SECRET_ARN", fmt.Sprintf("%q: want a Secrets Manager secret ARN (arn:aws:secretsmanager:…)", d.WebhookSecretARN))
 	}
 	if d.BackoffBase > d.BackoffCap {
-		r.problem("HERALD_BACKOFF_BASE_SECONDS", fmt.Sprintf("%d is above HERALD_BACKOFF_CAP_SECONDS (%d)", int(d.BackoffBase.Seconds()), int(d.BackoffCap.Seconds())))
+		r.problem(EnvBackoffBase, fmt.Sprintf("%d is above %s (%d)", int(d.BackoffBase.Seconds()), EnvBackoffCap, int(d.BackoffCap.Seconds())))
 	}
 	return d, r.err()
 }
@@ -168,7 +180,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 func LoadRetention(getenv func(string) string) (Retention, error) {
 	r := reader{getenv: getenv}
 	c := Retention{
-		DeadLetterQueueURL: r.required("HERALD_DLQ_URL"),
+		DeadLetterQueueURL: r.required(EnvDeadLetterQueueURL),
 		MaxAge:             time.Duration(r.integer("HERALD_DLQ_MAX_AGE_HOURS", 168, 1, 336)) * time.Hour,
 		LogLevel:           r.level("HERALD_LOG_LEVEL"),
 	}
@@ -221,10 +233,8 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 	return n
 }
 
-// prefixes reads a comma-separated list of CIDR network addresses; empty
-// entries are skipped. An entry must be a network address (10.0.0.0/8, not
-// 10.1.2.3/8, likely a typo for 10.1.2.3/32), and an IPv4 network must be
-// written as IPv4 rather than IPv4-mapped IPv6.
+// prefixes reads a comma-separated list of CIDR network addresses with
+// webhook.ParseAllowCIDR (which holds the rules); empty entries are skipped.
 func (r *reader) prefixes(name string) []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range strings.Split(r.getenv(name), ",") {
@@ -232,17 +242,12 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		if s == "" {
 			continue
 		}
-		p, err := netip.ParsePrefix(s)
-		switch {
-		case err != nil:
-			r.problem(name, fmt.Sprintf("%q: want CIDR network addresses such as 10.20.0.0/16 or fd00:1::/64, comma-separated", s))
-		case p.Addr().Is4In6():
-			r.problem(name, fmt.Sprintf("%q: write IPv4 networks as IPv4 (like 10.0.0.0/8)", s))
-		case p.Masked() != p:
-			r.problem(name, fmt.Sprintf("%q: not a network address; did you mean %s or %s?", s, p.Masked(), netip.PrefixFrom(p.Addr(), p.Addr().BitLen())))
-		default:
-			out = append(out, p)
+		p, err := webhook.ParseAllowCIDR(s)
+		if err != nil {
+			r.problem(name, fmt.Sprintf("%q: %v; comma-separated", s, err))
+			continue
 		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -66,13 +66,13 @@ func TestLoadDeliverWebhookAllowCIDRs(t *testing.T) {
 	}
 
 	for v, wantErr := range map[string]string{
-		"10.0.0.1":                  `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.1": want CIDR network addresses such as 10.20.0.0/16 or fd00:1::/64, comma-separated`,
-		"10.0.0.0/8;192.168.0.0/16": `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.0/8;192.168.0.0/16": want CIDR`,
-		"127.0.0.1/32,nope":         `HERALD_WEBHOOK_ALLOW_CIDRS: "nope": want CIDR`,
-		"10.0.0.0/33":               `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.0/33": want CIDR`,
-		"fe80::1%eth0/64":           `HERALD_WEBHOOK_ALLOW_CIDRS: "fe80::1%eth0/64": want CIDR`,
-		"10.1.2.3/8":                `HERALD_WEBHOOK_ALLOW_CIDRS: "10.1.2.3/8": not a network address; did you mean 10.0.0.0/8 or 10.1.2.3/32?`,
-		"::ffff:10.0.0.0/104":       `HERALD_WEBHOOK_ALLOW_CIDRS: "::ffff:10.0.0.0/104": write IPv4 networks as IPv4 (like 10.0.0.0/8)`,
+		"10.0.0.1":                  `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.1": want a CIDR network address such as 10.20.0.0/16 or fd00:1::/64; comma-separated`,
+		"10.0.0.0/8;192.168.0.0/16": `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.0/8;192.168.0.0/16": want a CIDR`,
+		"127.0.0.1/32,nope":         `HERALD_WEBHOOK_ALLOW_CIDRS: "nope": want a CIDR`,
+		"10.0.0.0/33":               `HERALD_WEBHOOK_ALLOW_CIDRS: "10.0.0.0/33": want a CIDR`,
+		"fe80::1%eth0/64":           `HERALD_WEBHOOK_ALLOW_CIDRS: "fe80::1%eth0/64": want a CIDR`,
+		"10.1.2.3/8":                `HERALD_WEBHOOK_ALLOW_CIDRS: "10.1.2.3/8": 10.1.2.3/8 is not a network address: did you mean 10.0.0.0/8 or 10.1.2.3/32?`,
+		"::ffff:10.0.0.0/104":       `HERALD_WEBHOOK_ALLOW_CIDRS: "::ffff:10.0.0.0/104": ::ffff:10.0.0.0/104 is an IPv4-mapped prefix: write the IPv4 network (like 10.0.0.0/8)`,
 	} {
 		_, err := load(v)
 		require.ErrorContains(t, err, wantErr, "%q", v)

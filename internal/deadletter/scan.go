@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/heraldhq/herald/internal/sqsbatch"
 	"github.com/heraldhq/herald/producer"
 )
 
@@ -46,7 +47,7 @@ var ErrIncomplete = errors.New("dead letters left unread")
 
 // maxBatch is the most entries of one SQS batch call and the most messages
 // of one ReceiveMessage.
-const maxBatch = 10
+const maxBatch = sqsbatch.MaxEntries
 
 // Scan receives every visible message of the dead-letter queue at queueURL
 // once, hiding each for hold (DefaultHold when 0; SQS allows up to 12 h),
@@ -132,30 +133,20 @@ func sortLetters(out []Letter) []Letter {
 }
 
 // Release makes letters visible again at once (visibility timeout 0), in
-// ChangeMessageVisibilityBatch calls of 10. It returns the failures joined;
-// a letter it could not release becomes visible when its hold ends.
+// ChangeMessageVisibilityBatch calls of 10 (sqsbatch.ChangeVisibility). It
+// returns the failures joined, each entry's own; a letter it could not
+// release becomes visible when its hold ends.
 func Release(ctx context.Context, api API, queueURL string, letters []Letter) error {
+	var changes []sqsbatch.Change
+	for _, l := range letters {
+		if l.receiptHandle != "" {
+			changes = append(changes, sqsbatch.Change{ReceiptHandle: l.receiptHandle})
+		}
+	}
 	var errs []error
-	for chunk := range slices.Chunk(letters, maxBatch) {
-		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, len(chunk))
-		for i, l := range chunk {
-			if l.receiptHandle == "" {
-				continue
-			}
-			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
-				Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(l.receiptHandle), VisibilityTimeout: 0,
-			})
-		}
-		if len(entries) == 0 {
-			continue
-		}
-		out, err := api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+	for _, err := range sqsbatch.ChangeVisibility(ctx, api, queueURL, changes) {
 		if err != nil {
-			errs = append(errs, fmt.Errorf("release %d dead letters: %w", len(entries), err))
-			continue
-		}
-		for _, f := range out.Failed {
-			errs = append(errs, fmt.Errorf("release dead letter (entry %s): %s: %s", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message)))
+			errs = append(errs, fmt.Errorf("release dead letter: %w", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -13,10 +13,9 @@ type Class string
 
 // Classes that do not belong to one channel.
 const (
-	ClassInvalidMessage   Class = "invalid_message"
-	ClassAttemptsExceeded Class = "attempts_exhausted"
-	ClassDeadline         Class = "invocation_deadline"
-	ClassUnknown          Class = "unknown"
+	ClassInvalidMessage Class = "invalid_message"
+	ClassDeadline       Class = "invocation_deadline"
+	ClassUnknown        Class = "unknown"
 )
 
 // PermanentError is a failure that no retry can fix: the notification is

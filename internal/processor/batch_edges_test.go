@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ func (b *bundle) sends(id string) int32 {
 func (b *bundle) deadLetters(t *testing.T) []deadLetter {
 	t.Helper()
 	var out []deadLetter
-	for _, raw := range b.wire.requests("SendMessage") {
+	for _, raw := range b.wire.Requests("SendMessage") {
 		var sm struct {
 			MessageBody            string
 			MessageDeduplicationId string
@@ -192,9 +193,7 @@ func TestHandleBlankMessageID(t *testing.T) {
 	t.Run("dead-letter queue down: the whole batch fails", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
-		b.wire.mu.Lock()
-		b.wire.failSend = true
-		b.wire.mu.Unlock()
+		b.wire.FailAction("SendMessage")
 		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 			rec("", webhookBody("ok-blank"), 1), rec("m2", webhookBody("ok-2"), 1),
 		}})
@@ -268,9 +267,7 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, nil)
-			b.wire.mu.Lock()
-			b.wire.maxMessageBytes = notification.SQSMaxMessageBytes
-			b.wire.mu.Unlock()
+			b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": strconv.Itoa(notification.SQSMaxMessageBytes)})
 			id := "permanent-big"
 			body := bigBody(t, id, tt.size)
 			r := rec("m1", body, 1)

@@ -51,7 +51,7 @@ func TestHandleReturnsBeforeTheDeadline(t *testing.T) {
 			} else {
 				require.Equal(t, int32(2), started.Load())
 			}
-			require.Len(t, b.wire.requests("ChangeMessageVisibilityBatch"), 1, "the retries are scheduled inside the reserve")
+			require.Len(t, b.wire.Requests("ChangeMessageVisibilityBatch"), 1, "the retries are scheduled inside the reserve")
 		})
 	}
 }
@@ -63,7 +63,7 @@ func TestHandleReturnsBeforeTheDeadline(t *testing.T) {
 func TestHandleVisibilityCallErrorFailsOnlyTheRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	b.wire.failVisibility = true
+	b.wire.FailAction("ChangeMessageVisibilityBatch")
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 		rec("m1", webhookBody("transient-1"), 1), rec("m2", webhookBody("ok-2"), 1),
 		rec("m3", webhookBody("limited-3"), 2), rec("m4", webhookBody("ok-4"), 3),
@@ -87,8 +87,8 @@ func TestHandleVisibilityCallErrorFailsOnlyTheRetried(t *testing.T) {
 func TestHandleVisibilityEntryFaults(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	b.wire.failEntry["rh-m2"] = true
-	b.wire.failEntry["rh-m4"] = true
+	b.wire.FailReceiptHandle("rh-m2")
+	b.wire.FailReceiptHandle("rh-m4")
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 		rec("m1", webhookBody("transient-1"), 1), rec("m2", webhookBody("transient-2"), 1),
 		rec("m3", webhookBody("ok-3"), 1), rec("m4", webhookBody("limited-4"), 1),
@@ -179,7 +179,7 @@ func TestHandleFIFOKeepsGroupOrder(t *testing.T) {
 			VisibilityTimeout int
 		}
 	}
-	vis := b.wire.requests("ChangeMessageVisibilityBatch")
+	vis := b.wire.Requests("ChangeMessageVisibilityBatch")
 	require.Len(t, vis, 1)
 	require.NoError(t, json.Unmarshal(vis[0], &in))
 	delays := map[string]int{}
@@ -189,7 +189,7 @@ func TestHandleFIFOKeepsGroupOrder(t *testing.T) {
 	require.Equal(t, map[string]int{"rh-m3": 20, "rh-m5": 20, "rh-m6": 10}, delays)
 
 	// Dead letters to a FIFO queue carry the group and a deduplication id.
-	sends := b.wire.requests("SendMessage")
+	sends := b.wire.Requests("SendMessage")
 	require.Len(t, sends, 2)
 	got := map[string]string{}
 	for _, raw := range sends {
@@ -213,7 +213,7 @@ func TestHandleStandardDeadLetterHasNoGroup(t *testing.T) {
 	b := setup(t, nil)
 	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec("m1", webhookBody("permanent-1"), 1)}})
 	require.NoError(t, err)
-	sends := b.wire.requests("SendMessage")
+	sends := b.wire.Requests("SendMessage")
 	require.Len(t, sends, 1)
 	require.NotContains(t, string(sends[0]), "MessageGroupId")
 	require.NotContains(t, string(sends[0]), "MessageDeduplicationId")

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -32,10 +33,11 @@ type senderFunc func(ctx context.Context, m *notification.Message) error
 func (f senderFunc) Send(ctx context.Context, m *notification.Message) error { return f(ctx, m) }
 
 type bundle struct {
-	wire *sqsWire
-	p    *processor.Processor
-	logs *syncBuffer
-	sent *sync.Map // notification id → attempts
+	wire   *sqstest.Server
+	dlqURL string
+	p      *processor.Processor
+	logs   *syncBuffer
+	sent   *sync.Map // notification id → attempts
 }
 
 type syncBuffer struct {
@@ -104,6 +106,8 @@ func setup(t *testing.T, mutate func(*processor.Config)) *bundle {
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	wire.AddQueue(cfg.QueueURL, nil)
+	b.dlqURL = wire.AddQueue(cfg.DeadLetterQueueURL, nil)
 	p, err := processor.New(client, cfg)
 	require.NoError(t, err)
 	b.p = p
@@ -161,7 +165,7 @@ func TestHandleOutcomes(t *testing.T) {
 
 	// One visibility call sets both delays: 10 s·2² for receive 3, and the
 	// 429's Retry-After over the 10 s of receive 1.
-	vis := b.wire.requests("ChangeMessageVisibilityBatch")
+	vis := b.wire.Requests("ChangeMessageVisibilityBatch")
 	require.Len(t, vis, 1)
 	var in struct {
 		QueueUrl string
@@ -180,7 +184,7 @@ func TestHandleOutcomes(t *testing.T) {
 
 	// Three dead letters, each with the original body and its reason.
 	reasons := map[string]processor.Reason{}
-	for _, raw := range b.wire.requests("SendMessage") {
+	for _, raw := range b.wire.Requests("SendMessage") {
 		var sm struct {
 			QueueUrl          string
 			MessageBody       string
@@ -229,8 +233,8 @@ func TestHandleAllDeliveredMakesNoSQSCall(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	require.Empty(t, b.wire.requests("ChangeMessageVisibilityBatch"))
-	require.Empty(t, b.wire.requests("SendMessage"))
+	require.Empty(t, b.wire.Requests("ChangeMessageVisibilityBatch"))
+	require.Empty(t, b.wire.Requests("SendMessage"))
 }
 
 func TestHandleChunksVisibilityChangesByTen(t *testing.T) {
@@ -243,13 +247,13 @@ func TestHandleChunksVisibilityChangesByTen(t *testing.T) {
 	resp, err := b.p.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	require.Len(t, resp.BatchItemFailures, 23)
-	require.Len(t, b.wire.requests("ChangeMessageVisibilityBatch"), 3, "⌈23/10⌉ calls")
+	require.Len(t, b.wire.Requests("ChangeMessageVisibilityBatch"), 3, "⌈23/10⌉ calls")
 }
 
 func TestHandleVisibilityEntryFailureStaysFailed(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	b.wire.failEntry["rh-m1"] = true
+	b.wire.FailReceiptHandle("rh-m1")
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 		rec("m1", webhookBody("transient-1"), 1), rec("m2", webhookBody("transient-2"), 1), rec("m3", webhookBody("ok-3"), 1),
 	}})
@@ -268,13 +272,13 @@ func TestHandleVisibilityEntryFailureStaysFailed(t *testing.T) {
 func TestHandleDeadLetterMoveFailureLeavesRecordToRedrive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	b.wire.failSend = true
+	b.wire.FailAction("SendMessage")
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 		rec("m1", webhookBody("permanent-1"), 1), rec("m2", "not json", 1),
 	}})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp), "not acknowledged: the redrive policy still has them")
-	require.Empty(t, b.wire.requests("ChangeMessageVisibilityBatch"))
+	require.Empty(t, b.wire.Requests("ChangeMessageVisibilityBatch"))
 }
 
 func TestHandleKeepsOriginalAttributesWithinTheLimit(t *testing.T) {
@@ -288,7 +292,7 @@ func TestHandleKeepsOriginalAttributesWithinTheLimit(t *testing.T) {
 	}
 	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 	require.NoError(t, err)
-	sends := b.wire.requests("SendMessage")
+	sends := b.wire.Requests("SendMessage")
 	require.Len(t, sends, 1)
 	var sm struct {
 		MessageAttributes map[string]struct{ StringValue string }
@@ -371,12 +375,12 @@ func TestHandleRecoversFromASenderPanic(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"m1"}, failures(resp), "the panicking record is retried, the others are settled")
-	sends := b.wire.requests("SendMessage")
+	sends := b.wire.Requests("SendMessage")
 	require.Len(t, sends, 1, "on its last receive the panicking record is dead-lettered")
 	require.Contains(t, string(sends[0]), string(processor.ClassPanic))
 }
 
-func TestHandleNotStartedOnLastReceiveIsDeadLetteredWithReason(t *testing.T) {
+func TestHandleNotStartedOnLastReceiveWithNoTimeForTheMoveStaysForRedrive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
@@ -409,7 +413,7 @@ func TestHandleHeraldNamedProducerAttributesCostNoSlot(t *testing.T) {
 	var sm struct {
 		MessageAttributes map[string]struct{ StringValue string }
 	}
-	require.NoError(t, json.Unmarshal(b.wire.requests("SendMessage")[0], &sm))
+	require.NoError(t, json.Unmarshal(b.wire.Requests("SendMessage")[0], &sm))
 	require.Equal(t, "v-z", sm.MessageAttributes["z"].StringValue, "8 producer attributes fit beside herald's 2")
 	var reason processor.Reason
 	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
@@ -427,11 +431,11 @@ func TestHandleOversizedDeadLetterKeepsBodyAndReason(t *testing.T) {
 	}
 	// Room for the body, the reason and 8 of the attributes, not for the
 	// 2 overflowing ones inside the reason as well.
-	b.wire.maxSendBytes = 8*2000 + 2000
+	b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": fmt.Sprint(8*2000 + 2000)})
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	sends := b.wire.requests("SendMessage")
+	sends := b.wire.Requests("SendMessage")
 	require.Len(t, sends, 2, "refused once, then sent smaller")
 	var sm struct {
 		MessageBody       string
@@ -447,11 +451,11 @@ func TestHandleOversizedDeadLetterKeepsBodyAndReason(t *testing.T) {
 	// With room for nothing but the body and a short reason, the original's
 	// attributes go too, and their names stay.
 	b2 := setup(t, nil)
-	b2.wire.maxSendBytes = 2000
+	b2.wire.AddQueue(b2.dlqURL, map[string]string{"MaximumMessageSize": "2000"})
 	resp, err = b2.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	sends = b2.wire.requests("SendMessage")
+	sends = b2.wire.Requests("SendMessage")
 	require.Len(t, sends, 3)
 	sm.MessageAttributes = nil
 	require.NoError(t, json.Unmarshal(sends[2], &sm))

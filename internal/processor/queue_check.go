@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,20 +26,38 @@ var _ QueueAttributesAPI = (*sqs.Client)(nil)
 
 // QueueSettings are the settings of herald that the queues must agree with.
 type QueueSettings struct {
-	// QueueURL and DeadLetterQueueURL are the queues (HERALD_QUEUE_URL,
-	// HERALD_DLQ_URL).
+	// QueueURL and DeadLetterQueueURL are the queues.
 	QueueURL, DeadLetterQueueURL string
-	// MaxReceiveCount is HERALD_MAX_RECEIVE_COUNT.
+	// MaxReceiveCount is the redrive policy's maxReceiveCount herald uses.
 	MaxReceiveCount int
-	// Backoff is the retry schedule (HERALD_BACKOFF_*).
+	// Backoff is the retry schedule.
 	Backoff backoff.Policy
 	// FunctionTimeout is the function's timeout; zero skips the visibility
 	// timeout check (Lambda does not tell a function its timeout before the
 	// first invocation).
 	FunctionTimeout time.Duration
 	// BatchingWindow is the event source mapping's
-	// MaximumBatchingWindowInSeconds (HERALD_BATCHING_WINDOW_SECONDS).
+	// MaximumBatchingWindowInSeconds.
 	BatchingWindow time.Duration
+	// Names are what the errors call these settings where the operator set
+	// them (package config passes its environment variable names). Empty
+	// names are the field names above.
+	Names SettingNames
+}
+
+// SettingNames name the settings of QueueSettings in errors.
+type SettingNames struct {
+	DeadLetterQueueURL, MaxReceiveCount, BackoffBase, BackoffCap, BatchingWindow string
+}
+
+// withDefaults returns n with each empty name set to its field's name.
+func (n SettingNames) withDefaults() SettingNames {
+	n.DeadLetterQueueURL = cmp.Or(n.DeadLetterQueueURL, "DeadLetterQueueURL")
+	n.MaxReceiveCount = cmp.Or(n.MaxReceiveCount, "MaxReceiveCount")
+	n.BackoffBase = cmp.Or(n.BackoffBase, "Backoff.Base")
+	n.BackoffCap = cmp.Or(n.BackoffCap, "Backoff.Cap")
+	n.BatchingWindow = cmp.Or(n.BatchingWindow, "BatchingWindow")
+	return n
 }
 
 // CheckQueues reads both queues' attributes (two GetQueueAttributes calls)
@@ -53,7 +72,7 @@ type QueueSettings struct {
 //     largest message herald keeps whole: the smaller of the main queue's
 //     MaximumMessageSize and notification.MaxMessageBytes;
 //   - its redrive policy names the dead-letter queue, with maxReceiveCount
-//     equal to HERALD_MAX_RECEIVE_COUNT;
+//     equal to s.MaxReceiveCount;
 //   - the whole retry schedule, Backoff.Total(MaxReceiveCount), fits in its
 //     MessageRetentionPeriod, or the last attempts are never made;
 //   - the dead-letter queue keeps messages longer than the main queue
@@ -68,12 +87,13 @@ func CheckQueues(ctx context.Context, q QueueAttributesAPI, s QueueSettings) err
 	if err != nil {
 		return err
 	}
+	names := s.Names.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	visibility := seconds(main, types.QueueAttributeNameVisibilityTimeout)
 	if want := 6*s.FunctionTimeout + s.BatchingWindow; s.FunctionTimeout > 0 && visibility < want {
-		bad("queue VisibilityTimeout %s is less than 6 × the function timeout %s plus the batching window %s (HERALD_BATCHING_WINDOW_SECONDS) = %s: SQS could deliver a batch again while it is still being handled", visibility, s.FunctionTimeout, s.BatchingWindow, want)
+		bad("queue VisibilityTimeout %s is less than 6 × the function timeout %s plus the batching window %s (%s) = %s: SQS could deliver a batch again while it is still being handled", visibility, s.FunctionTimeout, s.BatchingWindow, names.BatchingWindow, want)
 	}
 	mainMax, _ := strconv.Atoi(main[string(types.QueueAttributeNameMaximumMessageSize)])
 	dlqMax, _ := strconv.Atoi(dlq[string(types.QueueAttributeNameMaximumMessageSize)])
@@ -85,21 +105,21 @@ func CheckQueues(ctx context.Context, q QueueAttributesAPI, s QueueSettings) err
 		MaxReceiveCount     json.Number `json:"maxReceiveCount"`
 	}
 	if raw := main[string(types.QueueAttributeNameRedrivePolicy)]; raw == "" {
-		bad("queue %s has no RedrivePolicy: herald needs one to dead-letter what it cannot (HERALD_DLQ_URL %s)", s.QueueURL, s.DeadLetterQueueURL)
+		bad("queue %s has no RedrivePolicy: herald needs one to dead-letter what it cannot (%s %s)", s.QueueURL, names.DeadLetterQueueURL, s.DeadLetterQueueURL)
 	} else if err := json.Unmarshal([]byte(raw), &redrive); err != nil {
 		bad("queue RedrivePolicy %q: %v", raw, err)
 	} else {
 		if n, _ := strconv.Atoi(redrive.MaxReceiveCount.String()); n != s.MaxReceiveCount {
-			bad("queue RedrivePolicy maxReceiveCount %s differs from HERALD_MAX_RECEIVE_COUNT %d", redrive.MaxReceiveCount, s.MaxReceiveCount)
+			bad("queue RedrivePolicy maxReceiveCount %s differs from %s %d", redrive.MaxReceiveCount, names.MaxReceiveCount, s.MaxReceiveCount)
 		}
 		if arn := dlq[string(types.QueueAttributeNameQueueArn)]; arn != "" && redrive.DeadLetterTargetArn != arn {
-			bad("queue RedrivePolicy deadLetterTargetArn %s is not HERALD_DLQ_URL's queue %s", redrive.DeadLetterTargetArn, arn)
+			bad("queue RedrivePolicy deadLetterTargetArn %s is not %s's queue %s", redrive.DeadLetterTargetArn, names.DeadLetterQueueURL, arn)
 		}
 	}
 	retention := seconds(main, types.QueueAttributeNameMessageRetentionPeriod)
 	if total := s.Backoff.Total(s.MaxReceiveCount); total >= retention {
-		bad("retry schedule of %s (HERALD_BACKOFF_BASE_SECONDS %d, HERALD_BACKOFF_CAP_SECONDS %d, HERALD_MAX_RECEIVE_COUNT %d) is not shorter than the queue's MessageRetentionPeriod %s",
-			total, int(s.Backoff.Base.Seconds()), int(s.Backoff.Cap.Seconds()), s.MaxReceiveCount, retention)
+		bad("retry schedule of %s (%s %s, %s %s, %s %d) is not shorter than the queue's MessageRetentionPeriod %s",
+			total, names.BackoffBase, s.Backoff.Base, names.BackoffCap, s.Backoff.Cap, names.MaxReceiveCount, s.MaxReceiveCount, retention)
 	}
 	if dlqRetention := seconds(dlq, types.QueueAttributeNameMessageRetentionPeriod); dlqRetention <= retention {
 		bad("dead-letter queue MessageRetentionPeriod %s is not longer than the queue's MessageRetentionPeriod %s: a dead letter keeps its original enqueue time, so it could expire on arrival", dlqRetention, retention)

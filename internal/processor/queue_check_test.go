@@ -44,7 +44,7 @@ func TestCheckQueues(t *testing.T) {
 		"defaults agree": {mutate: func(map[string]string, map[string]string, *processor.QueueSettings) {}},
 		"visibility under 6x": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["VisibilityTimeout"] = "300" },
-			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s"},
+			want:   []string{"VisibilityTimeout 5m0s", "function timeout 1m0s", "= 6m0s"},
 		},
 		"visibility under 6x plus the batching window": {
 			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
@@ -86,11 +86,20 @@ func TestCheckQueues(t *testing.T) {
 		},
 		"maxReceiveCount differs": {
 			mutate: func(_, _ map[string]string, s *processor.QueueSettings) { s.MaxReceiveCount = 5 },
-			want:   []string{"maxReceiveCount 13", "HERALD_MAX_RECEIVE_COUNT 5"},
+			want:   []string{"maxReceiveCount 13", "MaxReceiveCount 5"},
 		},
 		"retry schedule outlives the queue": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "86400" },
-			want:   []string{"retry schedule of", "HERALD_BACKOFF_BASE_SECONDS 60", "MessageRetentionPeriod 24h0m0s"},
+			want:   []string{"retry schedule of", "Backoff.Base 1m0s", "MessageRetentionPeriod 24h0m0s"},
+		},
+		"retry schedule exactly the queue's retention": {
+			// Total(13) of 1 min doubling to 6 h is 26 h 31 min: the last
+			// attempt would fall on the moment SQS deletes the message.
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "95460" },
+			want:   []string{"retry schedule of 26h31m0s", "MessageRetentionPeriod 26h31m0s"},
+		},
+		"retry schedule a second inside the queue's retention": {
+			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MessageRetentionPeriod"] = "95461" },
 		},
 		"dead-letter queue keeps less": {
 			mutate: func(_, d map[string]string, _ *processor.QueueSettings) { d["MessageRetentionPeriod"] = "345600" },
@@ -104,7 +113,7 @@ func TestCheckQueues(t *testing.T) {
 			mutate: func(_, d map[string]string, _ *processor.QueueSettings) {
 				d["QueueArn"] = "arn:aws:sqs:us-east-1:123456789012:other"
 			},
-			want: []string{"deadLetterTargetArn " + dlqARN, "HERALD_DLQ_URL"},
+			want: []string{"deadLetterTargetArn " + dlqARN, "DeadLetterQueueURL"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -113,7 +122,8 @@ func TestCheckQueues(t *testing.T) {
 			m, d := good()
 			s := settings
 			tc.mutate(m, d, &s)
-			wire.queueAttrs = map[string]map[string]string{mainURL: m, dlqURL: d}
+			wire.AddQueue(mainURL, m)
+			wire.AddQueue(dlqURL, d)
 			err := processor.CheckQueues(context.Background(), client, s)
 			if len(tc.want) == 0 {
 				require.NoError(t, err)
@@ -130,7 +140,8 @@ func TestCheckQueues(t *testing.T) {
 		t.Parallel()
 		wire, client := newSQSWire(t)
 		m, d := good()
-		wire.queueAttrs = map[string]map[string]string{mainURL + ".fifo": m, dlqURL: d}
+		wire.AddQueue(mainURL+".fifo", m)
+		wire.AddQueue(dlqURL, d)
 		s := settings
 		s.QueueURL = mainURL + ".fifo"
 		require.ErrorContains(t, processor.CheckQueues(context.Background(), client, s), "both be FIFO")

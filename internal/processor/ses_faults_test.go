@@ -125,7 +125,7 @@ func TestHandleSESSendingPausedWaitsLong(t *testing.T) {
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec("m1", emailBody(1), 1)}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"m1"}, failures(resp))
-	vis := b.wire.requests("ChangeMessageVisibilityBatch")
+	vis := b.wire.Requests("ChangeMessageVisibilityBatch")
 	require.Len(t, vis, 1)
 	var in struct {
 		Entries []struct{ VisibilityTimeout int }

@@ -2,17 +2,9 @@ package processor
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 )
-
-// maxBatchEntries is the SQS limit of entries in one batch request
-// (ChangeMessageVisibilityBatch: 10).
-const maxBatchEntries = 10
 
 // changeVisibility sets each retried record's visibility timeout to its
 // backoff delay, and each skipped FIFO record's to the delay of the record
@@ -23,38 +15,16 @@ const maxBatchEntries = 10
 // SQS returns no message of a group while an earlier one is in flight.
 func (p *Processor) changeVisibility(ctx context.Context, recs []*record) {
 	var retry []*record
+	var changes []sqsbatch.Change
 	for _, r := range recs {
 		if r.outcome == Retry || r.outcome == Skipped && r.follows != nil {
 			retry = append(retry, r)
+			changes = append(changes, sqsbatch.Change{ReceiptHandle: r.msg.ReceiptHandle, Timeout: r.delay})
 		}
 	}
-	for start := 0; start < len(retry); start += maxBatchEntries {
-		chunk := retry[start:min(start+maxBatchEntries, len(retry))]
-		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
-		for i, r := range chunk {
-			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{
-				Id:                aws.String(strconv.Itoa(i)),
-				ReceiptHandle:     aws.String(r.msg.ReceiptHandle),
-				VisibilityTimeout: int32(r.delay.Seconds()),
-			}
-		}
-		out, err := p.q.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{
-			QueueUrl: aws.String(p.cfg.QueueURL),
-			Entries:  entries,
-		})
+	for i, err := range sqsbatch.ChangeVisibility(ctx, p.q, p.cfg.QueueURL, changes) {
 		if err != nil {
-			for _, r := range chunk {
-				r.outcome, r.sqsErr = Failed, fmt.Errorf("change visibility: %w", err)
-			}
-			continue
-		}
-		for _, f := range out.Failed {
-			i, convErr := strconv.Atoi(aws.ToString(f.Id))
-			if convErr != nil || i < 0 || i >= len(chunk) {
-				continue
-			}
-			chunk[i].outcome = Failed
-			chunk[i].sqsErr = fmt.Errorf("change visibility: %s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
+			retry[i].outcome, retry[i].sqsErr = Failed, err
 		}
 	}
 }

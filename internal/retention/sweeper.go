@@ -10,6 +10,7 @@
 package retention
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 )
 
 // API is the part of the SQS API a Sweeper calls.
@@ -34,15 +37,12 @@ type API interface {
 
 var _ API = (*sqs.Client)(nil)
 
-// reasonAttribute is the dead-letter attribute the processor writes
-// (processor.AttrReason); only its original_sent_timestamp is read here.
-const reasonAttribute = "herald.reason"
-
 // Config configures a Sweeper.
 type Config struct {
 	// QueueURL is the dead-letter queue. Required.
 	QueueURL string
-	// MaxAge is the age past which a dead letter is deleted. Required.
+	// MaxAge is the age from which a dead letter is deleted (age ≥ MaxAge,
+	// to the millisecond of SentTimestamp). Required.
 	MaxAge time.Duration
 	// Hold is the visibility timeout of messages received during the sweep:
 	// long enough that none comes back before the sweep ends. Defaults to
@@ -120,7 +120,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Summary, error) {
 			WaitTimeSeconds:             1,
 			VisibilityTimeout:           int32(s.cfg.Hold.Seconds()),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp},
-			MessageAttributeNames:       []string{reasonAttribute},
+			MessageAttributeNames:       []string{processor.AttrReason},
 		})
 		if err != nil {
 			if sweepCtx.Err() != nil {
@@ -172,12 +172,12 @@ func (s *Sweeper) Sweep(ctx context.Context) (Summary, error) {
 	return sum, err
 }
 
-// sentAt is the notification's original enqueue time.
+// sentAt is the notification's original enqueue time: the reason's
+// OriginalSentTimestamp (processor.Reason, as the processor writes it) when
+// set, else the message's own SentTimestamp.
 func sentAt(m types.Message) time.Time {
-	if a, ok := m.MessageAttributes[reasonAttribute]; ok && a.StringValue != nil {
-		var r struct {
-			OriginalSentTimestamp int64 `json:"original_sent_timestamp"`
-		}
+	if a, ok := m.MessageAttributes[processor.AttrReason]; ok && a.StringValue != nil {
+		var r processor.Reason
 		if json.Unmarshal([]byte(*a.StringValue), &r) == nil && r.OriginalSentTimestamp > 0 {
 			return time.UnixMilli(r.OriginalSentTimestamp)
 		}
@@ -186,7 +186,7 @@ func sentAt(m types.Message) time.Time {
 	return time.UnixMilli(ms) // 0 when absent: old, so it is swept
 }
 
-// delete removes msgs with one DeleteMessageBatch call (≤ 10 entries) and
+// delete removes msgs with one DeleteMessageBatch call (≤ sqsbatch.MaxEntries) and
 // logs each deletion.
 func (s *Sweeper) delete(ctx context.Context, msgs []types.Message) (deleted, failed int, err error) {
 	if len(msgs) == 0 {
@@ -217,18 +217,24 @@ func (s *Sweeper) delete(ctx context.Context, msgs []types.Message) (deleted, fa
 	return deleted, failed, nil
 }
 
-// release makes kept messages visible again at once.
+// release makes kept messages visible again at once. A change SQS refuses
+// leaves its message hidden until Hold ends: it is not lost, and the error
+// counts such messages.
 func (s *Sweeper) release(ctx context.Context, handles []string) error {
-	var errs []error
-	for start := 0; start < len(handles); start += 10 {
-		chunk := handles[start:min(start+10, len(handles))]
-		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
-		for i, h := range chunk {
-			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h), VisibilityTimeout: 0}
-		}
-		if _, err := s.q.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(s.cfg.QueueURL), Entries: entries}); err != nil {
-			errs = append(errs, fmt.Errorf("make kept dead letters visible: %w", err))
+	changes := make([]sqsbatch.Change, len(handles))
+	for i, h := range handles {
+		changes[i] = sqsbatch.Change{ReceiptHandle: h, Timeout: 0}
+	}
+	var failed int
+	var first error
+	for _, err := range sqsbatch.ChangeVisibility(ctx, s.q, s.cfg.QueueURL, changes) {
+		if err != nil {
+			failed++
+			first = cmp.Or(first, err)
 		}
 	}
-	return errors.Join(errs...)
+	if failed > 0 {
+		return fmt.Errorf("make kept dead letters visible: %d of %d stay hidden until the hold of %s ends: %w", failed, len(handles), s.cfg.Hold, first)
+	}
+	return nil
 }

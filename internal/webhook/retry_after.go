@@ -5,12 +5,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/internal/backoff"
 )
 
 // MaxRetryAfter is the longest delay a Retry-After header can ask for: 12
 // hours, the SQS limit on a message's visibility timeout
-// (ChangeMessageVisibility). Longer requests are cut to it.
-const MaxRetryAfter = 12 * time.Hour
+// (backoff.MaxVisibilityTimeout). Longer requests are cut to it.
+const MaxRetryAfter = backoff.MaxVisibilityTimeout
 
 // ParseRetryAfter reads a Retry-After header value (RFC 9110 §10.2.3): either
 // delta-seconds ("120") or an HTTP-date in any of the three formats of RFC

@@ -1,0 +1,43 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/sqstest"
+)
+
+// TestCheckQueuesNamesTheEnvironmentVariables: the deliver function's queue
+// check reports a disagreement by the variables the operator sets.
+func TestCheckQueuesNamesTheEnvironmentVariables(t *testing.T) {
+	t.Parallel()
+	const (
+		mainURL = "https://sqs.us-east-1.amazonaws.com/123456789012/herald"
+		dlqURL  = "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq"
+	)
+	srv := sqstest.New(t)
+	srv.AddQueue(mainURL, map[string]string{
+		"MessageRetentionPeriod": "86400",
+		"RedrivePolicy":          `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:other","maxReceiveCount":5}`,
+	})
+	srv.AddQueue(dlqURL, map[string]string{"MessageRetentionPeriod": "1209600"})
+	cfg, err := config.LoadDeliver(func(k string) string {
+		return map[string]string{"HERALD_QUEUE_URL": mainURL, "HERALD_DLQ_URL": dlqURL, "HERALD_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}[k]
+	})
+	require.NoError(t, err)
+	awsCfg := aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, BaseEndpoint: aws.String(srv.URL()), RetryMaxAttempts: 1}
+
+	err = app.CheckQueues(context.Background(), cfg, awsCfg, 0)
+	for _, want := range []string{"HERALD_MAX_RECEIVE_COUNT 13", "HERALD_DLQ_URL's queue", "HERALD_BACKOFF_BASE_SECONDS 1m0s", "HERALD_BACKOFF_CAP_SECONDS 6h0m0s"} {
+		require.ErrorContains(t, err, want)
+	}
+
+	cfg.CheckQueues = false
+	require.NoError(t, app.CheckQueues(context.Background(), cfg, awsCfg, 0), "off: no call")
+	require.Len(t, srv.Requests("GetQueueAttributes"), 2)
+}

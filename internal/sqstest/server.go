@@ -1,0 +1,571 @@
+// Package sqstest is an httptest server speaking SQS's AWS JSON 1.0 wire
+// protocol (X-Amz-Target "AmazonSQS.<Action>", application/x-amz-json-1.0),
+// for unit tests that need the real AWS SDK v2 client to serialize requests
+// and parse answers, including faults LocalStack cannot be made to give.
+//
+// It holds queues and messages in memory and answers SendMessage,
+// ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch and
+// GetQueueAttributes. Like SQS it rejects what SQS rejects (Amazon SQS API
+// Reference and Developer Guide, "Amazon SQS quotas"):
+//   - a batch with no entries (EmptyBatchRequest), more than 10 entries
+//     (TooManyEntriesInBatchRequest), duplicate entry ids
+//     (BatchEntryIdsNotDistinct) or an id that is not 1–80 alphanumeric,
+//     hyphen or underscore characters (InvalidBatchEntryId);
+//   - a visibility timeout outside 0–43,200 s, or one that would end more
+//     than 12 hours after the message's receive (InvalidParameterValue);
+//   - an empty receipt handle, or one of a message no longer in flight
+//     (ReceiptHandleIsInvalid);
+//   - MaxNumberOfMessages outside 1–10, WaitTimeSeconds outside 0–20;
+//   - a message over the queue's MaximumMessageSize (body plus attribute
+//     names, types and values; 1 MiB by default), an empty body, characters
+//     outside the allowed set, more than 10 message attributes;
+//   - on a FIFO queue, a send without MessageGroupId or without
+//     MessageDeduplicationId (no content-based deduplication here), and on
+//     a standard queue a MessageDeduplicationId;
+//   - a queue URL it does not hold (QueueDoesNotExist).
+//
+// Receipt handles the server did not issue (a test's hand-made
+// events.SQSMessage) are accepted for visibility changes and deletes as long
+// as they are not empty, so processor tests need not receive first.
+package sqstest
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// SQS limits the server enforces (Amazon SQS Developer Guide, "Amazon SQS
+// quotas", and the API Reference of each action).
+const (
+	MaxBatchEntries           = 10
+	MaxVisibilityTimeout      = 43200 // seconds
+	MaxWaitTimeSeconds        = 20
+	MaxMessageAttributes      = 10
+	DefaultMaximumMessageSize = 1 << 20 // bytes, since 2025
+	defaultVisibilityTimeout  = 30      // seconds
+)
+
+// Server is an in-memory SQS. Its exported fault fields may be set before
+// or between calls; they are read under its lock.
+type Server struct {
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	calls  map[string][]json.RawMessage
+	queues map[string]*queue
+	seq    int
+	now    func() time.Time
+
+	// FailAction makes each call of the named actions answer 500
+	// InternalError.
+	failAction map[string]bool
+	// failHandle makes batch entries naming the receipt handle fail with
+	// ReceiptHandleIsInvalid.
+	failHandle map[string]bool
+	// failMessage makes entries of an action for a stored message fail, by
+	// action and message id.
+	failMessage map[string]map[string]bool
+}
+
+type queue struct {
+	url   string
+	attrs map[string]string
+	msgs  []*message
+}
+
+type message struct {
+	id, body      string
+	handle        string // the current receipt handle; "" before any receive
+	attrs         map[string]string
+	msgAttrs      map[string]MessageAttribute
+	visibleAt     time.Time
+	receivedAt    time.Time
+	receiveCount  int
+	deduplication string
+	group         string
+}
+
+// MessageAttribute is a message attribute on the wire.
+type MessageAttribute struct {
+	DataType    string
+	StringValue *string `json:",omitempty"`
+	BinaryValue []byte  `json:",omitempty"`
+}
+
+// New starts a server, closed when t ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{
+		calls:      map[string][]json.RawMessage{},
+		queues:     map[string]*queue{},
+		now:        time.Now,
+		failAction: map[string]bool{},
+		failHandle: map[string]bool{},
+
+		failMessage: map[string]map[string]bool{},
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// Client returns a real SDK client for the server, without SDK retries so
+// that each fault reaches the code under test once.
+func (s *Server) Client() *sqs.Client {
+	return sqs.New(sqs.Options{
+		BaseEndpoint:     aws.String(s.srv.URL),
+		Region:           "us-east-1",
+		Credentials:      aws.AnonymousCredentials{},
+		RetryMaxAttempts: 1,
+	})
+}
+
+// URL is the server's endpoint, for an aws.Config's BaseEndpoint.
+func (s *Server) URL() string { return s.srv.URL }
+
+// SetNow replaces the server's clock (visibility timeouts).
+func (s *Server) SetNow(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// AddQueue creates the queue url (a FIFO queue when it ends in ".fifo")
+// with attrs over the defaults (QueueArn, VisibilityTimeout 30,
+// MaximumMessageSize 1 MiB) and returns url.
+func (s *Server) AddQueue(url string, attrs map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := url[strings.LastIndex(url, "/")+1:]
+	q := &queue{url: url, attrs: map[string]string{
+		"QueueArn":           "arn:aws:sqs:us-east-1:123456789012:" + name,
+		"VisibilityTimeout":  strconv.Itoa(defaultVisibilityTimeout),
+		"MaximumMessageSize": strconv.Itoa(DefaultMaximumMessageSize),
+	}}
+	if strings.HasSuffix(url, ".fifo") {
+		q.attrs["FifoQueue"] = "true"
+	}
+	maps.Copy(q.attrs, attrs)
+	s.queues[url] = q
+	return url
+}
+
+// Put stores a visible message in queue url as if sent at sentAt, with
+// msgAttrs, and returns its message id.
+func (s *Server) Put(url, body string, sentAt time.Time, msgAttrs map[string]MessageAttribute) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[url]
+	if q == nil {
+		panic("sqstest: Put to unknown queue " + url)
+	}
+	return s.put(q, body, sentAt, msgAttrs, "", "")
+}
+
+func (s *Server) put(q *queue, body string, sentAt time.Time, msgAttrs map[string]MessageAttribute, group, dedup string) string {
+	s.seq++
+	m := &message{
+		id:            fmt.Sprintf("00000000-0000-4000-8000-%012d", s.seq),
+		body:          body,
+		attrs:         map[string]string{"SentTimestamp": strconv.FormatInt(sentAt.UnixMilli(), 10)},
+		msgAttrs:      msgAttrs,
+		group:         group,
+		deduplication: dedup,
+	}
+	if group != "" {
+		m.attrs["MessageGroupId"] = group
+	}
+	q.msgs = append(q.msgs, m)
+	return m.id
+}
+
+// Message is a stored message as a test sees it.
+type Message struct {
+	ID, Body     string
+	Attributes   map[string]string
+	MsgAttrs     map[string]MessageAttribute
+	ReceiveCount int
+	// VisibleAt is when the message can next be received.
+	VisibleAt time.Time
+}
+
+// Messages returns queue url's messages in send order.
+func (s *Server) Messages(url string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.queues[url].msgs {
+		out = append(out, Message{ID: m.id, Body: m.body, Attributes: maps.Clone(m.attrs), MsgAttrs: maps.Clone(m.msgAttrs), ReceiveCount: m.receiveCount, VisibleAt: m.visibleAt})
+	}
+	return out
+}
+
+// Requests returns the JSON request bodies of action's calls, in order.
+func (s *Server) Requests(action string) []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls[action])
+}
+
+// FailAction makes every later call of action answer 500 InternalError.
+func (s *Server) FailAction(action string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failAction[action] = true
+}
+
+// FailReceiptHandle makes every later batch entry naming handle fail with
+// ReceiptHandleIsInvalid.
+func (s *Server) FailReceiptHandle(handle string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failHandle[handle] = true
+}
+
+// FailMessage makes every later entry of action (DeleteMessageBatch or
+// ChangeMessageVisibilityBatch) for the stored message id fail with
+// InternalError, as SQS reports a server-side fault of one entry.
+func (s *Server) FailMessage(action, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failMessage[action] == nil {
+		s.failMessage[action] = map[string]bool{}
+	}
+	s.failMessage[action][id] = true
+}
+
+// apiError is an SQS error answer: code is the AWS JSON __type's shape name,
+// query the awsQueryCompatible code the SDK reports as ErrorCode.
+type apiError struct {
+	status      int
+	code, query string
+	msg         string
+}
+
+func senderFault(code, query, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: code, query: query, msg: fmt.Sprintf(format, args...)}
+}
+
+func invalidParameter(format string, args ...any) *apiError {
+	return senderFault("InvalidParameterValue", "InvalidParameterValue", format, args...)
+}
+
+func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
+	action := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+	body, _ := io.ReadAll(r.Body)
+	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	s.mu.Lock()
+	s.calls[action] = append(s.calls[action], body)
+	out, aerr := s.do(action, body)
+	s.mu.Unlock()
+	if aerr != nil {
+		rw.Header().Set("x-amzn-query-error", aerr.query+";"+map[bool]string{true: "Sender", false: "Receiver"}[aerr.status < 500])
+		rw.WriteHeader(aerr.status)
+		_ = json.NewEncoder(rw).Encode(map[string]string{"__type": "com.amazonaws.sqs#" + aerr.code, "message": aerr.msg})
+		return
+	}
+	_ = json.NewEncoder(rw).Encode(out)
+}
+
+func (s *Server) do(action string, body []byte) (any, *apiError) {
+	if s.failAction[action] {
+		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalError", query: "InternalError", msg: "injected"}
+	}
+	var common struct{ QueueUrl string }
+	if err := json.Unmarshal(body, &common); err != nil {
+		return nil, senderFault("InvalidParameterValue", "InvalidParameterValue", "malformed request: %v", err)
+	}
+	q := s.queues[common.QueueUrl]
+	switch {
+	case action != "SendMessage" && action != "ReceiveMessage" && action != "DeleteMessageBatch" &&
+		action != "ChangeMessageVisibilityBatch" && action != "GetQueueAttributes":
+		return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
+	case q == nil:
+		return nil, senderFault("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist.")
+	}
+	switch action {
+	case "SendMessage":
+		return s.sendMessage(q, body)
+	case "ReceiveMessage":
+		return s.receiveMessage(q, body)
+	case "DeleteMessageBatch":
+		return s.batch(q, body, false)
+	case "ChangeMessageVisibilityBatch":
+		return s.batch(q, body, true)
+	case "GetQueueAttributes":
+		return s.getQueueAttributes(q, body)
+	}
+	return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
+}
+
+func (s *Server) sendMessage(q *queue, body []byte) (any, *apiError) {
+	var in struct {
+		MessageBody            string
+		MessageAttributes      map[string]MessageAttribute
+		MessageGroupId         string
+		MessageDeduplicationId string
+		DelaySeconds           *int
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, invalidParameter("malformed request: %v", err)
+	}
+	if in.MessageBody == "" {
+		return nil, senderFault("MissingParameter", "MissingParameter", "The request must contain the parameter MessageBody.")
+	}
+	if !validChars(in.MessageBody) {
+		return nil, senderFault("InvalidMessageContents", "InvalidMessageContents", "Invalid characters found.")
+	}
+	if len(in.MessageAttributes) > MaxMessageAttributes {
+		return nil, invalidParameter("Number of message attributes [%d] exceeds the allowed maximum [%d].", len(in.MessageAttributes), MaxMessageAttributes)
+	}
+	size := len(in.MessageBody)
+	for name, a := range in.MessageAttributes {
+		if a.DataType == "" {
+			return nil, invalidParameter("The message attribute '%s' must contain non-empty message attribute type.", name)
+		}
+		if strings.HasPrefix(a.DataType, "String") || strings.HasPrefix(a.DataType, "Number") {
+			if a.StringValue == nil || *a.StringValue == "" {
+				return nil, invalidParameter("The message attribute '%s' must contain a non-empty message attribute value.", name)
+			}
+		}
+		size += len(name) + len(a.DataType) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
+	}
+	if limit, _ := strconv.Atoi(q.attrs["MaximumMessageSize"]); size > limit {
+		return nil, invalidParameter("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", limit)
+	}
+	fifo := q.attrs["FifoQueue"] == "true"
+	switch {
+	case fifo && in.MessageGroupId == "":
+		return nil, senderFault("MissingParameter", "MissingParameter", "The request must contain the parameter MessageGroupId.")
+	case fifo && in.MessageDeduplicationId == "" && q.attrs["ContentBasedDeduplication"] != "true":
+		return nil, invalidParameter("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	case fifo && in.DelaySeconds != nil && *in.DelaySeconds != 0:
+		return nil, invalidParameter("Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", *in.DelaySeconds)
+	case !fifo && in.MessageDeduplicationId != "":
+		return nil, invalidParameter("Value %s for parameter MessageDeduplicationId is invalid. Reason: The request includes a parameter that is not valid for this queue type.", in.MessageDeduplicationId)
+	case in.DelaySeconds != nil && (*in.DelaySeconds < 0 || *in.DelaySeconds > 900):
+		return nil, invalidParameter("Value %d for parameter DelaySeconds is invalid.", *in.DelaySeconds)
+	}
+	if fifo {
+		for _, m := range q.msgs {
+			if m.deduplication == in.MessageDeduplicationId { // within the 5-minute interval: always, here
+				return map[string]string{"MessageId": m.id, "MD5OfMessageBody": md5Hex(m.body)}, nil
+			}
+		}
+	}
+	id := s.put(q, in.MessageBody, s.now(), in.MessageAttributes, in.MessageGroupId, in.MessageDeduplicationId)
+	return map[string]string{"MessageId": id, "MD5OfMessageBody": md5Hex(in.MessageBody)}, nil
+}
+
+// validChars reports whether body holds only the characters SQS allows:
+// #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
+func validChars(body string) bool {
+	if !utf8.ValidString(body) {
+		return false
+	}
+	for _, r := range body {
+		switch {
+		case r == 0x9 || r == 0xA || r == 0xD:
+		case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
+	var in struct {
+		MaxNumberOfMessages         *int
+		WaitTimeSeconds             *int
+		VisibilityTimeout           *int
+		MessageSystemAttributeNames []string
+		AttributeNames              []string
+		MessageAttributeNames       []string
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, invalidParameter("malformed request: %v", err)
+	}
+	max := 1
+	if in.MaxNumberOfMessages != nil {
+		max = *in.MaxNumberOfMessages
+	}
+	if max < 1 || max > MaxBatchEntries {
+		return nil, invalidParameter("Value %d for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.", max)
+	}
+	if in.WaitTimeSeconds != nil && (*in.WaitTimeSeconds < 0 || *in.WaitTimeSeconds > MaxWaitTimeSeconds) {
+		return nil, invalidParameter("Value %d for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and <= 20, if provided.", *in.WaitTimeSeconds)
+	}
+	vt, _ := strconv.Atoi(q.attrs["VisibilityTimeout"])
+	if in.VisibilityTimeout != nil {
+		vt = *in.VisibilityTimeout
+	}
+	if vt < 0 || vt > MaxVisibilityTimeout {
+		return nil, invalidParameter("Value %d for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 and <= 43200, if provided.", vt)
+	}
+	sysNames := append(slices.Clone(in.MessageSystemAttributeNames), in.AttributeNames...)
+	now := s.now()
+	type outMsg struct {
+		MessageId, ReceiptHandle, Body, MD5OfBody string
+		Attributes                                map[string]string           `json:",omitempty"`
+		MessageAttributes                         map[string]MessageAttribute `json:",omitempty"`
+	}
+	msgs := []outMsg{}
+	for _, m := range q.msgs {
+		if len(msgs) == max {
+			break
+		}
+		if now.Before(m.visibleAt) {
+			continue
+		}
+		s.seq++
+		m.handle = fmt.Sprintf("issued-%d-%s", s.seq, m.id)
+		m.receiveCount++
+		m.receivedAt = now
+		m.visibleAt = now.Add(time.Duration(vt) * time.Second)
+		m.attrs["ApproximateReceiveCount"] = strconv.Itoa(m.receiveCount)
+		if _, ok := m.attrs["ApproximateFirstReceiveTimestamp"]; !ok {
+			m.attrs["ApproximateFirstReceiveTimestamp"] = strconv.FormatInt(now.UnixMilli(), 10)
+		}
+		msgs = append(msgs, outMsg{
+			MessageId: m.id, ReceiptHandle: m.handle, Body: m.body, MD5OfBody: md5Hex(m.body),
+			Attributes:        pick(m.attrs, sysNames, false),
+			MessageAttributes: pick(m.msgAttrs, in.MessageAttributeNames, true),
+		})
+	}
+	return map[string]any{"Messages": msgs}, nil
+}
+
+// pick returns the entries of all that names asks for: "All", a name, or
+// (message attributes) a prefix "name.*".
+func pick[V any](all map[string]V, names []string, prefixes bool) map[string]V {
+	out := map[string]V{}
+	for k, v := range all {
+		for _, n := range names {
+			if n == "All" || n == k || prefixes && n == ".*" || prefixes && strings.HasSuffix(n, ".*") && strings.HasPrefix(k, strings.TrimSuffix(n, "*")) {
+				out[k] = v
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+var batchEntryID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+type batchEntry struct {
+	Id                string
+	ReceiptHandle     string
+	VisibilityTimeout int
+}
+
+type batchResult struct {
+	Id          string
+	Code        string `json:",omitempty"`
+	Message     string `json:",omitempty"`
+	SenderFault bool   `json:",omitempty"`
+}
+
+// batch answers DeleteMessageBatch, or ChangeMessageVisibilityBatch when
+// visibility is set.
+func (s *Server) batch(q *queue, body []byte, visibility bool) (any, *apiError) {
+	var in struct{ Entries []batchEntry }
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, invalidParameter("malformed request: %v", err)
+	}
+	switch {
+	case len(in.Entries) == 0:
+		return nil, senderFault("EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest", "There should be at least one entry in the request.")
+	case len(in.Entries) > MaxBatchEntries:
+		return nil, senderFault("TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", "Maximum number of entries per request are %d. You have sent %d.", MaxBatchEntries, len(in.Entries))
+	}
+	seen := map[string]bool{}
+	for _, e := range in.Entries {
+		if !batchEntryID.MatchString(e.Id) {
+			return nil, senderFault("InvalidBatchEntryId", "AWS.SimpleQueueService.InvalidBatchEntryId", "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
+		}
+		if seen[e.Id] {
+			return nil, senderFault("BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", "Id %s repeated.", e.Id)
+		}
+		seen[e.Id] = true
+	}
+	out := struct{ Successful, Failed []batchResult }{Successful: []batchResult{}, Failed: []batchResult{}}
+	now := s.now()
+	for _, e := range in.Entries {
+		fail := func(code, format string, args ...any) {
+			out.Failed = append(out.Failed, batchResult{Id: e.Id, Code: code, Message: fmt.Sprintf(format, args...), SenderFault: true})
+		}
+		if e.ReceiptHandle == "" || s.failHandle[e.ReceiptHandle] {
+			fail("ReceiptHandleIsInvalid", "The input receipt handle %q is not a valid receipt handle.", e.ReceiptHandle)
+			continue
+		}
+		if visibility && (e.VisibilityTimeout < 0 || e.VisibilityTimeout > MaxVisibilityTimeout) {
+			fail("InvalidParameterValue", "Value %d for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200.", e.VisibilityTimeout)
+			continue
+		}
+		i := slices.IndexFunc(q.msgs, func(m *message) bool { return m.handle == e.ReceiptHandle })
+		if i < 0 {
+			if strings.HasPrefix(e.ReceiptHandle, "issued-") { // ours, but deleted or received again since
+				fail("ReceiptHandleIsInvalid", "The receipt handle %q has expired.", e.ReceiptHandle)
+			} else {
+				out.Successful = append(out.Successful, batchResult{Id: e.Id})
+			}
+			continue
+		}
+		m := q.msgs[i]
+		if s.failMessage[map[bool]string{true: "ChangeMessageVisibilityBatch", false: "DeleteMessageBatch"}[visibility]][m.id] {
+			out.Failed = append(out.Failed, batchResult{Id: e.Id, Code: "InternalError", Message: "injected", SenderFault: false})
+			continue
+		}
+		if !visibility {
+			q.msgs = slices.Delete(q.msgs, i, i+1)
+			out.Successful = append(out.Successful, batchResult{Id: e.Id})
+			continue
+		}
+		if !now.Before(m.visibleAt) {
+			fail("MessageNotInflight", "Message does not exist or is not available for visibility timeout change.")
+			continue
+		}
+		until := now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
+		if until.Sub(m.receivedAt) > MaxVisibilityTimeout*time.Second {
+			fail("InvalidParameterValue", "Value %d for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]", e.VisibilityTimeout)
+			continue
+		}
+		m.visibleAt = until
+		out.Successful = append(out.Successful, batchResult{Id: e.Id})
+	}
+	return out, nil
+}
+
+func (s *Server) getQueueAttributes(q *queue, body []byte) (any, *apiError) {
+	var in struct{ AttributeNames []string }
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, invalidParameter("malformed request: %v", err)
+	}
+	return map[string]any{"Attributes": pick(q.attrs, in.AttributeNames, false)}, nil
+}

@@ -1,0 +1,171 @@
+package sqstest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/sqstest"
+)
+
+const (
+	queueURL = "https://sqs.us-east-1.amazonaws.com/123456789012/q"
+	fifoURL  = "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo"
+)
+
+func setup(t *testing.T) (*sqstest.Server, *sqs.Client) {
+	t.Helper()
+	s := sqstest.New(t)
+	s.AddQueue(queueURL, map[string]string{"MaximumMessageSize": "1024"})
+	s.AddQueue(fifoURL, nil)
+	return s, s.Client()
+}
+
+// code returns the SQS error code the SDK reports for err, "" for none.
+func code(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+func entries(n int, id func(int) string, handle string, timeout int32) []types.ChangeMessageVisibilityBatchRequestEntry {
+	out := make([]types.ChangeMessageVisibilityBatchRequestEntry, n)
+	for i := range out {
+		out[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(id(i)), ReceiptHandle: aws.String(handle), VisibilityTimeout: timeout}
+	}
+	return out
+}
+
+// TestRejectsWhatSQSRejectsInBatches: the request-level batch rules of
+// ChangeMessageVisibilityBatch and DeleteMessageBatch.
+func TestRejectsWhatSQSRejectsInBatches(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	ctx := context.Background()
+	seq := func(i int) string { return fmt.Sprint(i) }
+	for name, tc := range map[string]struct {
+		entries []types.ChangeMessageVisibilityBatchRequestEntry
+		want    string
+	}{
+		"11 entries":     {entries(11, seq, "h", 0), "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"},
+		"no entries":     {[]types.ChangeMessageVisibilityBatchRequestEntry{}, "AWS.SimpleQueueService.EmptyBatchRequest"},
+		"duplicate ids":  {entries(2, func(int) string { return "same" }, "h", 0), "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"},
+		"id with a dot":  {entries(1, func(int) string { return "a.b" }, "h", 0), "AWS.SimpleQueueService.InvalidBatchEntryId"},
+		"id of 81 chars": {entries(1, func(int) string { return strings.Repeat("a", 81) }, "h", 0), "AWS.SimpleQueueService.InvalidBatchEntryId"},
+		"10 entries":     {entries(10, seq, "h", 0), ""},
+	} {
+		_, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL), Entries: tc.entries})
+		require.Equal(t, tc.want, code(err), name)
+	}
+	del := make([]types.DeleteMessageBatchRequestEntry, 11)
+	for i := range del {
+		del[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: aws.String("h")}
+	}
+	_, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: del})
+	require.Equal(t, "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", code(err))
+	_, err = c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL + "-missing"), Entries: del[:1]})
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", code(err))
+}
+
+// TestRejectsBadEntries: an empty receipt handle, a visibility timeout
+// outside 0–43,200 s, or one ending over 12 h after the receive fail their
+// entry alone.
+func TestRejectsBadEntries(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	now := time.Now()
+	s.SetNow(func() time.Time { return now })
+	s.Put(queueURL, "m", now, nil)
+	got, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	received := aws.ToString(got.Messages[0].ReceiptHandle)
+	out, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL), Entries: []types.ChangeMessageVisibilityBatchRequestEntry{
+		{Id: aws.String("empty"), ReceiptHandle: aws.String(""), VisibilityTimeout: 10},
+		{Id: aws.String("over"), ReceiptHandle: aws.String("h"), VisibilityTimeout: 43201},
+		{Id: aws.String("negative"), ReceiptHandle: aws.String("h"), VisibilityTimeout: -1},
+		{Id: aws.String("limit"), ReceiptHandle: aws.String("h"), VisibilityTimeout: 43200},
+		{Id: aws.String("received"), ReceiptHandle: aws.String(received), VisibilityTimeout: 120},
+	}})
+	require.NoError(t, err)
+	failed := map[string]string{}
+	for _, f := range out.Failed {
+		failed[aws.ToString(f.Id)] = aws.ToString(f.Code)
+	}
+	require.Equal(t, map[string]string{"empty": "ReceiptHandleIsInvalid", "over": "InvalidParameterValue", "negative": "InvalidParameterValue"}, failed)
+	require.Equal(t, now.Add(120*time.Second), s.Messages(queueURL)[0].VisibleAt)
+
+	// 12 h counts from the receive: 11 h later, 2 h more is refused.
+	now = now.Add(11 * time.Hour)
+	_, err = c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL), Entries: entries(1, func(int) string { return "a" }, received, 0)})
+	require.NoError(t, err)
+	s.SetNow(func() time.Time { return now })
+	got, err = c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	again := aws.ToString(got.Messages[0].ReceiptHandle)
+	now = now.Add(11 * time.Hour)
+	s.SetNow(func() time.Time { return now.Add(-11*time.Hour + 30*time.Second) })
+	out, err = c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL), Entries: entries(1, func(int) string { return "a" }, again, 43200)})
+	require.NoError(t, err)
+	require.Len(t, out.Failed, 1, "30 s after the receive, 12 h more ends past the limit")
+	out, err = c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL), Entries: entries(1, func(int) string { return "a" }, received, 10)})
+	require.NoError(t, err)
+	require.Equal(t, "ReceiptHandleIsInvalid", aws.ToString(out.Failed[0].Code), "a handle of an earlier receive is stale")
+}
+
+// TestRejectsBadReceivesAndSends: receive and send parameter rules.
+func TestRejectsBadReceivesAndSends(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	ctx := context.Background()
+	for _, in := range []*sqs.ReceiveMessageInput{
+		{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 11},
+		{QueueUrl: aws.String(queueURL), WaitTimeSeconds: 21},
+		{QueueUrl: aws.String(queueURL), VisibilityTimeout: 43201},
+	} {
+		_, err := c.ReceiveMessage(ctx, in)
+		require.Equal(t, "InvalidParameterValue", code(err))
+	}
+	for name, tc := range map[string]struct {
+		in   sqs.SendMessageInput
+		want string
+	}{
+		"fits":              {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1024))}, ""},
+		"one byte too many": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1025))}, "InvalidParameterValue"},
+		"attributes count": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: map[string]types.MessageAttributeValue{
+			"a": {DataType: aws.String("String"), StringValue: aws.String(strings.Repeat("v", 1020))},
+		}}, "InvalidParameterValue"},
+		"invalid character":   {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("a\x00b")}, "InvalidMessageContents"},
+		"dedup on standard":   {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")}, "InvalidParameterValue"},
+		"FIFO without group":  {sqs.SendMessageInput{QueueUrl: aws.String(fifoURL), MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")}, "MissingParameter"},
+		"FIFO without dedup":  {sqs.SendMessageInput{QueueUrl: aws.String(fifoURL), MessageBody: aws.String("x"), MessageGroupId: aws.String("g")}, "InvalidParameterValue"},
+		"FIFO with both":      {sqs.SendMessageInput{QueueUrl: aws.String(fifoURL), MessageBody: aws.String("x"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d")}, ""},
+		"delay over 15 min":   {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), DelaySeconds: 901}, "InvalidParameterValue"},
+		"empty string value":  {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: map[string]types.MessageAttributeValue{"a": {DataType: aws.String("String"), StringValue: aws.String("")}}}, "InvalidParameterValue"},
+		"unknown queue":       {sqs.SendMessageInput{QueueUrl: aws.String(queueURL + "-missing"), MessageBody: aws.String("x")}, "AWS.SimpleQueueService.NonExistentQueue"},
+		"eleven attributes":   {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: eleven()}, "InvalidParameterValue"},
+		"attribute data type": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: map[string]types.MessageAttributeValue{"a": {DataType: aws.String(""), StringValue: aws.String("v")}}}, "InvalidParameterValue"},
+	} {
+		_, err := c.SendMessage(ctx, &tc.in)
+		require.Equal(t, tc.want, code(err), name)
+	}
+}
+
+func eleven() map[string]types.MessageAttributeValue {
+	out := map[string]types.MessageAttributeValue{}
+	for i := range 11 {
+		out[fmt.Sprint("a", i)] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("v")}
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Mutation testing of herald's core packages with gremlins (make mutate).
+# Usage: scripts/mutate.sh [package dir ...]   (default: the core packages)
+# MUTATE_WORKERS (default 1) mutants run at once; each builds and runs the
+# package's tests, so on a shared machine keep it low.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GREMLINS=${GREMLINS:-.tools/gremlins}
+WORKERS=${MUTATE_WORKERS:-1}
+OUT=${MUTATE_OUT:-.tools/mutate}
+mkdir -p "$OUT"
+# Each mutant builds and runs the package's tests: vet adds nothing there.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
+pkgs=("$@")
+if [ ${#pkgs[@]} -eq 0 ]; then
+  pkgs=(internal/backoff internal/retention internal/localrunner internal/processor internal/email internal/webhook notification)
+fi
+summary=()
+for pkg in "${pkgs[@]}"; do
+  name=${pkg//\//_}
+  start=$(date +%s)
+  echo "== $pkg"
+  "$GREMLINS" unleash --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
+    -o "$OUT/$name.json" "./$pkg" >"$OUT/$name.log" 2>&1 || true
+  grep -E '^ *LIVED|^ *TIMED OUT' "$OUT/$name.log" || true
+  line="$(grep -E '^Killed:' "$OUT/$name.log" || echo "Killed: ?, Lived: ?, Not covered: ?"), $(grep -E '^Timed out:' "$OUT/$name.log" | cut -d, -f1 || echo "Timed out: ?")"
+  eff=$(grep -E '^Test efficacy' "$OUT/$name.log" | awk '{print $3}' || true)
+  cov=$(grep -E '^Mutator coverage' "$OUT/$name.log" | awk '{print $3}' || true)
+  summary+=("$(printf '%-22s efficacy %-8s coverage %-8s %s  (%ss)' "$pkg" "${eff:-?}" "${cov:-?}" "$line" "$(( $(date +%s) - start ))")")
+done
+echo
+echo "Mutation score per package (efficacy = killed / (killed + lived)):"
+printf '  %s\n' "${summary[@]}"
