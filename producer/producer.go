@@ -23,7 +23,7 @@ const (
 	// MaxBatchBytes is the most bytes of all bodies (and message attributes)
 	// of one SendMessageBatch call: 1 MiB, the SQS message size limit since
 	// 2026, which a batch's total shares.
-	MaxBatchBytes = 1 << 20
+	MaxBatchBytes = notification.SQSMaxMessageBytes
 	// maxDeduplicationID is the SQS limit on MessageDeduplicationId.
 	maxDeduplicationID = 128
 )

@@ -90,7 +90,7 @@ func TestProducerAttributesLeaveHeraldsOut(t *testing.T) {
 		attrs[fmt.Sprintf("a%02d", i)] = str("v")
 	}
 	got = ProducerAttributes(&Letter{attributes: attrs})
-	require.Len(t, got, maxAttributes, "at most the SQS limit")
+	require.Len(t, got, processor.MaxMessageAttributes, "at most the SQS limit")
 	require.NotContains(t, got, processor.AttrReason)
 	require.Nil(t, ProducerAttributes(&Letter{attributes: map[string]types.MessageAttributeValue{processor.AttrReason: str("{}")}}))
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/heraldhq/herald/producer"
 )
 
-// maxAttributes is the most message attributes of one SQS message
-// (SendMessage, "MessageAttributes").
-const maxAttributes = 10
 
 // Filter chooses dead letters. Its zero value chooses every letter.
 type Filter struct {
@@ -187,7 +184,7 @@ func ProducerAttributes(l *Letter) map[string]types.MessageAttributeValue {
 	delete(all, processor.AttrErrorClass)
 	out := map[string]types.MessageAttributeValue{}
 	for _, name := range slices.Sorted(maps.Keys(all)) {
-		if len(out) == maxAttributes {
+		if len(out) == processor.MaxMessageAttributes {
 			break
 		}
 		out[name] = all[name]

@@ -33,7 +33,7 @@ const (
 	// AttrErrorClass holds the error class alone, for filtering.
 	AttrErrorClass = "herald.error_class"
 
-	maxAttributes     = 10
+	maxAttributes     = MaxMessageAttributes
 	maxKeptAttributes = maxAttributes - 2
 	// maxErrorText bounds the error text kept in logs and dead letters.
 	maxErrorText = 1024
@@ -192,6 +192,10 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 	_, err = p.q.SendMessage(ctx, in)
 	return err
 }
+
+// MaxMessageAttributes is the most message attributes of one SQS message
+// (SQS Developer Guide, "Amazon SQS message attributes").
+const MaxMessageAttributes = 10
 
 // isFIFO reports whether queueURL names a FIFO queue: SQS requires their
 // names to end in ".fifo".
