@@ -15,7 +15,6 @@ import (
 	"github.com/heraldhq/herald/producer"
 )
 
-
 // Filter chooses dead letters. Its zero value chooses every letter.
 type Filter struct {
 	// IDs are notification ids or dead-letter SQS message ids; a letter
