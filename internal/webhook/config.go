@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -156,10 +155,10 @@ const (
 	MaxStopStatus = 599
 )
 
-// stopStatuses returns the set of statuses that stop a delivery: 410 and
-// extra.
+// stopStatuses returns the operator's statuses that stop a delivery; 410
+// Gone always does, by its own rule in classify.
 func stopStatuses(extra []int) map[int]bool {
-	stop := map[int]bool{http.StatusGone: true}
+	stop := make(map[int]bool, len(extra))
 	for _, c := range extra {
 		stop[c] = true
 	}

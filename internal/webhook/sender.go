@@ -41,7 +41,7 @@ type Sender struct {
 	guard            *destinationGuard
 	allowHTTP        bool
 	scope            SecretScope
-	stop             map[int]bool // statuses that dead-letter at once, 410 among them
+	stop             map[int]bool // the operator's statuses that dead-letter at once (410 is its own rule)
 	perDestination   *originLimiter
 }
 
