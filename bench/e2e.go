@@ -146,7 +146,7 @@ func e2e(ctx context.Context, o opts, c *sqs.Client, name string, rcv *receiver,
 			_ = rn.Run(pctx)
 		}()
 	}
-	if err := waitFor(ctx, func() bool { return delivered.Load() >= int64(o.e2eN) }, 10*time.Minute); err != nil {
+	if err := waitFor(ctx, func() bool { return delivered.Load() >= int64(o.e2eN) }, 10*time.Minute, rcv); err != nil {
 		return res, fmt.Errorf("drain: %d of %d delivered: %w", delivered.Load(), o.e2eN, err)
 	}
 	var last time.Time
@@ -180,7 +180,7 @@ func e2e(ctx context.Context, o opts, c *sqs.Client, name string, rcv *receiver,
 	}
 	tick.Stop()
 	sendWG.Wait()
-	if err := waitFor(ctx, func() bool { return delivered.Load() >= before+int64(res.latN) }, 2*time.Minute); err != nil {
+	if err := waitFor(ctx, func() bool { return delivered.Load() >= before+int64(res.latN) }, 2*time.Minute, rcv); err != nil {
 		return res, fmt.Errorf("paced: %w", err)
 	}
 	stop()
@@ -204,9 +204,16 @@ func idOf(body string) string {
 	return id
 }
 
-func waitFor(ctx context.Context, done func() bool, limit time.Duration) error {
+// waitFor polls done until it holds, limit passes, ctx ends, or rcv (when
+// not nil) has refused a signature: then nothing would ever be delivered.
+func waitFor(ctx context.Context, done func() bool, limit time.Duration, rcv *receiver) error {
 	deadline := time.Now().Add(limit)
 	for !done() {
+		if rcv != nil {
+			if n := rcv.badSig.Load(); n > 0 {
+				return fmt.Errorf("the receiver refused %d webhook signature(s)", n)
+			}
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not done within %s", limit)
 		}

@@ -31,12 +31,14 @@ import (
 const benchSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // receiver is a local HTTPS webhook receiver that answers every request
-// after a fixed delay: 401 when the Standard Webhooks signature does not
-// verify with benchSecret, 503 for paths under /fail/, 410 under /gone/,
+// after a fixed delay: 401 when the Standard Webhooks signature verifies
+// neither with benchSecret (the peers' shared key) nor with herald's key for
+// the receiver's origin (webhook.DeriveSecret, herald's default scope), 503 for paths under /fail/, 410 under /gone/,
 // else 200. It records when each webhook-id arrived, and counts requests,
 // bad signatures and new (TLS) connections.
 type receiver struct {
 	srv    *httptest.Server
+	keys   [][]byte // benchKey and the key derived for srv's origin
 	delay  time.Duration
 	count  atomic.Int64
 	badSig atomic.Int64
@@ -62,6 +64,15 @@ func startReceiver(delay time.Duration, h2 bool) *receiver {
 	}
 	r.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	r.srv.StartTLS()
+	derived, err := webhook.DeriveSecret(benchSecret, r.srv.URL)
+	if err != nil {
+		panic(err)
+	}
+	dk, err := webhook.DecodeSecret(derived)
+	if err != nil {
+		panic(err)
+	}
+	r.keys = [][]byte{benchKey, dk}
 	return r
 }
 
@@ -75,16 +86,19 @@ var benchKey = func() []byte {
 }()
 
 // verified reports whether one of the request's webhook-signature values
-// is the Standard Webhooks signature of its id, timestamp and body.
-func verified(h http.Header, body []byte) bool {
+// is the Standard Webhooks signature of its id, timestamp and body under
+// one of keys.
+func verified(keys [][]byte, h http.Header, body []byte) bool {
 	ts, err := strconv.ParseInt(h.Get("webhook-timestamp"), 10, 64)
 	if err != nil {
 		return false
 	}
-	want := webhook.Sign(benchKey, h.Get("webhook-id"), time.Unix(ts, 0), body)
-	for _, sig := range strings.Fields(h.Get("webhook-signature")) {
-		if hmac.Equal([]byte(sig), []byte(want)) {
-			return true
+	for _, key := range keys {
+		want := webhook.Sign(key, h.Get("webhook-id"), time.Unix(ts, 0), body)
+		for _, sig := range strings.Fields(h.Get("webhook-signature")) {
+			if hmac.Equal([]byte(sig), []byte(want)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -92,7 +106,7 @@ func verified(h http.Header, body []byte) bool {
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
-	if !verified(req.Header, body) {
+	if !verified(r.keys, req.Header, body) {
 		r.badSig.Add(1)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
