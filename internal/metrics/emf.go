@@ -108,52 +108,82 @@ type definition struct {
 // nil when e has no finite metric, so a line without metrics carries no
 // "_aws". The caller must not add members of the same names to the line.
 func (e Entry) Attrs() []slog.Attr {
-	defs := make([]definition, 0, len(e.Metrics))
-	values := make([]slog.Attr, 0, len(e.Metrics))
+	// Allocations here are paid on every record's log line, so the
+	// slices are sized once and the dimension sets share one backing array.
+	finite := 0
 	for _, m := range e.Metrics {
-		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) || len(defs) == MaxMetricsPerDirective {
+		if !math.IsNaN(m.Value) && !math.IsInf(m.Value, 0) {
+			finite++
+		}
+	}
+	finite = min(finite, MaxMetricsPerDirective)
+	if finite == 0 {
+		return nil
+	}
+	attrs := make([]slog.Attr, 1, 1+len(e.Dimensions)+finite)
+	for _, d := range e.Dimensions {
+		if d.Value != "" && !hasKey(attrs[1:], d.Name) {
+			attrs = append(attrs, slog.String(d.Name, d.Value))
+		}
+	}
+	present := attrs[1:]
+	sets := e.Sets
+	names := 0
+	for _, s := range sets {
+		names += len(s)
+	}
+	if sets == nil {
+		names = len(present)
+	}
+	flat := make([]string, 0, names)
+	dims := make([][]string, 0, max(len(sets), 1))
+	addSet := func(start int) {
+		if len(flat) > start {
+			dims = append(dims, flat[start:len(flat):len(flat)])
+		}
+	}
+	if sets == nil {
+		for _, a := range present {
+			if len(flat) < MaxDimensionsPerSet {
+				flat = append(flat, a.Key)
+			}
+		}
+		addSet(0)
+	}
+	for _, s := range sets {
+		start := len(flat)
+		for _, name := range s {
+			if hasKey(present, name) && len(flat)-start < MaxDimensionsPerSet {
+				flat = append(flat, name)
+			}
+		}
+		addSet(start)
+	}
+	if len(dims) == 0 {
+		dims = append(dims, []string{})
+	}
+	defs := make([]definition, 0, finite)
+	for _, m := range e.Metrics {
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) || len(defs) == finite {
 			continue
 		}
 		defs = append(defs, definition{Name: m.Name, Unit: m.Unit})
-		values = append(values, slog.Float64(m.Name, m.Value))
+		attrs = append(attrs, slog.Float64(m.Name, m.Value))
 	}
-	if len(defs) == 0 {
-		return nil
-	}
-	present := make(map[string]bool, len(e.Dimensions))
-	attrs := make([]slog.Attr, 0, 1+len(e.Dimensions)+len(values))
-	attrs = append(attrs, slog.Attr{}) // _aws, filled below
-	var all []string
-	for _, d := range e.Dimensions {
-		if d.Value == "" || present[d.Name] {
-			continue
-		}
-		present[d.Name] = true
-		all = append(all, d.Name)
-		attrs = append(attrs, slog.String(d.Name, d.Value))
-	}
-	sets := e.Sets
-	if sets == nil {
-		sets = [][]string{all}
-	}
-	dims := make([][]string, 0, len(sets))
-	for _, s := range sets {
-		var set []string
-		for _, name := range s {
-			if present[name] && len(set) < MaxDimensionsPerSet {
-				set = append(set, name)
-			}
-		}
-		if len(set) > 0 {
-			dims = append(dims, set)
-		}
-	}
-	if len(dims) == 0 {
-		dims = [][]string{{}}
-	}
-	attrs[0] = slog.Group("_aws",
+	attrs[0] = slog.Attr{Key: "_aws", Value: slog.GroupValue(
 		slog.Int64("Timestamp", e.Time.UnixMilli()),
-		slog.Any("CloudWatchMetrics", []directive{{Namespace: Namespace, Dimensions: dims, Metrics: defs}}),
-	)
-	return append(attrs, values...)
+		slog.Any("CloudWatchMetrics", &[1]directive{{Namespace: Namespace, Dimensions: dims, Metrics: defs}}),
+	)}
+	return attrs
+}
+
+// hasKey reports whether one of attrs has key: dimensions are few (at most
+// MaxDimensionsPerSet per set), so a scan beats a map.
+func hasKey(attrs []slog.Attr, key string) bool {
+	for _, a := range attrs {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
 }

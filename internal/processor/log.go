@@ -45,11 +45,11 @@ func (p *Processor) log(ctx context.Context, r *record) {
 		attrs = append(attrs, slog.String("webhook_host", host))
 	}
 	if r.n != nil && len(r.n.Metadata) > 0 {
-		meta := make([]any, 0, len(r.n.Metadata))
+		meta := make([]slog.Attr, 0, len(r.n.Metadata))
 		for k, v := range r.n.Metadata {
 			meta = append(meta, slog.String(k, v))
 		}
-		attrs = append(attrs, slog.Group("metadata", meta...))
+		attrs = append(attrs, slog.Attr{Key: "metadata", Value: slog.GroupValue(meta...)})
 	}
 	attrs = append(attrs, p.recordMetrics(r).Attrs()...)
 	p.cfg.Logger.LogAttrs(ctx, level, "notification", attrs...)
@@ -88,12 +88,10 @@ func (p *Processor) recordMetrics(r *record) metrics.Entry {
 			{Name: metrics.DimOutcome, Value: string(r.outcome)},
 			{Name: metrics.DimErrorClass, Value: string(r.class)},
 		},
-		Sets: [][]string{
-			{metrics.DimChannel, metrics.DimOutcome},
-			{metrics.DimChannel, metrics.DimErrorClass}, // dropped when there is no error class
-		},
-		Metrics: []metrics.Metric{{Name: metrics.Notifications, Unit: metrics.Count, Value: 1}},
+		Sets:    recordSets,
+		Metrics: make([]metrics.Metric, 1, 5), // at most 5: Notifications, DeliveryDuration and three for a delivery
 	}
+	e.Metrics[0] = metrics.Metric{Name: metrics.Notifications, Unit: metrics.Count, Value: 1}
 	if r.sendTime > 0 {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeliveryDuration, Unit: metrics.Milliseconds, Value: ms(r.sendTime)})
 	}
@@ -113,6 +111,13 @@ func (p *Processor) recordMetrics(r *record) metrics.Entry {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: 1})
 	}
 	return e
+}
+
+// recordSets are the dimension sets of every record's metrics; the second
+// is dropped when the record has no error class.
+var recordSets = [][]string{
+	{metrics.DimChannel, metrics.DimOutcome},
+	{metrics.DimChannel, metrics.DimErrorClass},
 }
 
 // logBatch writes the invocation's one batch line: BatchRecords, the number
