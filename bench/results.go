@@ -16,12 +16,19 @@ type results struct {
 	// fan-out, batch of 10 to the 100 ms receiver
 	fan10, fan10Seq time.Duration
 
-	// under the RIE
-	heraldBatch10, peerBatch10 time.Duration
-	heraldRSSKB, peerRSSKB     int64
+	// under the RIE, for the cost estimate: herald first, then the peers
+	costRows []costInput
 
 	// notifications per second end to end and the queue's ceiling
 	e2eRate, ceilingRate float64
+}
+
+// costInput is one function's section-6 medians the cost estimate needs.
+type costInput struct {
+	label   string
+	batch10 time.Duration // wall of a batch of 10 to the 100 ms receiver
+	rssKB   int64
+	cpuUS   float64 // CPU per record
 }
 
 func quietLogger() *slog.Logger {

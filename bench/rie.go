@@ -257,9 +257,11 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		return fmt.Errorf("%d requests with a signature that does not verify", n)
 	}
 	load1 := loadAvg()
-	h, ts, seq := got[0], got[1], got[3]
-	r.heraldBatch10, r.peerBatch10 = median(h.b10), median(seq.b10)
-	r.heraldRSSKB, r.peerRSSKB = int64(medianF(h.rssKB)), int64(medianF(seq.rssKB))
+	h, ts := got[0], got[1]
+	r.costRows = nil
+	for i, p := range peers[:4] { // herald and the three Powertools peers
+		r.costRows = append(r.costRows, costInput{label: p.label, batch10: median(got[i].b10), rssKB: int64(medianF(got[i].rssKB)), cpuUS: medianF(got[i].cpuUS)})
+	}
 
 	rss := func(kb float64) string { return fmt.Sprintf("%.1f MB", kb/1024) }
 	rows := append(sizes,
@@ -287,7 +289,6 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		}
 		return out
 	}
-	const vcpu128 = 128.0 / 1769 // AWS: a function has one vCPU at 1,769 MB, proportionally less below
 	table(fmt.Sprintf("6. Peers: same emulator (128 MB set), same TLS receivers (HTTP/1.1; 100 ms and at once), %d interleaved round(s); median (min–max); load average %s at start, %s at end",
 		rounds, load0, load1), header, [][]string{
 		row("batch of 10 webhooks, wall (100 ms receiver)", func(s peerSamples) string { return durRange(s.b10) }),
