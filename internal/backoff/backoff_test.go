@@ -61,3 +61,35 @@ func TestWithDefaultsClampsCap(t *testing.T) {
 	p := backoff.Policy{Cap: 24 * time.Hour}.WithDefaults()
 	require.Equal(t, backoff.MaxDelay, p.Cap)
 }
+
+func TestWithDefaultsJitterRangeEnds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		jitter, want float64
+		why          string
+	}{
+		{0, 0, "0 turns jitter off"},
+		{1, 1, "1 is in range: a delay may be shortened to nothing"},
+		{0.5, 0.5, "in range"},
+		{-0.01, backoff.DefaultJitter, "below the range"},
+		{1.01, backoff.DefaultJitter, "above the range"},
+	} {
+		p := backoff.Policy{Jitter: tc.jitter}.WithDefaults()
+		require.Equal(t, tc.want, p.Jitter, tc.why)
+	}
+	// Jitter off: the delay is the schedule whatever Rand returns.
+	p := backoff.Policy{Base: 10 * time.Second, Cap: time.Hour, Rand: func() float64 { return 0.99 }}.WithDefaults()
+	require.Equal(t, 10*time.Second, p.Delay(1, 0))
+	// Jitter 1 with Rand near 1 shortens a delay to under a second, rounded up to 1 s.
+	p = backoff.Policy{Base: 10 * time.Second, Cap: time.Hour, Jitter: 1, Rand: func() float64 { return 0.99 }}.WithDefaults()
+	require.Equal(t, time.Second, p.Delay(1, 0))
+}
+
+func TestWithDefaultsKeepsPositiveBaseAndCap(t *testing.T) {
+	t.Parallel()
+	p := backoff.Policy{Base: time.Nanosecond, Cap: time.Nanosecond}.WithDefaults()
+	require.Equal(t, time.Nanosecond, p.Base, "the smallest positive base is kept")
+	require.Equal(t, time.Nanosecond, p.Cap, "the smallest positive cap is kept")
+	p = backoff.Policy{Cap: backoff.MaxDelay}.WithDefaults()
+	require.Equal(t, backoff.MaxDelay, p.Cap, "a cap of exactly MaxDelay is kept")
+}

@@ -228,6 +228,26 @@ func TestSweepStopsWithinTheReserve(t *testing.T) {
 	require.Len(t, b.sqs.Messages(dlqURL), 1)
 }
 
+// TestSweepDefaultReserveIsFiveSeconds: without a Reserve the sweep keeps 5
+// s: a deadline 4 s away leaves no time to sweep, one 60 s away does.
+func TestSweepDefaultReserveIsFiveSeconds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.sqs.Put(dlqURL, "old", now.AddDate(0, 0, -30), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	sum, err := b.s.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, retention.Summary{}, sum, "4 s left is within the default reserve")
+	require.Len(t, b.sqs.Messages(dlqURL), 1)
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err = b.s.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Deleted, "60 s left is past the default reserve")
+}
+
 func TestNewRejectsIncompleteConfig(t *testing.T) {
 	t.Parallel()
 	client := sqstest.New(t).Client()
