@@ -102,6 +102,14 @@ func TestPollRegionFallsBack(t *testing.T) {
 	_, err = c.r.Poll(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "us-east-1", c.got.Records[0].AWSRegion)
+
+	// An ARN of three parts has no region part.
+	d := setup(t, ok)
+	d.sqs.AddQueue(queueURL, map[string]string{"QueueArn": "arn:aws:sqs"})
+	d.sqs.Put(queueURL, "x", d.now, nil)
+	_, err = d.r.Poll(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "us-east-1", d.got.Records[0].AWSRegion)
 }
 
 // TestPollDeletesAllButTheReportedFailures: with ReportBatchItemFailures,
@@ -308,8 +316,30 @@ func TestRunReturnsNilWhenCancelledDuringAFailingPoll(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	require.NoError(t, b.r.Run(ctx))
+	require.GreaterOrEqual(t, time.Since(start), 1400*time.Millisecond, "a failed poll with time left is retried, not the end of Run")
 	require.Less(t, time.Since(start), 5*time.Second)
 	n := len(b.sqs.Requests("ReceiveMessage"))
-	require.GreaterOrEqual(t, n, 1)
+	require.GreaterOrEqual(t, n, 2, "polled again a second after the failure")
 	require.LessOrEqual(t, n, 3, "a failed poll waits a second before the next")
+}
+
+// TestPollEveryRecordFailedDeletesNothing: when the response names every
+// record, no DeleteMessageBatch is sent (SQS refuses an empty batch) and
+// the poll succeeds.
+func TestPollEveryRecordFailedDeletesNothing(t *testing.T) {
+	t.Parallel()
+	var ids []string
+	b := setup(t, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		var resp events.SQSEventResponse
+		for _, id := range ids {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+		}
+		return resp, nil
+	})
+	ids = append(ids, b.sqs.Put(queueURL, "a", b.now, nil), b.sqs.Put(queueURL, "b", b.now, nil))
+	n, err := b.r.Poll(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Empty(t, b.sqs.Requests("DeleteMessageBatch"))
+	require.Len(t, b.sqs.Messages(queueURL), 2)
 }
