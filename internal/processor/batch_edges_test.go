@@ -255,6 +255,9 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 		sent      bool
 		class     delivery.Class
 		truncated bool
+		binary    bool // the attribute is Binary, not String
+		runeAtCut bool // a two-byte character straddles MaxMessageBytes
+		keptBytes int  // when set, the dead letter keeps exactly this many bytes of the body
 	}{
 		{name: "at MaxMessageBytes, refused for good", size: notification.MaxMessageBytes, sent: true, class: "webhook_gone"},
 		{name: "body and attributes at MaxMessageBytes", size: notification.MaxMessageBytes - 4096, attrs: 4096, sent: true, class: "webhook_gone"},
@@ -262,6 +265,9 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 		{name: "1 MiB", size: notification.SQSMaxMessageBytes, class: processor.ClassMessageTooLarge, truncated: true},
 		{name: "attributes push it over", size: notification.MaxMessageBytes - 100, attrs: 4096, class: processor.ClassMessageTooLarge, truncated: true},
 		{name: "an attribute's name and type count", size: notification.MaxMessageBytes - 4096 + 1, attrs: 4096, class: processor.ClassMessageTooLarge, truncated: true},
+		{name: "a binary attribute counts", size: notification.MaxMessageBytes - 100, attrs: 4096, binary: true, class: processor.ClassMessageTooLarge, truncated: true},
+		{name: "body at MaxMessageBytes, an attribute pushes it over: body kept whole", size: notification.MaxMessageBytes, attrs: 64, class: processor.ClassMessageTooLarge, truncated: true, keptBytes: notification.MaxMessageBytes},
+		{name: "cut before a character that straddles the limit", size: notification.MaxMessageBytes + 10, runeAtCut: true, class: processor.ClassMessageTooLarge, truncated: true, keptBytes: notification.MaxMessageBytes - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,8 +276,17 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 			b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": strconv.Itoa(notification.SQSMaxMessageBytes)})
 			id := "permanent-big"
 			body := bigBody(t, id, tt.size)
+			if tt.runeAtCut {
+				at := notification.MaxMessageBytes - 1
+				require.Equal(t, "bb", body[at:at+2], "inside the html padding")
+				body = body[:at] + "é" + body[at+2:]
+			}
 			r := rec("m1", body, 1)
-			if tt.attrs > 0 {
+			switch {
+			case tt.attrs > 0 && tt.binary:
+				v := []byte(strings.Repeat("v", tt.attrs-len("trace")-len("Binary")))
+				r.MessageAttributes = map[string]events.SQSMessageAttribute{"trace": {DataType: "Binary", BinaryValue: v}}
+			case tt.attrs > 0:
 				v := strings.Repeat("v", tt.attrs-len("trace")-len("String"))
 				r.MessageAttributes = map[string]events.SQSMessageAttribute{"trace": {DataType: "String", StringValue: &v}}
 			}
@@ -291,6 +306,9 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 			}
 			require.Equal(t, body[:len(dl[0].body)], dl[0].body, "the head of the body")
 			require.LessOrEqual(t, len(dl[0].body), notification.MaxMessageBytes)
+			if tt.keptBytes > 0 {
+				require.Len(t, dl[0].body, tt.keptBytes)
+			}
 			require.Equal(t, len(body), dl[0].reason.OriginalBodyBytes)
 			sum := sha256.Sum256([]byte(body))
 			require.Equal(t, hex.EncodeToString(sum[:]), dl[0].reason.OriginalBodySHA256)

@@ -92,6 +92,40 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	require.EqualValues(t, 1, poison[metrics.DeadLetters])
 }
 
+// TestAgeAtDeliveryNeedsASentTimestamp: a record whose SentTimestamp is
+// missing, malformed or 0 reports no AgeAtDelivery (an age from the epoch
+// would swamp the metric's statistics), but is delivered and counted.
+func TestAgeAtDeliveryNeedsASentTimestamp(t *testing.T) {
+	t.Parallel()
+	for name, sentTimestamp := range map[string]string{"zero": "0", "negative": "-5", "malformed": "yesterday", "missing": ""} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, nil)
+			r := rec("m-ok", webhookBody("ok-1"), 1)
+			if sentTimestamp == "" {
+				delete(r.Attributes, "SentTimestamp")
+			} else {
+				r.Attributes["SentTimestamp"] = sentTimestamp
+			}
+			_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+			require.NoError(t, err)
+			var line map[string]any
+			sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
+			for sc.Scan() {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+				if m["sqs_message_id"] == "m-ok" {
+					line = m
+				}
+			}
+			require.NotNil(t, line)
+			require.Equal(t, "delivered", line[metrics.DimOutcome])
+			require.NotContains(t, line, metrics.AgeAtDelivery)
+			require.EqualValues(t, 1, line[metrics.ReceiveCountAtDelivery])
+		})
+	}
+}
+
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

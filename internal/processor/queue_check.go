@@ -96,8 +96,11 @@ func CheckQueues(ctx context.Context, q QueueAttributesAPI, s QueueSettings) err
 		bad("queue VisibilityTimeout %s is less than 6 × the function timeout %s plus the batching window %s (%s) = %s: SQS could deliver a batch again while it is still being handled", visibility, s.FunctionTimeout, s.BatchingWindow, names.BatchingWindow, want)
 	}
 	mainMax, _ := strconv.Atoi(main[string(types.QueueAttributeNameMaximumMessageSize)])
+	if mainMax <= 0 {
+		mainMax = notification.SQSMaxMessageBytes // not reported: judged as the largest SQS allows
+	}
 	dlqMax, _ := strconv.Atoi(dlq[string(types.QueueAttributeNameMaximumMessageSize)])
-	if need := min(mainMax, notification.MaxMessageBytes) + notification.DeadLetterReserveBytes; mainMax > 0 && dlqMax > 0 && dlqMax < need {
+	if need := min(mainMax, notification.MaxMessageBytes) + notification.DeadLetterReserveBytes; dlqMax > 0 && dlqMax < need {
 		bad("dead-letter queue MaximumMessageSize %d is less than %d, the queue's largest message kept whole (MaximumMessageSize %d, at most %d) plus %d bytes for the reason: a failed message could not be dead-lettered (docs/delivery.md, \"Message size\")", dlqMax, need, mainMax, notification.MaxMessageBytes, notification.DeadLetterReserveBytes)
 	}
 	var redrive struct {

@@ -75,6 +75,23 @@ func TestCheckQueues(t *testing.T) {
 			},
 			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 278528"},
 		},
+		"main queue's size not reported: judged as SQS's largest": {
+			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
+				m["MaximumMessageSize"], d["MaximumMessageSize"] = "", "262144"
+			},
+			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 1048576"},
+		},
+		"main queue's size 0: judged as SQS's largest": {
+			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
+				m["MaximumMessageSize"], d["MaximumMessageSize"] = "0", "262144"
+			},
+			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 1048576"},
+		},
+		"dead-letter queue's size not reported: not judged": {
+			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
+				m["MaximumMessageSize"], d["MaximumMessageSize"] = "1048576", ""
+			},
+		},
 		"smaller main queue, 1 MiB dead-letter queue": {
 			mutate: func(m, _ map[string]string, _ *processor.QueueSettings) { m["MaximumMessageSize"] = "262144" },
 		},
