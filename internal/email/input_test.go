@@ -266,6 +266,32 @@ func TestParseIDTagValue(t *testing.T) {
 		_, err := ParseIDTagValue(bad)
 		require.Error(t, err, "%q is no value IDTagValue writes", bad)
 	}
+	// Code points below 0x10 escape to one hex digit.
+	for _, id := range []string{"a\tb", "\x01", "x\x0fy"} {
+		v := IDTagValue(id)
+		got, err := ParseIDTagValue(v)
+		require.NoError(t, err, v)
+		require.Equal(t, id, got)
+	}
+	require.Equal(t, "a_u9_b", IDTagValue("a\tb"))
+}
+
+// TestParseIDTagValueErrorsNameTheEscapesByte: each error points at the
+// byte where the offending escape begins (its "_"), counted from 0.
+func TestParseIDTagValueErrorsNameTheEscapesByte(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]string{
+		"ab_u_":  "unfinished _u escape at byte 2",
+		"_u":     "unfinished _u escape at byte 0",
+		"abc_x":  "unknown escape _x at byte 3",
+		"_y":     "unknown escape _y at byte 0",
+		"a b":    "byte 1 is",
+		"abcd_":  "ends in an unfinished _ escape",
+		"a_u41_": "not in the canonical form",
+	} {
+		_, err := ParseIDTagValue(v)
+		require.ErrorContains(t, err, want, v)
+	}
 }
 
 func FuzzParseIDTagValue(f *testing.F) {
