@@ -144,6 +144,14 @@ func (e *InvalidError) Error() string {
 	return "invalid message: " + strings.Join(parts, "; ")
 }
 
+// ValidWebhookHeaderName reports whether name may name a webhook header
+// (webhook.headers): an RFC 9110 §5.6.2 token of 1–128 bytes.
+func ValidWebhookHeaderName(name string) bool { return webhookHeaderNamePattern.MatchString(name) }
+
+// ValidWebhookHeaderValue reports whether value may be a webhook header's
+// value (webhook.headers): no control character but tab (RFC 9110 §5.5).
+func ValidWebhookHeaderValue(value string) bool { return webhookHeaderValuePattern.MatchString(value) }
+
 // Parse decodes and validates one SQS message body, in one pass over it.
 //
 // It returns the message, or an *InvalidError naming every field that breaks

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/notification"
 )
 
 // Config configures a [Sender].
@@ -181,7 +183,7 @@ func (c Config) Validate() error {
 	if c.Now == nil {
 		errs = append(errs, errors.New("webhook now: required"))
 	}
-	if !validHeaderValue(c.UserAgent) {
+	if !notification.ValidWebhookHeaderValue(c.UserAgent) {
 		errs = append(errs, errors.New("webhook user agent: must not contain control characters"))
 	}
 	if c.SecretScope != ScopeDestination && c.SecretScope != ScopeShared {

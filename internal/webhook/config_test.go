@@ -105,6 +105,7 @@ func TestNewSenderSecretsValidation(t *testing.T) {
 		{name: "repeat", cfg: webhook.Config{Secret: testSecret, Secrets: []string{second, testSecret}}, wantErr: []string{"secret 3 of 3: webhook secret: repeats secret 1"}},
 		{name: "bad second", cfg: webhook.Config{Secrets: []string{testSecret, "whsec_" + "bm9wZQ"}}, wantErr: []string{"secret 2 of 2: webhook secret: not standard base64"}},
 		{name: "short second", cfg: webhook.Config{Secrets: []string{testSecret, secretOf(16)}}, wantErr: []string{"secret 2 of 2: webhook secret: key is 16 bytes"}},
+		{name: "exactly MaxSecrets", cfg: webhook.Config{Secret: secretOf(24), Secrets: []string{secretOf(25), secretOf(26), secretOf(27), secretOf(28)}}},
 		{name: "too many", cfg: webhook.Config{Secrets: []string{secretOf(24), secretOf(25), secretOf(26), secretOf(27), secretOf(28), secretOf(29)}}, wantErr: []string{"webhook secrets: 6, want at most 5"}},
 	}
 	for _, tt := range tests {

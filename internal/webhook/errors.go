@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/notification"
 )
 
 // Classes of the webhook channel's failures (see the package documentation
@@ -105,43 +106,15 @@ func (t target) errorf(format string, args ...any) error {
 func (t target) checkHeaders(h map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(h)) {
 		switch {
-		case !validHeaderName(k):
+		case !notification.ValidWebhookHeaderName(k):
 			return delivery.Permanent(delivery.ClassInvalidMessage, t.errorf("header %q is not a valid field name (RFC 9110 §5.1)", k))
 		case reservedHeaders[http.CanonicalHeaderKey(k)]:
 			return delivery.Permanent(ClassReservedHeader, t.errorf("header %q is set by herald and cannot be overridden", k))
-		case !validHeaderValue(h[k]):
+		case !notification.ValidWebhookHeaderValue(h[k]):
 			return delivery.Permanent(delivery.ClassInvalidMessage, t.errorf("header %q has control characters in its value (RFC 9110 §5.5)", k))
 		}
 	}
 	return nil
-}
-
-// validHeaderName reports whether s is a token (RFC 9110 §5.6.2).
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether s has no control character but tab
-// (RFC 9110 §5.5).
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // deadline is the error of an attempt cut short by the caller's context:

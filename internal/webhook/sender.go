@@ -130,7 +130,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message has no webhook"))
 	}
 	w := m.Webhook
-	if m.ID == "" || !validHeaderValue(m.ID) {
+	if m.ID == "" || !notification.ValidWebhookHeaderValue(m.ID) {
 		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message id is empty or has control characters"))
 	}
 	u, err := url.Parse(w.URL)
