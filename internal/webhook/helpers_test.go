@@ -132,3 +132,18 @@ func requireOutcome(t *testing.T, err error, permanent bool, class delivery.Clas
 	}
 	return retryAfter
 }
+
+// receivedBy returns what a test receiver's handler put on ch before it
+// answered: once Send has returned it is there, unless the request never
+// reached the receiver. It never blocks, so a broken Send fails the test
+// at once instead of hanging it.
+func receivedBy[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	default:
+		t.Fatal("the request never reached the receiver")
+		panic("unreachable")
+	}
+}

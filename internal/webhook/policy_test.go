@@ -105,7 +105,7 @@ func TestSendBodyIsTheSameOnEveryAttempt(t *testing.T) {
 			for i := range 3 {
 				clock = time.Now().Add(time.Duration(i) * time.Minute) // a later attempt
 				require.NoError(t, b.sender.Send(context.Background(), m))
-				r := <-got
+				r := receivedBy(t, got)
 				require.NoError(t, wh.VerifyIgnoringTimestamp(r.body, r.header), "attempt %d", i+1)
 				bodies = append(bodies, string(r.body))
 				stamps = append(stamps, r.header.Get("webhook-timestamp"))
@@ -192,7 +192,7 @@ func TestSendPerDestinationSecrets(t *testing.T) {
 	// Both httptest servers share one certificate, so one TLS config trusts both.
 	require.NoError(t, s.Send(context.Background(), message(a.URL+"/a")))
 	require.NoError(t, s.Send(context.Background(), message(b.URL+"/b")))
-	reqA, reqB := <-gotA, <-gotB
+	reqA, reqB := receivedBy(t, gotA), receivedBy(t, gotB)
 
 	verify := func(secret string, r received) error {
 		t.Helper()
@@ -219,7 +219,7 @@ func TestSendPerDestinationSecrets(t *testing.T) {
 	c, _ := newServer(t, hC)
 	sh := newSender(t, c, shared, func(cfg *webhook.Config) { cfg.Now = time.Now })
 	require.NoError(t, sh.Send(context.Background(), message(c.URL)))
-	reqC := <-gotC
+	reqC := receivedBy(t, gotC)
 	require.NoError(t, verify(testSecret, reqC))
 	require.Error(t, verify(derived(testSecret, c.URL), reqC))
 }
@@ -325,7 +325,7 @@ func TestSendScrubsEchoedCredentials(t *testing.T) {
 				m.Webhook.Headers = map[string]string{"X-Api-Key": apiKey, "X-Token": "Bearer " + token, "X-Quoted": quoted}
 				err := b.sender.Send(context.Background(), m)
 				require.Error(t, err)
-				h := <-sent
+				h := receivedBy(t, sent)
 				require.NotEmpty(t, h.Get("Authorization"), "Go sends the userinfo as Basic authorization")
 				require.Contains(t, err.Error(), "echo: ", "the excerpt is still there")
 				sig := h.Get("Webhook-Signature")

@@ -54,7 +54,7 @@ func TestSendRequest(t *testing.T) {
 	m.Webhook.Headers = map[string]string{"X-Tenant": "acme", "authorization": "Bearer t0k", "x-empty": ""}
 
 	require.NoError(t, b.sender.Send(context.Background(), m))
-	r := <-got
+	r := receivedBy(t, got)
 
 	require.Equal(t, http.MethodPost, r.method)
 	require.Equal(t, "application/json", r.header.Get("Content-Type"))
@@ -93,7 +93,7 @@ func TestSendSignsWithEveryActiveSecret(t *testing.T) {
 	})
 	m := message(b.srv.URL)
 	require.NoError(t, b.sender.Send(t.Context(), m))
-	r := <-got
+	r := receivedBy(t, got)
 	ts := r.header.Get("webhook-timestamp")
 	require.Equal(t,
 		hmacSignature(t, second, m.ID, ts, r.body)+" "+hmacSignature(t, testSecret, m.ID, ts, r.body),
@@ -130,7 +130,7 @@ func TestSendVector(t *testing.T) {
 	m.Webhook.Payload = json.RawMessage(v.Payload)
 
 	require.NoError(t, b.sender.Send(context.Background(), m))
-	r := <-got
+	r := receivedBy(t, got)
 	require.Equal(t, v.Body, string(r.body))
 	require.Equal(t, v.Signature, r.header.Get("webhook-signature"))
 }

@@ -136,7 +136,13 @@ func TestSendPerDestinationLimitIsPerDestination(t *testing.T) {
 
 	first := make(chan error, 1)
 	go func() { first <- s.Send(context.Background(), message(a.URL+"/1")) }()
-	<-arrived
+	select {
+	case <-arrived:
+	case err := <-first:
+		t.Fatalf("the first send ended before the receiver held it: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first send never reached the receiver")
+	}
 
 	// b is not held up by a's full slot.
 	require.NoError(t, s.Send(context.Background(), message(b.URL)))
