@@ -96,13 +96,13 @@ func run() error {
 		if len(only) > 0 && !only[s.id] {
 			continue
 		}
-		t0 := time.Now()
+		t0, load0 := time.Now(), loadAvg()
 		if err := s.fn(ctx, o, r); err != nil {
 			failed++
 			fmt.Printf("!! %s failed: %v\n\n", s.name, err)
 			continue
 		}
-		fmt.Printf("   (%s took %s)\n\n", s.name, time.Since(t0).Round(100*time.Millisecond))
+		fmt.Printf("   (%s took %s; load average %s at start, %s at end)\n\n", s.name, time.Since(t0).Round(100*time.Millisecond), load0, loadAvg())
 	}
 	fmt.Printf("bench done in %s\n", time.Since(start).Round(time.Second))
 	if failed > 0 {
