@@ -52,9 +52,7 @@ func (p Policy) WithDefaults() Policy {
 	if p.Cap <= 0 {
 		p.Cap = DefaultCap
 	}
-	if p.Cap > MaxDelay {
-		p.Cap = MaxDelay
-	}
+	p.Cap = min(p.Cap, MaxDelay)
 	if p.Jitter < 0 || p.Jitter > 1 {
 		p.Jitter = DefaultJitter
 	}
@@ -67,14 +65,9 @@ func (p Policy) WithDefaults() Policy {
 // Schedule returns the un-jittered delay after the n-th receive failed
 // (n ≥ 1; n < 1 counts as 1): min(Base·2^(n−1), Cap).
 func (p Policy) Schedule(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	d := float64(p.Base) * math.Pow(2, float64(n-1))
-	if d >= float64(p.Cap) {
-		return p.Cap
-	}
-	return time.Duration(d)
+	n = max(n, 1)
+	// In float64 until capped: Base·2^(n−1) overflows a Duration for large n.
+	return time.Duration(min(float64(p.Base)*math.Pow(2, float64(n-1)), float64(p.Cap)))
 }
 
 // Delay returns the jittered delay after the n-th receive failed, raised to
