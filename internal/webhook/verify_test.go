@@ -27,6 +27,12 @@ func TestVerify(t *testing.T) {
 	require.ErrorIs(t, webhook.Verify([][]byte{other}, "msg_1", ts, body, sig, ts, webhook.DefaultTolerance), webhook.ErrNoMatchingSignature)
 	require.ErrorIs(t, webhook.Verify([][]byte{key}, "msg_1", ts, body, sig, ts.Add(6*time.Minute), webhook.DefaultTolerance), webhook.ErrTimestampOutOfRange)
 	require.ErrorIs(t, webhook.Verify([][]byte{key}, "msg_1", ts, body, sig, ts.Add(-6*time.Minute), webhook.DefaultTolerance), webhook.ErrTimestampOutOfRange)
+	// The tolerance's ends are inside it, on both sides; a nanosecond past is not.
+	tol := webhook.DefaultTolerance
+	require.NoError(t, webhook.Verify([][]byte{key}, "msg_1", ts, body, sig, ts.Add(tol), tol))
+	require.NoError(t, webhook.Verify([][]byte{key}, "msg_1", ts, body, sig, ts.Add(-tol), tol))
+	require.ErrorIs(t, webhook.Verify([][]byte{key}, "msg_1", ts, body, sig, ts.Add(tol+1), tol), webhook.ErrTimestampOutOfRange)
+	require.ErrorIs(t, webhook.Verify([][]byte{key}, "msg_1", ts, body, sig, ts.Add(-tol-1), tol), webhook.ErrTimestampOutOfRange)
 	require.True(t, strings.HasPrefix(webhook.NewSecret(), "whsec_"))
 	require.NotEqual(t, webhook.NewSecret(), webhook.NewSecret())
 }
