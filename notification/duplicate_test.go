@@ -76,6 +76,8 @@ func TestDuplicateMemberNames(t *testing.T) {
 		{"payload member twice", webhook(`,"payload":{"amount":1,"amount":1000}`), "webhook.payload.amount"},
 		{"payload member escaped", webhook(`,"payload":{"amount":1,"\u0061mount":1000}`), "webhook.payload.amount"},
 		{"payload nested in an array", webhook(`,"payload":[{"a":1},{"b":1,"b":2}]`), "webhook.payload[1].b"},
+		{"payload nested in the first array element", webhook(`,"payload":[{"b":1,"b":2}]`), "webhook.payload[0].b"},
+		{"payload nested in arrays", webhook(`,"payload":[[0,{"c":1,"c":2}]]`), "webhook.payload[0][1].c"},
 		{"payload deep", webhook(`,"payload":{"a":{"b":{"c":{"d":1,"d":1}}}}`), "webhook.payload.a.b.c.d"},
 		{"payload empty name twice", webhook(`,"payload":{"":1,"":2}`), "webhook.payload."},
 	}
@@ -165,6 +167,8 @@ func TestIDOfDuplicatesAndExactNames(t *testing.T) {
 		{`{"id":"a","webhook":{"payload":{"x":1,"x":2}}}`, "a"},
 		{`{"id":"a"} {"id":"b"}`, ""},
 		{`{"id":"a","x":[1,}`, ""},
+		{`{"id":7,"id":"a","id":"b"}`, ""},
+		{`{"id":"a","id":7,"id":"b"}`, ""},
 	} {
 		require.Equal(t, tt.want, notification.IDOf([]byte(tt.body)), "body %s", tt.body)
 	}
@@ -233,4 +237,27 @@ func TestTimestampAsEncodingJSONReadsIt(t *testing.T) {
 	m, err := notification.Parse([]byte(strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","created_at":"2026-11-30T09:15:00+01:00"`, 1)))
 	require.NoError(t, err)
 	require.Equal(t, "2026-11-30T08:15:00Z", m.CreatedAt.UTC().Format(time.RFC3339))
+}
+
+// TestSameHeaderNamesTheFirstSpelling: of three spellings of one header
+// name, each later one is reported as the same header as the first in
+// sorted order.
+func TestSameHeaderNamesTheFirstSpelling(t *testing.T) {
+	t.Parallel()
+	body := `{"version":1,"id":"n-1","channel":"email","email":{"from":"a@example.com","to":["b@example.org"],"subject":"Hi","text":"Hello","headers":{"x-a":"3","X-a":"2","X-A":"1"}}}`
+	_, err := notification.Parse([]byte(body))
+	require.Equal(t, []string{"email.headers.X-a", "email.headers.x-a"}, problemFields(t, err))
+	require.Equal(t, 2, strings.Count(err.Error(), `the same header as "X-A"`), "%v", err)
+}
+
+// TestInvalidJSONSaysWhereAndWhy: a body cut short is reported with the
+// tokenizer's own reason and byte offset.
+func TestInvalidJSONSaysWhereAndWhy(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`{"version":1,`, `{"version":1,"id":"n-1"`, `{"version"`} {
+		_, err := notification.Parse([]byte(body))
+		require.ErrorContains(t, err, "invalid JSON: ", body)
+		require.ErrorContains(t, err, "(at byte", body)
+		require.NotContains(t, err.Error(), "no token", body)
+	}
 }
