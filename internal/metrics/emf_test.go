@@ -102,6 +102,19 @@ func TestEntryLeavesOutWhatCloudWatchWouldReject(t *testing.T) {
 		out := line(t, e)
 		require.NoError(t, metrics.Validate(out, now), "a set of more than 30 dimensions is cut to 30")
 	})
+	t.Run("a dimension named twice: the first value, once", func(t *testing.T) {
+		t.Parallel()
+		e := metrics.Entry{
+			Time:       now,
+			Dimensions: []metrics.Dimension{{Name: metrics.DimChannel, Value: "email"}, {Name: metrics.DimChannel, Value: "webhook"}},
+			Metrics:    []metrics.Metric{{Name: "A", Unit: metrics.Count, Value: 1}},
+		}
+		out := line(t, e)
+		require.NoError(t, metrics.Validate(out, now), string(out))
+		require.Equal(t, 1, strings.Count(string(out), `"channel":`), string(out))
+		require.Contains(t, string(out), `"channel":"email"`)
+		require.Contains(t, string(out), `"Dimensions":[["channel"]]`)
+	})
 	t.Run("no dimension: one empty set", func(t *testing.T) {
 		t.Parallel()
 		out := line(t, metrics.Entry{Time: now, Metrics: []metrics.Metric{{Name: "A", Value: 3}}})
