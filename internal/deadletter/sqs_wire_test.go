@@ -118,16 +118,7 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 		_ = json.NewEncoder(rw).Encode(out)
 	case "AmazonSQS.GetQueueAttributes":
-		visible, hidden := 0, 0
-		for _, m := range w.msgs {
-			switch {
-			case m.deleted:
-			case w.now.Before(m.hiddenUntil):
-				hidden++
-			default:
-				visible++
-			}
-		}
+		visible, hidden := w.counts()
 		_ = json.NewEncoder(rw).Encode(map[string]any{"Attributes": map[string]string{
 			"ApproximateNumberOfMessages": strconv.Itoa(visible), "ApproximateNumberOfMessagesNotVisible": strconv.Itoa(hidden),
 		}})
@@ -201,6 +192,11 @@ func (w *sqsWire) byHandle(h string) *wireMsg {
 func (w *sqsWire) state() (visible, hidden int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.counts()
+}
+
+// counts is state for a caller that holds w.mu.
+func (w *sqsWire) counts() (visible, hidden int) {
 	for _, m := range w.msgs {
 		switch {
 		case m.deleted:

@@ -112,7 +112,7 @@ func (e Entry) Attrs() []slog.Attr {
 	// slices are sized once and the dimension sets share one backing array.
 	finite := 0
 	for _, m := range e.Metrics {
-		if !math.IsNaN(m.Value) && !math.IsInf(m.Value, 0) {
+		if isFinite(m.Value) {
 			finite++
 		}
 	}
@@ -164,7 +164,7 @@ func (e Entry) Attrs() []slog.Attr {
 	}
 	defs := make([]definition, 0, finite)
 	for _, m := range e.Metrics {
-		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) || len(defs) == finite {
+		if !isFinite(m.Value) || len(defs) == finite {
 			continue
 		}
 		defs = append(defs, definition{Name: m.Name, Unit: m.Unit})
@@ -176,6 +176,9 @@ func (e Entry) Attrs() []slog.Attr {
 	)}
 	return attrs
 }
+
+// isFinite reports whether v can be written as a JSON number.
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // hasKey reports whether one of attrs has key: dimensions are few (at most
 // MaxDimensionsPerSet per set), so a scan beats a map.
