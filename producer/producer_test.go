@@ -151,3 +151,22 @@ func TestBodyAboveMaxMessageBytesIsInvalid(t *testing.T) {
 	require.ErrorContains(t, inv.Items[0].Err, strconv.Itoa(notification.MaxMessageBytes))
 	require.Empty(t, wire.sent())
 }
+
+// TestBodyOfExactlyMaxMessageBytesIsValid: the limit itself is allowed,
+// one byte more is not.
+func TestBodyOfExactlyMaxMessageBytesIsValid(t *testing.T) {
+	t.Parallel()
+	sized := func(n int) []byte {
+		head := `{"version":1,"id":"edge-1","channel":"email","email":{"from":"a@example.com","to":["b@example.org"],"subject":"s","text":"`
+		mid, tail := `","html":"`, `"}}`
+		pad := n - len(head) - len(mid) - len(tail)
+		text := min(pad, notification.MaxBodyBytes)
+		return []byte(head + strings.Repeat("t", text) + mid + strings.Repeat("h", pad-text) + tail)
+	}
+	exact := sized(notification.MaxMessageBytes)
+	require.Len(t, exact, notification.MaxMessageBytes)
+	require.NoError(t, producer.Validate([][]byte{exact}))
+	over := sized(notification.MaxMessageBytes + 1)
+	require.Len(t, over, notification.MaxMessageBytes+1)
+	require.Error(t, producer.Validate([][]byte{over}))
+}

@@ -75,3 +75,29 @@ func TestScanOfFIFOQueueSaysWhatItCouldNotRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, letters, 25)
 }
+
+// TestScanBoundaries: one letter seen again is enough to stop the scan, and
+// one FIFO letter left unread is enough to call the list incomplete.
+func TestScanBoundaries(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq"
+	w, client := newSQSWire(letterBodies(1)...)
+	defer w.Close()
+	w.receiveCost = 2 * time.Second // the one letter's 1 s hold ends before the next receive
+	letters, err := Scan(ctx, client, queue, time.Second)
+	require.ErrorIs(t, err, ErrHoldTooShort)
+	require.ErrorContains(t, err, "1 dead letters of "+queue+" came back")
+	require.Len(t, letters, 1)
+
+	const fifo = "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo"
+	w2, client2 := newSQSWire(letterBodies(11)...)
+	defer w2.Close()
+	w2.fifo, w2.groups = true, 1 // one group of 11: one receive of 10, then the group is held
+	letters, err = Scan(ctx, client2, fifo, time.Minute)
+	require.ErrorIs(t, err, ErrIncomplete)
+	require.ErrorContains(t, err, "about 1 more")
+	require.Len(t, letters, 10)
+}
