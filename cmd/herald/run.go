@@ -40,14 +40,8 @@ The local stack: make local-up, then set -a; . .local/herald.env; set +a
 (or make run, which does both).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The ranges of the SQS event source mapping and of Lambda.
-			switch {
-			case batchSize < 1 || batchSize > 10:
-				return usagef("--batch-size %d: want 1 to 10 (a ReceiveMessage's most messages)", batchSize)
-			case wait < 0 || wait > 20*time.Second:
-				return usagef("--wait %s: want 0s to 20s (the SQS long-poll range)", wait)
-			case functionTimeout <= 0 || functionTimeout > 15*time.Minute:
-				return usagef("--function-timeout %s: want more than 0s and at most 15m (the Lambda range)", functionTimeout)
+			if err := checkRunFlags(batchSize, wait, functionTimeout); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			q, err := g.resolve(ctx, e, true, true)
@@ -193,4 +187,18 @@ func formatRecord(line []byte) string {
 		s += "  (SQS: " + m.SQSError + ")"
 	}
 	return s
+}
+
+// checkRunFlags checks herald run's flags against the ranges of the SQS
+// event source mapping and of Lambda: a usage error names the flag.
+func checkRunFlags(batchSize int, wait, functionTimeout time.Duration) error {
+	switch {
+	case batchSize < 1 || batchSize > 10:
+		return usagef("--batch-size %d: want 1 to 10 (a ReceiveMessage's most messages)", batchSize)
+	case wait < 0 || wait > 20*time.Second:
+		return usagef("--wait %s: want 0s to 20s (the SQS long-poll range)", wait)
+	case functionTimeout <= 0 || functionTimeout > 15*time.Minute:
+		return usagef("--function-timeout %s: want more than 0s and at most 15m (the Lambda range)", functionTimeout)
+	}
+	return nil
 }
