@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 )
 
 // MappingAPI is the part of the Lambda API that pausing and resuming call.
@@ -34,8 +36,12 @@ var ErrNoMapping = errors.New("no event source mapping found")
 
 // Pause disables the event source mappings that invoke function (a name or
 // ARN) from the queue sourceARN, or from any source when sourceARN is "".
-// A mapping already disabled is left as it is. It returns the mappings,
-// ErrNoMapping when there is none, or the first Lambda API error.
+// A mapping already disabled is left as it is, and so is one that another
+// update is disabling at the same moment (another execution environment
+// pausing too). It returns the mappings, ErrNoMapping when there is none,
+// or the first Lambda API error; an update Lambda refuses because another
+// is in progress (ResourceInUseException, ResourceConflictException) is
+// tried again, 4 times in all over about 7 s, before its error is returned.
 //
 // IAM: lambda:ListEventSourceMappings (no resource-level permission) and
 // lambda:UpdateEventSourceMapping, which the template limits to mappings of
@@ -45,7 +51,8 @@ func Pause(ctx context.Context, api MappingAPI, function, sourceARN string) ([]M
 }
 
 // Resume enables the mappings Pause disables. It returns them, ErrNoMapping
-// or the first Lambda API error.
+// or the first Lambda API error; like Pause, it waits out an update in
+// progress (a resume right after a pause, while the mapping is Disabling).
 func Resume(ctx context.Context, api MappingAPI, function, sourceARN string) ([]Mapping, error) {
 	return setEnabled(ctx, api, function, sourceARN, true)
 }
@@ -102,21 +109,80 @@ func setEnabled(ctx context.Context, api MappingAPI, function, sourceARN string,
 	}
 	out := make([]Mapping, 0, len(mappings))
 	for _, mapping := range mappings {
-		if done(mapping.State, enabled) {
-			out = append(out, mapping)
-			continue
+		m, err := update(ctx, api, function, sourceARN, mapping, enabled)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// busyAttempts bounds the updates of one mapping that Lambda refuses
+// because another update of it is in progress; busyWait is the pause before
+// the first retry, doubled before each next one (1 s, 2 s, 4 s, …).
+const busyAttempts = 4
+
+var busyWait = time.Second
+
+// update sets mapping's Enabled unless it is already done. Lambda refuses
+// an update while the mapping is in a transitional state (Creating,
+// Enabling, Disabling, Updating) with ResourceInUseException, or with
+// ResourceConflictException while another operation is in progress: what
+// another execution environment pausing at the same moment, or a resume
+// right after a pause, causes. Then update reads the mapping again: when
+// the other update leads where this one does, the mapping is done;
+// otherwise it waits and tries again, busyAttempts times in all.
+func update(ctx context.Context, api MappingAPI, function, sourceARN string, mapping Mapping, enabled bool) (Mapping, error) {
+	wait := busyWait
+	for attempt := 1; !done(mapping.State, enabled); attempt++ {
+		if attempt > 1 {
+			select {
+			case <-ctx.Done():
+				return mapping, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, context.Cause(ctx))
+			case <-time.After(wait):
+			}
+			wait *= 2
 		}
 		upd, err := api.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{
 			UUID:    aws.String(mapping.UUID),
 			Enabled: aws.Bool(enabled),
 		})
-		if err != nil {
-			return out, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
+		if err == nil {
+			mapping.State = aws.ToString(upd.State)
+			return mapping, nil
 		}
-		mapping.State = aws.ToString(upd.State)
-		out = append(out, mapping)
+		err = fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
+		if !busy(err) || attempt == busyAttempts {
+			return mapping, err
+		}
+		if mapping, err = find(ctx, api, function, sourceARN, mapping.UUID); err != nil {
+			return mapping, err
+		}
 	}
-	return out, nil
+	return mapping, nil
+}
+
+// busy reports whether err is Lambda refusing an update because another
+// one of the same mapping is in progress.
+func busy(err error) bool {
+	var inUse *types.ResourceInUseException
+	var conflict *types.ResourceConflictException
+	return errors.As(err, &inUse) || errors.As(err, &conflict)
+}
+
+// find lists the mappings again and returns the one of uuid.
+func find(ctx context.Context, api MappingAPI, function, sourceARN, uuid string) (Mapping, error) {
+	mappings, err := List(ctx, api, function, sourceARN)
+	if err != nil {
+		return Mapping{UUID: uuid}, err
+	}
+	for _, m := range mappings {
+		if m.UUID == uuid {
+			return m, nil
+		}
+	}
+	return Mapping{UUID: uuid}, fmt.Errorf("%w: %s is gone", ErrNoMapping, uuid)
 }
 
 // done reports whether state is already where setEnabled(enabled) leads.

@@ -44,6 +44,7 @@ func TestPauseDisablesOnlyTheFunctionsMappingsFromTheQueue(t *testing.T) {
 	}, got, "every page; a disabled or disabling mapping is not updated")
 	require.Equal(t, []string{"a", "e"}, w.Updates)
 
+	w.Mappings[5].State = "Disabled" // someone else's update has finished
 	got, err = pause.Resume(context.Background(), c, "herald-deliver", queueArn)
 	require.NoError(t, err)
 	require.Len(t, got, 4)

@@ -24,7 +24,14 @@ import (
 // 202 with the mapping). It filters by FunctionName (name or ARN) and
 // EventSourceArn as Lambda does, answers ResourceNotFoundException for an
 // unknown UUID, InvalidParameterValueException for an update without
-// Enabled, and AccessDeniedException (403) for the UUIDs in Deny.
+// Enabled, AccessDeniedException (403) for the UUIDs in Deny, and
+// ResourceInUseException (400) for an update of a mapping in a
+// transitional state (Creating, Enabling, Disabling, Updating, Deleting),
+// as Lambda does while another update of it is in progress.
+//
+// An update it makes leaves the mapping Enabling or Disabling until the
+// next ListEventSourceMappings, which sees it Enabled or Disabled: the
+// update has finished by the time anyone looks again.
 type Lambda struct {
 	Mu       sync.Mutex
 	Mappings []Mapping
@@ -33,7 +40,36 @@ type Lambda struct {
 	Deny     map[string]bool
 	// Updates are the UUIDs updated, in order.
 	Updates []string
+	// BeforeUpdate, when set, runs with Mu held as an update of uuid
+	// arrives, before the fake looks at the mapping: a test plays another
+	// execution environment there with Transition. When it returns
+	// "ResourceConflictException" the update is answered with that error
+	// (409), as Lambda does while another operation is in progress.
+	BeforeUpdate func(uuid string) (errorType string)
+
+	settling map[string]bool
 }
+
+// Transition puts the mapping uuid in state (Enabling or Disabling) as an
+// update in progress would; the next ListEventSourceMappings sees it
+// finished. Call it with Mu held (from BeforeUpdate).
+func (w *Lambda) Transition(uuid, state string) {
+	for i := range w.Mappings {
+		if w.Mappings[i].UUID == uuid {
+			w.Mappings[i].State = state
+			if w.settling == nil {
+				w.settling = map[string]bool{}
+			}
+			w.settling[uuid] = true
+		}
+	}
+}
+
+// settled is where an update in progress leads.
+var settled = map[string]string{"Enabling": "Enabled", "Disabling": "Disabled"}
+
+// transitional are the states in which Lambda refuses an update.
+var transitional = map[string]bool{"Creating": true, "Enabling": true, "Disabling": true, "Updating": true, "Deleting": true}
 
 // Mapping is one event source mapping as the API returns it.
 type Mapping struct {
@@ -50,6 +86,12 @@ func (w *Lambda) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	defer w.Mu.Unlock()
 	switch {
 	case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/")+"/" == base:
+		for i, m := range w.Mappings {
+			if w.settling[m.UUID] && settled[m.State] != "" {
+				w.Mappings[i].State = settled[m.State]
+			}
+		}
+		w.settling = nil
 		q := r.URL.Query()
 		var match []Mapping
 		for _, m := range w.Mappings {
@@ -83,18 +125,27 @@ func (w *Lambda) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeJSON(rw, http.StatusOK, out)
 	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, base):
 		uuid := strings.TrimPrefix(r.URL.Path, base)
-		if w.Deny[uuid] {
-			writeError(rw, http.StatusForbidden, "AccessDeniedException", "not authorized to perform lambda:UpdateEventSourceMapping")
-			return
-		}
 		var in struct{ Enabled *bool }
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Enabled == nil {
 			writeError(rw, http.StatusBadRequest, "InvalidParameterValueException", "Enabled expected")
 			return
 		}
+		if w.BeforeUpdate != nil && w.BeforeUpdate(uuid) == "ResourceConflictException" {
+			writeError(rw, http.StatusConflict, "ResourceConflictException", "An update is already in progress for the event source mapping.")
+			return
+		}
+		if w.Deny[uuid] {
+			writeError(rw, http.StatusForbidden, "AccessDeniedException", "not authorized to perform lambda:UpdateEventSourceMapping")
+			return
+		}
 		for i := range w.Mappings {
 			if w.Mappings[i].UUID == uuid {
-				w.Mappings[i].State = map[bool]string{true: "Enabling", false: "Disabling"}[*in.Enabled]
+				if transitional[w.Mappings[i].State] {
+					writeError(rw, http.StatusBadRequest, "ResourceInUseException",
+						"Cannot update the event source mapping because it is in use. State: "+w.Mappings[i].State)
+					return
+				}
+				w.Transition(uuid, map[bool]string{true: "Enabling", false: "Disabling"}[*in.Enabled])
 				w.Updates = append(w.Updates, uuid)
 				writeJSON(rw, http.StatusAccepted, w.Mappings[i])
 				return

@@ -1,0 +1,150 @@
+package pause_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/pause"
+	"github.com/heraldhq/herald/internal/pause/pausetest"
+)
+
+// Lambda refuses an update of a mapping while another one is in progress
+// (ResourceInUseException in a transitional state, ResourceConflictException
+// while another operation runs): two execution environments pausing at the
+// same moment, or a resume right after a pause.
+
+func oneMapping(state string) *pausetest.Lambda {
+	return &pausetest.Lambda{Mappings: []pausetest.Mapping{
+		{UUID: "a", FunctionArn: fnArn, EventSourceArn: queueArn, State: state},
+	}}
+}
+
+func handle(t *testing.T, w *pausetest.Lambda) (events.SQSEventResponse, string, error) {
+	t.Helper()
+	var logs bytes.Buffer
+	h := &pause.Handler{
+		API: pausetest.Client(t, w), FunctionName: "herald-deliver",
+		Cause:  errors.New("HERALD_WEBHOOK_SECRET: not base64"),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	}
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m1", EventSourceARN: queueArn}, {MessageId: "m2", EventSourceARN: queueArn},
+	}})
+	return resp, logs.String(), err
+}
+
+func TestHandlerPausedByAnotherEnvironmentAtTheSameMoment(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, other, errType string
+	}{
+		{"its update in progress", "Disabling", ""},
+		{"its update in progress, answered as a conflict", "Disabling", "ResourceConflictException"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := oneMapping("Enabled")
+			calls := 0
+			w.BeforeUpdate = func(uuid string) string {
+				calls++
+				w.Transition(uuid, tc.other) // the other environment's update lands first
+				return tc.errType
+			}
+			resp, logs, err := handle(t, w)
+			require.NoError(t, err, "the mapping is being disabled: this environment is paused too")
+			require.Len(t, resp.BatchItemFailures, 2, "the batch is handed back whole")
+			require.Contains(t, logs, `"msg":"paused:`)
+			require.Equal(t, 1, calls, "no second update once the mapping is seen disabling")
+			require.Empty(t, w.Updates, "only the other environment's update changed the mapping")
+			require.Equal(t, "Disabled", w.Mappings[0].State)
+		})
+	}
+}
+
+func TestPauseRetriesWhileAResumeIsInProgress(t *testing.T) {
+	t.Parallel()
+	w := oneMapping("Enabled")
+	calls := 0
+	w.BeforeUpdate = func(uuid string) string {
+		calls++
+		if calls == 1 {
+			w.Transition(uuid, "Enabling") // an operator's resume, in progress
+		}
+		return ""
+	}
+	got, err := pause.Pause(context.Background(), pausetest.Client(t, w), "herald-deliver", queueArn)
+	require.NoError(t, err)
+	require.Equal(t, []pause.Mapping{{UUID: "a", EventSourceARN: queueArn, State: "Disabling"}}, got,
+		"the mapping came back Enabled: updated again")
+	require.Equal(t, 2, calls)
+	require.Equal(t, []string{"a"}, w.Updates)
+}
+
+func TestResumeRightAfterAPause(t *testing.T) {
+	t.Parallel()
+	w := oneMapping("Disabling") // a pause, in progress
+	calls := 0
+	w.BeforeUpdate = func(uuid string) string {
+		if calls++; calls == 1 {
+			w.Transition(uuid, "Disabling") // … and done by the next look
+		}
+		return ""
+	}
+	got, err := pause.Resume(context.Background(), pausetest.Client(t, w), "herald-deliver", queueArn)
+	require.NoError(t, err)
+	require.Equal(t, []pause.Mapping{{UUID: "a", EventSourceARN: queueArn, State: "Enabling"}}, got,
+		"refused while disabling, enabled once disabled")
+	require.Equal(t, 2, calls)
+	require.Equal(t, []string{"a"}, w.Updates)
+}
+
+func TestPauseGivesUpWhenTheMappingStaysBusy(t *testing.T) {
+	t.Parallel()
+	for _, errType := range []string{"", "ResourceConflictException"} {
+		t.Run("busy as "+errType, func(t *testing.T) {
+			t.Parallel()
+			w := oneMapping("Enabled")
+			calls := 0
+			w.BeforeUpdate = func(uuid string) string {
+				calls++
+				w.Transition(uuid, "Enabling") // a resume each time: never settles where the pause leads
+				return errType
+			}
+			resp, logs, err := handle(t, w)
+			require.Error(t, err, "the invocation fails: the batch comes back, the errors alarm sees it")
+			var inUse *types.ResourceInUseException
+			var conflict *types.ResourceConflictException
+			require.True(t, errors.As(err, &inUse) || errors.As(err, &conflict), "%v", err)
+			require.Len(t, resp.BatchItemFailures, 2)
+			require.Contains(t, logs, "could not pause")
+			require.Equal(t, 4, calls, "four updates in all")
+			require.Empty(t, w.Updates)
+		})
+	}
+}
+
+func TestPauseOtherErrorsAreNotRetried(t *testing.T) {
+	t.Parallel()
+	w := oneMapping("Enabled")
+	w.Deny = map[string]bool{"a": true}
+	calls := 0
+	w.BeforeUpdate = func(string) string { calls++; return "" }
+	_, err := pause.Pause(context.Background(), pausetest.Client(t, w), "herald-deliver", queueArn)
+	require.ErrorContains(t, err, "AccessDeniedException")
+	require.Equal(t, 1, calls)
+
+	gone := oneMapping("Enabled")
+	gone.BeforeUpdate = func(string) string {
+		gone.Mappings = nil // deleted while this environment was pausing
+		return "ResourceConflictException"
+	}
+	_, err = pause.Pause(context.Background(), pausetest.Client(t, gone), "herald-deliver", queueArn)
+	require.ErrorIs(t, err, pause.ErrNoMapping)
+}
