@@ -52,6 +52,7 @@ const (
 	fieldMetadata
 	fieldEmail
 	fieldWebhook
+	fieldChat
 )
 
 // Members of email, as bits of emailObject.present.
@@ -117,6 +118,7 @@ type facts struct {
 	metaNulls   []string
 	email       emailFacts
 	webhook     webhookFacts
+	chat        object
 	typeProblem *Problem // the first value of a wrong type, in body order
 	timeErr     error    // a timestamp encoding/json's time.Time rejects
 }
@@ -467,6 +469,8 @@ func (d *decoder) body() {
 			d.msg.Email = d.readEmail(k)
 		case fieldWebhook:
 			d.msg.Webhook = d.readWebhook(k)
+		case fieldChat:
+			d.msg.Chat = d.readChat(k)
 		default:
 			d.skip()
 		}
@@ -507,6 +511,8 @@ func topField(name []byte) int {
 		return fieldEmail
 	case "webhook":
 		return fieldWebhook
+	case "chat":
+		return fieldChat
 	}
 	return fieldUnknown
 }
@@ -534,27 +540,34 @@ func (d *decoder) readVersion(k jsontext.Kind) {
 	}
 }
 
+// wantChannels lists the channels for problems: "email", "webhook" or "chat".
+var wantChannels = func() string {
+	q := make([]string, len(Channels))
+	for i, c := range Channels {
+		q[i] = strconv.Quote(string(c))
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}()
+
 func (d *decoder) readChannel(k jsontext.Kind) {
 	d.hasChannel = true
 	switch k {
 	case '"':
 	case 'n': // read as "" by encoding/json
 		d.skip()
-		d.channel = `unknown channel "" (want "email" or "webhook")`
+		d.channel = `unknown channel "" (want ` + wantChannels + `)`
 		return
 	default:
-		d.channel = `must be a string ("email" or "webhook")`
+		d.channel = `must be a string (` + wantChannels + `)`
 		d.skip()
 		return
 	}
-	switch s := d.text(d.value()); string(s) {
-	case string(ChannelEmail):
-		d.msg.Channel = ChannelEmail
-	case string(ChannelWebhook):
-		d.msg.Channel = ChannelWebhook
-	default:
-		d.channel = "unknown channel " + strconv.Quote(logSafe(string(s))) + ` (want "email" or "webhook")`
+	s := d.text(d.value())
+	if c := Channel(s); c.Known() {
+		d.msg.Channel = c
+		return
 	}
+	d.channel = "unknown channel " + strconv.Quote(logSafe(string(s))) + ` (want ` + wantChannels + `)`
 }
 
 // timestamp reads created_at or expires_at, setting *problem when it is not
@@ -715,6 +728,51 @@ func (d *decoder) readWebhook(k jsontext.Kind) *Webhook {
 	return w
 }
 
+func (d *decoder) readChat(k jsontext.Kind) *Chat {
+	f := &d.chat
+	if !d.open(f, k) {
+		return nil
+	}
+	c := new(Chat)
+	d.members(func(name []byte, k jsontext.Kind) {
+		switch string(name) {
+		case "service":
+			f.note(name, k, true)
+			c.Service = ChatService(d.str("chat.service", k))
+		case "url":
+			f.note(name, k, true)
+			c.URL = d.str("chat.url", k)
+		case "text":
+			f.note(name, k, true)
+			c.Text = d.str("chat.text", k)
+		case "blocks":
+			f.note(name, k, true)
+			c.Blocks = d.raw()
+		case "embeds":
+			f.note(name, k, true)
+			c.Embeds = d.raw()
+		case "card":
+			f.note(name, k, true)
+			c.Card = d.raw()
+		default:
+			f.note(name, k, false)
+			d.skip()
+		}
+	})
+	return c
+}
+
+// channelObject returns the facts of the object of channel c.
+func (d *decoder) channelObject(c Channel) *object {
+	switch c {
+	case ChannelEmail:
+		return &d.email.object
+	case ChannelWebhook:
+		return &d.webhook.object
+	}
+	return &d.chat
+}
+
 // problems reports the structural problems to v, in the documented order:
 // null members, version, channel (either stops the check), unknown members,
 // the other channel's object, timestamps, metadata, the channel's object;
@@ -733,7 +791,7 @@ func (d *decoder) problems(v *validator) bool {
 		v.add("version", "%s", d.version)
 		return false
 	case !d.hasChannel:
-		v.add("channel", `required ("email" or "webhook")`)
+		v.add("channel", "required (%s)", wantChannels)
 		return false
 	case d.channel != "":
 		v.add("channel", "%s", d.channel)
@@ -741,12 +799,10 @@ func (d *decoder) problems(v *validator) bool {
 	}
 	ch := d.msg.Channel
 	v.names("", d.top.unknown, "unknown field")
-	other := &d.webhook.object
-	if ch == ChannelWebhook {
-		other = &d.email.object
-	}
-	if other.present {
-		v.add(otherChannel(ch), "not allowed when channel is %q", ch)
+	for _, other := range Channels {
+		if other != ch && d.channelObject(other).present {
+			v.add(string(other), "not allowed when channel is %q", ch)
+		}
 	}
 	if d.created != "" {
 		v.add("created_at", "%s", d.created)
@@ -755,10 +811,7 @@ func (d *decoder) problems(v *validator) bool {
 		v.add("expires_at", "%s", d.expires)
 	}
 	v.names("metadata", d.metaNulls, "must be a string, not null")
-	obj := &d.email.object
-	if ch == ChannelWebhook {
-		obj = &d.webhook.object
-	}
+	obj := d.channelObject(ch)
 	switch {
 	case !obj.present:
 		v.add(string(ch), "required when channel is %q", ch)
@@ -776,7 +829,7 @@ func (d *decoder) problems(v *validator) bool {
 				v.names("email.template", t.nulls, "must not be null")
 				v.names("email.template", t.unknown, "unknown field")
 			}
-		} else {
+		} else if ch == ChannelWebhook {
 			v.names("webhook.headers", d.webhook.headerNulls, "must be a string, not null")
 		}
 	}
@@ -792,13 +845,6 @@ func (d *decoder) problems(v *validator) bool {
 		return false
 	}
 	return true
-}
-
-func otherChannel(ch Channel) string {
-	if ch == ChannelEmail {
-		return string(ChannelWebhook)
-	}
-	return string(ChannelEmail)
 }
 
 // names reports one problem for each name, in sorted order.

@@ -15,11 +15,29 @@ type Channel string
 const (
 	ChannelEmail   Channel = "email"
 	ChannelWebhook Channel = "webhook"
+	// ChannelChat is a message to a chat service's incoming webhook (Slack,
+	// Discord, Microsoft Teams): see [Chat].
+	ChannelChat Channel = "chat"
 )
+
+// Channels are the channels of contract v1, in the order the contract lists
+// them: the one list that the parser, the schema test, the dead-letter tools
+// and a router by channel read.
+var Channels = []Channel{ChannelEmail, ChannelWebhook, ChannelChat}
+
+// Known reports whether c is a channel of contract v1.
+func (c Channel) Known() bool {
+	for _, k := range Channels {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
 
 // Message is one notification: one SQS message body.
 //
-// Exactly one of Email and Webhook is set, the one that Channel names.
+// Exactly one of Email, Webhook and Chat is set, the one that Channel names.
 type Message struct {
 	// Version is the contract version; always 1 ([Version]).
 	Version int `json:"version"`
@@ -27,7 +45,7 @@ type Message struct {
 	// idempotency key (the webhook-id header, the SES email tag herald-id).
 	// 1–128 characters of A-Z a-z 0-9 . _ : -
 	ID string `json:"id"`
-	// Channel is "email" or "webhook".
+	// Channel is "email", "webhook" or "chat".
 	Channel Channel `json:"channel"`
 	// CreatedAt is when the producer created the notification (RFC 3339). Optional.
 	CreatedAt *time.Time `json:"created_at,omitempty"`
@@ -39,6 +57,7 @@ type Message struct {
 
 	Email   *Email   `json:"email,omitempty"`
 	Webhook *Webhook `json:"webhook,omitempty"`
+	Chat    *Chat    `json:"chat,omitempty"`
 }
 
 // Email is an email sent through Amazon SES v2 SendEmail.

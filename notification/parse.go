@@ -204,6 +204,8 @@ func (v *validator) message(m *Message) {
 		v.email(m.Email)
 	case ChannelWebhook:
 		v.webhook(m.Webhook)
+	case ChannelChat:
+		v.chat(m.Chat)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
@@ -34,6 +35,42 @@ func ExampleClient_Send() {
 		fmt.Println(r.ID, "sent as", r.MessageID)
 	}
 	// Output: welcome-42 sent as msg-1
+}
+
+// Post to a Slack channel, with a fallback text and Block Kit blocks; a
+// Discord or Teams message differs in Service and its rich form (Embeds,
+// Card). A text over the service's limit is refused before anything is sent.
+func ExampleClient_Send_chat() {
+	wire, sqsClient := newSQSWire()
+	defer wire.Close()
+
+	c := &producer.Client{SQS: sqsClient, QueueURL: wire.srv.URL + "/000000000000/herald-notifications"}
+	msg := &notification.Message{
+		Version: notification.Version,
+		ID:      "deploy-1042",
+		Channel: notification.ChannelChat,
+		Chat: &notification.Chat{
+			Service: notification.ChatSlack,
+			URL:     "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+			Text:    "Deploy 1042 finished",
+			Blocks:  json.RawMessage(`[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy 1042* finished"}}]`),
+		},
+	}
+	results, err := c.Send(context.Background(), msg)
+	fmt.Println(results[0].ID, "sent as", results[0].MessageID, err)
+
+	msg.ID, msg.Chat.Service, msg.Chat.Blocks = "deploy-1043", notification.ChatDiscord, nil
+	msg.Chat.Text = strings.Repeat("x", notification.MaxDiscordContentChars+1)
+	_, err = c.Send(context.Background(), msg)
+	var invalid *producer.InvalidError
+	if errors.As(err, &invalid) {
+		fmt.Println(invalid.Items[0].Err)
+	}
+	fmt.Println("batches sent:", len(wire.sent()))
+	// Output:
+	// deploy-1042 sent as msg-1 <nil>
+	// invalid message: chat.text: 2001 characters; discord allows at most 2000
+	// batches sent: 1
 }
 
 // An invalid notification is reported with its field path, and nothing is

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/internal/deadletter"
+	"github.com/heraldhq/herald/notification"
 )
 
 func newDLQCmd(e *env, g *globals) *cobra.Command {
@@ -46,7 +47,7 @@ type filterFlags struct {
 func (f *filterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.ids, "id", nil, "notification id or dead-letter SQS message id (repeatable)")
 	cmd.Flags().StringVar(&f.class, "class", "", "error class, such as webhook_gone; redrive_policy for letters moved without a reason")
-	cmd.Flags().StringVar(&f.channel, "channel", "", "email or webhook")
+	cmd.Flags().StringVar(&f.channel, "channel", "", "email, webhook or chat")
 	cmd.Flags().StringVar(&f.olderThan, "older-than", "", "only letters that failed longer ago than this (90m, 36h, 7d)")
 	cmd.Flags().DurationVar(&f.hold, "hold", deadletter.DefaultHold, "visibility timeout while reading (made 0 again right after)")
 }
@@ -63,8 +64,8 @@ func (f *filterFlags) filter() (deadletter.Filter, error) {
 		}
 		out.OlderThan = d
 	}
-	if f.channel != "" && f.channel != "email" && f.channel != "webhook" {
-		return out, usagef("--channel %q: want email or webhook", f.channel)
+	if f.channel != "" && !notification.Channel(f.channel).Known() {
+		return out, usagef("--channel %q: want email, webhook or chat", f.channel)
 	}
 	return out, checkHold(f.hold)
 }
@@ -129,7 +130,7 @@ func newDLQLsCmd(e *env, g *globals) *cobra.Command {
 		Use:   "ls",
 		Short: "List dead letters, one row each (nothing is consumed)",
 		Long: `List the dead letters: notification id, channel, destination (the webhook's
-host or the first recipient's domain), error class, attempts, when herald gave
+or chat webhook's host, or the first recipient's domain), error class, attempts, when herald gave
 up, age, and who moved it: herald (with a herald.reason) or the queue's
 redrive_policy (after maxReceiveCount receives, without a reason).
 

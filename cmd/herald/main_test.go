@@ -93,6 +93,15 @@ func TestSendDryRunValidatesWithFieldPaths(t *testing.T) {
 	require.Contains(t, r.stderr, "invalid: "+bad+": email.to: must be an array, not a JSON number")
 	require.Contains(t, r.stderr, "nothing sent")
 
+	// Chat notifications: each service, and one over Discord's limit.
+	r = herald(t, "", "send", "--dry-run", "../../testdata/cases/chat-slack-deploy.json", "../../testdata/cases/chat-discord-deploy.json", "../../testdata/cases/chat-teams-deploy.json")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, 3, strings.Count(r.stdout, "valid (dry run)"), r.stdout)
+	r = herald(t, "", "send", "--dry-run", "../../testdata/cases/poison-chat-embeds-with-slack.json")
+	require.Equal(t, exitFailed, r.code)
+	require.Contains(t, r.stderr, `chat.embeds: only with service "discord"`)
+	require.NotContains(t, r.stderr+r.stdout, "XXXXXXXXXXXXXXXXXXXXXXXX", "no webhook URL path in the output")
+
 	// NDJSON: blank lines skipped, sources are line numbers.
 	stdin := `{"version":1,"id":"a","channel":"webhook","webhook":{"url":"https://h.example/x","event_type":"a.b","payload":1}}` + "\n\n" +
 		`{"version":1,"id":"b","channel":"webhook","webhook":{"url":"https://h.example/x","event_type":"a b","payload":1}}` + "\n"

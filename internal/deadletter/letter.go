@@ -31,9 +31,9 @@ type Letter struct {
 	// NotificationID is the notification's id, when the body has one that
 	// is valid (notification.IDOf).
 	NotificationID string `json:"id,omitempty"`
-	// Channel is "email" or "webhook", when the body names one.
+	// Channel is "email", "webhook" or "chat", when the body names one.
 	Channel string `json:"channel,omitempty"`
-	// Destination is the webhook URL's host, or the domain of the email's
+	// Destination is the webhook or chat webhook URL's host, or the domain of the email's
 	// first recipient; never a path, query, user name or whole address.
 	Destination string `json:"destination,omitempty"`
 	// Class is the reason's error class; empty when the redrive policy
@@ -120,6 +120,9 @@ func describeBody(body string) (id, channel, dest string) {
 		Webhook *struct {
 			URL string `json:"url"`
 		} `json:"webhook"`
+		Chat *struct {
+			URL string `json:"url"`
+		} `json:"chat"`
 		Email *struct {
 			To  []any `json:"to"`
 			Cc  []any `json:"cc"`
@@ -138,12 +141,14 @@ func describeBody(body string) (id, channel, dest string) {
 	// herald knows: anything else a producer wrote (an address, a terminal
 	// escape sequence, a megabyte) stays in the body.
 	id = notification.IDOf([]byte(body))
-	if c := notification.Channel(b.Channel); c == notification.ChannelEmail || c == notification.ChannelWebhook {
+	if notification.Channel(b.Channel).Known() {
 		channel = b.Channel
 	}
 	switch {
 	case b.Webhook != nil:
 		dest = WebhookHost(b.Webhook.URL)
+	case b.Chat != nil:
+		dest = WebhookHost(b.Chat.URL) // the host only: a chat webhook URL's path is its credential
 	case b.Email != nil:
 		for _, list := range [][]any{b.Email.To, b.Email.Cc, b.Email.Bcc} {
 			if len(list) > 0 {

@@ -26,6 +26,8 @@ func TestDescribeBodyNamesHostOrDomainOnly(t *testing.T) {
 		{`{"id":"b","channel":"email","email":{"to":["Jana <Jana@Example.ORG>","x@y.z"]}}`, "b", "email", "example.org"},
 		{`{"id":"c","channel":"email","email":{"bcc":["b@bcc.example"]}}`, "c", "email", "bcc.example"},
 		{`{"id":"d","channel":"email","email":{"to":7}}`, "d", "email", ""},
+		{`{"id":"e","channel":"chat","chat":{"service":"slack","url":"https://hooks.slack.com/services/T0/B0/SECRETTOKEN"}}`, "e", "chat", "hooks.slack.com"},
+		{`{"id":"f","channel":"chat","chat":{"service":"teams","url":"https://prod-1.westeurope.logic.azure.com:443/workflows/w/triggers/manual/paths/invoke?sig=SECRET"}}`, "f", "chat", "prod-1.westeurope.logic.azure.com"},
 		{`{"id":5,"channel":"sms"}`, "", "", ""},
 		{`not json`, "", "", ""},
 	} {

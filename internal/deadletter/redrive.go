@@ -24,7 +24,7 @@ type Filter struct {
 	// Class is an error class, or "redrive_policy" for the letters the
 	// redrive policy moved without a reason. Empty: any.
 	Class string
-	// Channel is "email" or "webhook". Empty: any.
+	// Channel is "email", "webhook" or "chat". Empty: any.
 	Channel string
 	// OlderThan chooses letters whose [Letter.Age] is more than it. Zero: any.
 	OlderThan time.Duration
