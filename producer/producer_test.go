@@ -170,3 +170,19 @@ func TestBodyOfExactlyMaxMessageBytesIsValid(t *testing.T) {
 	require.Len(t, over, notification.MaxMessageBytes+1)
 	require.Error(t, producer.Validate([][]byte{over}))
 }
+
+// TestIsFIFO: SQS requires a FIFO queue's name to end in ".fifo"; the
+// processor, the dlq commands and the producer all ask this one function.
+func TestIsFIFO(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]bool{
+		"https://sqs.us-east-1.amazonaws.com/1/q.fifo":     true,
+		"https://sqs.us-east-1.amazonaws.com/1/q":          false,
+		"https://sqs.us-east-1.amazonaws.com/1/qfifo":      false,
+		"https://sqs.us-east-1.amazonaws.com/1/q.fifo-dlq": false,
+		"":      false,
+		".fifo": true,
+	} {
+		require.Equal(t, want, producer.IsFIFO(url), url)
+	}
+}

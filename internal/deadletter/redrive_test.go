@@ -16,15 +16,14 @@ import (
 // would be lost with the deleted dead letter. Redrive fails it and keeps it.
 func TestRedriveRefusesACutBody(t *testing.T) {
 	t.Parallel()
-	const dlq, queue = "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q"
-	w, client := newSQSWire(`{"version":1,"id":"big-1","channel":"webhook","webhook":{"payload":"xxxx`, `{"version":1,"id":"ok-1"}`)
-	defer w.Close()
+	const dlq, queue = dlqURL, mainURL
+	w, client, ids := newSQSWire(t, dlq, 0, `{"version":1,"id":"big-1","channel":"webhook","webhook":{"payload":"xxxx`, `{"version":1,"id":"ok-1"}`)
 	ctx := context.Background()
 	letters, err := Scan(ctx, client, dlq, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, letters, 2)
 	for i := range letters {
-		if letters[i].MessageID == "dl-000" {
+		if letters[i].MessageID == ids[0] {
 			letters[i].Reason = &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 1_040_000, OriginalBodySHA256: "ab"}
 		}
 	}
@@ -32,14 +31,14 @@ func TestRedriveRefusesACutBody(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Sent)
 	require.Equal(t, 1, rep.Failed)
-	require.Equal(t, []string{`{"version":1,"id":"ok-1"}`}, w.sent, "the cut body is not sent")
+	require.Equal(t, []string{`{"version":1,"id":"ok-1"}`}, bodies(w, queue), "the cut body is not sent")
 	for _, r := range rep.Results {
-		if r.MessageID == "dl-000" {
+		if r.MessageID == ids[0] {
 			require.Equal(t, ActionFailed, r.Action)
 			require.Contains(t, r.Error, "1040000")
 		}
 	}
-	visible, hidden := w.state()
+	visible, hidden := w.Counts(dlq)
 	require.Equal(t, 1, visible, "the cut dead letter stays, visible again")
 	require.Zero(t, hidden)
 }
@@ -57,23 +56,21 @@ func TestRedriveDryRunShowsACutBodyFails(t *testing.T) {
 // queues, reported failed, and made visible again in the dead-letter queue.
 func TestRedriveSentButNotDeletedIsFailedAndKept(t *testing.T) {
 	t.Parallel()
-	const dlq, queue = "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q"
-	w, client := newSQSWire(`{"version":1,"id":"a-1"}`)
-	defer w.Close()
+	const dlq, queue = dlqURL, mainURL
+	w, client, _ := newSQSWire(t, dlq, 0, `{"version":1,"id":"a-1"}`)
 	ctx := context.Background()
 	letters, err := Scan(ctx, client, dlq, time.Minute)
 	require.NoError(t, err)
-	w.mu.Lock()
-	w.failDelete = true
-	w.mu.Unlock()
+	w.FailAction("DeleteMessage")
 	rep, err := Redrive(ctx, client, dlq, queue, letters, func(*Letter) bool { return true }, false)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Failed)
 	require.Zero(t, rep.Sent)
-	require.Equal(t, "new-1", rep.Results[0].NewMessageID)
+	sent := w.Messages(queue)
+	require.Len(t, sent, 1)
+	require.Equal(t, sent[0].ID, rep.Results[0].NewMessageID)
 	require.Contains(t, rep.Results[0].Error, "in both")
-	require.Len(t, w.sent, 1)
-	visible, hidden := w.state()
+	visible, hidden := w.Counts(dlq)
 	require.Equal(t, 1, visible)
 	require.Zero(t, hidden)
 }

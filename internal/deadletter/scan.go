@@ -135,7 +135,8 @@ func sortLetters(out []Letter) []Letter {
 // Release makes letters visible again at once (visibility timeout 0), in
 // ChangeMessageVisibilityBatch calls of 10 (sqsbatch.ChangeVisibility). It
 // returns the failures joined, each entry's own; a letter it could not
-// release becomes visible when its hold ends.
+// release becomes visible when its hold ends. A letter whose hold has
+// already ended (MessageNotInflight) is visible, as asked: not a failure.
 func Release(ctx context.Context, api API, queueURL string, letters []Letter) error {
 	var changes []sqsbatch.Change
 	for _, l := range letters {
@@ -145,6 +146,10 @@ func Release(ctx context.Context, api API, queueURL string, letters []Letter) er
 	}
 	var errs []error
 	for _, err := range sqsbatch.ChangeVisibility(ctx, api, queueURL, changes) {
+		var entry *sqsbatch.EntryError
+		if errors.As(err, &entry) && entry.Code == sqsbatch.CodeMessageNotInflight {
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("release dead letter: %w", err))
 		}

@@ -21,9 +21,8 @@ func letterBodies(n int) []string {
 // and say the list is incomplete instead of receiving them round and round.
 func TestScanLongerThanHoldStopsWithErrHoldTooShort(t *testing.T) {
 	t.Parallel()
-	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq"
-	w, client := newSQSWire(letterBodies(120)...)
-	defer w.Close()
+	const queue = dlqURL
+	w, client, _ := newSQSWire(t, queue, 0, letterBodies(120)...)
 	// 12 receives of 200 ms simulated time each outlast a 1 s hold.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -37,7 +36,7 @@ func TestScanLongerThanHoldStopsWithErrHoldTooShort(t *testing.T) {
 		seen[l.MessageID] = true
 	}
 	require.NoError(t, Release(ctx, client, queue, letters), "the newest receipt handles are kept")
-	visible, hidden := w.state()
+	visible, hidden := w.Counts(queue)
 	require.Zero(t, hidden, "nothing stays hidden after the release")
 	require.Equal(t, 120, visible)
 
@@ -53,24 +52,20 @@ func TestScanLongerThanHoldStopsWithErrHoldTooShort(t *testing.T) {
 // 10 dead letters whole. It must say so rather than list a part as all.
 func TestScanOfFIFOQueueSaysWhatItCouldNotRead(t *testing.T) {
 	t.Parallel()
-	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo"
-	w, client := newSQSWire(letterBodies(25)...)
-	defer w.Close()
-	w.fifo, w.groups = true, 2 // 13 letters in one group, 12 in the other, interleaved
+	const queue = fifoDLQURL
+	w, client, _ := newSQSWire(t, queue, 2, letterBodies(25)...) // 13 letters in one group, 12 in the other, interleaved
 	ctx := context.Background()
 	letters, err := Scan(ctx, client, queue, time.Minute)
 	require.ErrorIs(t, err, ErrIncomplete)
 	require.ErrorContains(t, err, "about 15 more")
 	require.Len(t, letters, 10, "one receive: then both groups are held")
 	require.NoError(t, Release(ctx, client, queue, letters))
-	visible, hidden := w.state()
+	visible, hidden := w.Counts(queue)
 	require.Equal(t, 25, visible)
 	require.Zero(t, hidden)
 
 	// A group per letter: each receive reads new groups, and all is read.
-	w2, client2 := newSQSWire(letterBodies(25)...)
-	defer w2.Close()
-	w2.fifo, w2.groups = true, 25
+	_, client2, _ := newSQSWire(t, queue, 25, letterBodies(25)...)
 	letters, err = Scan(ctx, client2, queue, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, letters, 25)
@@ -83,19 +78,16 @@ func TestScanBoundaries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	const queue = "https://sqs.us-east-1.amazonaws.com/1/dlq"
-	w, client := newSQSWire(letterBodies(1)...)
-	defer w.Close()
-	w.receiveCost = 2 * time.Second // the one letter's 1 s hold ends before the next receive
+	const queue = dlqURL
+	w, client, _ := newSQSWire(t, queue, 0, letterBodies(1)...)
+	w.SetReceiveClock(w.Now(), 2*time.Second) // the one letter's 1 s hold ends before the next receive
 	letters, err := Scan(ctx, client, queue, time.Second)
 	require.ErrorIs(t, err, ErrHoldTooShort)
 	require.ErrorContains(t, err, "1 dead letters of "+queue+" came back")
 	require.Len(t, letters, 1)
 
-	const fifo = "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo"
-	w2, client2 := newSQSWire(letterBodies(11)...)
-	defer w2.Close()
-	w2.fifo, w2.groups = true, 1 // one group of 11: one receive of 10, then the group is held
+	const fifo = fifoDLQURL
+	_, client2, _ := newSQSWire(t, fifo, 1, letterBodies(11)...) // one group of 11: one receive of 10, then the group is held
 	letters, err = Scan(ctx, client2, fifo, time.Minute)
 	require.ErrorIs(t, err, ErrIncomplete)
 	require.ErrorContains(t, err, "about 1 more")

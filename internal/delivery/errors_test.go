@@ -53,3 +53,22 @@ func TestTruncateCutsOnARuneBoundary(t *testing.T) {
 	require.Equal(t, "ab…", delivery.Truncate("abcdef", 2))
 	require.Equal(t, "a…", delivery.Truncate("aüb", 2), "ü is two bytes: never half of it")
 }
+
+// TestIsASCII: every byte below 0x80 is ASCII; 0x80 and above (any
+// multi-byte UTF-8 sequence, any invalid byte) is not.
+func TestIsASCII(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"":                  true,
+		"example.com":       true,
+		"\x00\x7f":          true,
+		"\x80":              false,
+		"bücher.example":    false,
+		"ｅxample.com":       false, // full-width e
+		"ok\xff":            false,
+		"mail@example.com":  true,
+		"xn--bcher-kva.com": true,
+	} {
+		require.Equal(t, want, delivery.IsASCII(s), "%q", s)
+	}
+}

@@ -1,6 +1,20 @@
 package delivery
 
-import "regexp"
+import (
+	"regexp"
+	"unicode/utf8"
+)
+
+// IsASCII reports whether s is all ASCII (every byte below 0x80): a host
+// name or mailbox part that needs no IDNA mapping (UTS #46) before use.
+func IsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // addressPattern finds anything shaped like an email address in free text.
 var addressPattern = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@[^\s<>()\[\]"',;:@]+`)

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"github.com/heraldhq/herald/internal/delivery"
 )
 
 // errNonASCIILocalPart is the failure of a mailbox that SES cannot carry.
@@ -35,10 +36,10 @@ func formatMailbox(s string) (string, error) {
 		return "", errors.New("not an RFC 5322 mailbox: missing @")
 	}
 	local, domain := a.Address[:at], a.Address[at+1:]
-	if !isASCII(local) {
+	if !delivery.IsASCII(local) {
 		return "", errNonASCIILocalPart
 	}
-	if !isASCII(domain) {
+	if !delivery.IsASCII(domain) {
 		// idna's error quotes the label; the rule is enough.
 		if domain, err = idna.Lookup.ToASCII(domain); err != nil {
 			return "", errors.New("the domain is not a valid internationalized domain name (IDNA, UTS #46)")
@@ -50,13 +51,4 @@ func formatMailbox(s string) (string, error) {
 		out = strings.TrimSuffix(strings.TrimPrefix(out, "<"), ">")
 	}
 	return out, nil
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/notification"
+	"github.com/heraldhq/herald/producer"
 )
 
 // Message attributes herald adds to a dead letter. SQS allows 10 message
@@ -171,7 +171,7 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 		MessageBody:       aws.String(body),
 		MessageAttributes: all,
 	}
-	if isFIFO(p.cfg.DeadLetterQueueURL) {
+	if producer.IsFIFO(p.cfg.DeadLetterQueueURL) {
 		// A FIFO queue requires a group; the original's keeps the dead
 		// letters of a group in order. The source message ID as
 		// deduplication ID makes a repeated move (a retried send, or a
@@ -196,10 +196,6 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 // MaxMessageAttributes is the most message attributes of one SQS message
 // (SQS Developer Guide, "Amazon SQS message attributes").
 const MaxMessageAttributes = 10
-
-// isFIFO reports whether queueURL names a FIFO queue: SQS requires their
-// names to end in ".fifo".
-func isFIFO(queueURL string) bool { return strings.HasSuffix(queueURL, ".fifo") }
 
 // isTooLarge reports an SQS refusal of the message itself, such as one over
 // the queue's MaximumMessageSize (InvalidParameterValue), as opposed to a

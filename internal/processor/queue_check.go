@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/notification"
+	"github.com/heraldhq/herald/producer"
 )
 
 // QueueAttributesAPI reads queue attributes: the one call CheckQueues makes.
@@ -127,7 +128,7 @@ func CheckQueues(ctx context.Context, q QueueAttributesAPI, s QueueSettings) err
 	if dlqRetention := seconds(dlq, types.QueueAttributeNameMessageRetentionPeriod); dlqRetention <= retention {
 		bad("dead-letter queue MessageRetentionPeriod %s is not longer than the queue's MessageRetentionPeriod %s: a dead letter keeps its original enqueue time, so it could expire on arrival", dlqRetention, retention)
 	}
-	if isFIFO(s.QueueURL) != isFIFO(s.DeadLetterQueueURL) {
+	if producer.IsFIFO(s.QueueURL) != producer.IsFIFO(s.DeadLetterQueueURL) {
 		bad("queue %s and dead-letter queue %s must both be FIFO or both standard", s.QueueURL, s.DeadLetterQueueURL)
 	}
 	if len(errs) > 0 {

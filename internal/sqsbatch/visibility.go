@@ -66,8 +66,20 @@ func ChangeVisibility(ctx context.Context, q VisibilityAPI, queueURL string, cha
 			if convErr != nil || i < 0 || i >= len(chunk) {
 				continue // not an id we sent
 			}
-			errs[start+i] = fmt.Errorf("change visibility: %s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
+			errs[start+i] = fmt.Errorf("change visibility: %w", &EntryError{Code: aws.ToString(f.Code), Message: aws.ToString(f.Message)})
 		}
 	}
 	return errs
 }
+
+// CodeMessageNotInflight is the code of an entry whose message is not in
+// flight: its visibility timeout has already ended (ChangeMessageVisibility,
+// SQS API Reference).
+const CodeMessageNotInflight = "MessageNotInflight"
+
+// EntryError is one entry's failure in a batch answer (SQS's Failed list).
+type EntryError struct {
+	Code, Message string
+}
+
+func (e *EntryError) Error() string { return e.Code + ": " + e.Message }

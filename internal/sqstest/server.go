@@ -4,8 +4,13 @@
 // and parse answers, including faults LocalStack cannot be made to give.
 //
 // It holds queues and messages in memory and answers SendMessage,
-// ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch and
-// GetQueueAttributes. Like SQS it rejects what SQS rejects (Amazon SQS API
+// ReceiveMessage, DeleteMessage, DeleteMessageBatch,
+// ChangeMessageVisibilityBatch and GetQueueAttributes (the queue's
+// attributes, and ApproximateNumberOfMessages and
+// ApproximateNumberOfMessagesNotVisible counted now). On a FIFO queue a
+// receive returns no message of a message group while an earlier one of
+// that group is in flight ("Using the message group ID with Amazon SQS FIFO
+// queues", SQS Developer Guide). Like SQS it rejects what SQS rejects (Amazon SQS API
 // Reference and Developer Guide, "Amazon SQS quotas"):
 //   - a batch with no entries (EmptyBatchRequest), more than 10 entries
 //     (TooManyEntriesInBatchRequest), duplicate entry ids
@@ -23,6 +28,11 @@
 //     MessageDeduplicationId (no content-based deduplication here), and on
 //     a standard queue a MessageDeduplicationId;
 //   - a queue URL it does not hold (QueueDoesNotExist).
+//
+// Its clock is the wall clock unless a test sets one: [Server.SetNow], or
+// [Server.SetReceiveClock], a simulated clock that stands still except that
+// each ReceiveMessage moves it on, so visibility timeouts run out without
+// sleeping. [Server.OnSend] runs a test's hook before each SendMessage.
 //
 // Receipt handles the server did not issue (a test's hand-made
 // events.SQSMessage) are accepted for visibility changes and deletes as long
@@ -72,6 +82,12 @@ type Server struct {
 	queues map[string]*queue
 	seq    int
 	now    func() time.Time
+	// simNow and receiveCost are the simulated clock of SetReceiveClock;
+	// simulated is false while the clock is now.
+	simulated   bool
+	simNow      time.Time
+	receiveCost time.Duration
+	onSend      func()
 
 	// FailAction makes each call of the named actions answer 500
 	// InternalError.
@@ -147,6 +163,32 @@ func (s *Server) SetNow(now func() time.Time) {
 	s.now = now
 }
 
+// SetReceiveClock makes the server's clock a simulated one starting at
+// start: it moves only when a ReceiveMessage is answered, by receiveCost
+// when the receive returns messages and by the request's WaitTimeSeconds
+// when it returns none (a long poll that waited its time out).
+func (s *Server) SetReceiveClock(start time.Time, receiveCost time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.simulated, s.simNow, s.receiveCost = true, start, receiveCost
+	s.now = func() time.Time { return s.simNow }
+}
+
+// Now is the server's clock.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now()
+}
+
+// OnSend sets hook to run before each SendMessage is answered, outside the
+// server's lock (a test may cancel its context there); nil removes it.
+func (s *Server) OnSend(hook func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onSend = hook
+}
+
 // AddQueue creates the queue url (a FIFO queue when it ends in ".fifo")
 // with attrs over the defaults (QueueArn, VisibilityTimeout 30,
 // MaximumMessageSize 1 MiB) and returns url.
@@ -179,6 +221,20 @@ func (s *Server) Put(url, body string, sentAt time.Time, msgAttrs map[string]Mes
 	return s.put(q, body, sentAt, msgAttrs, "", "")
 }
 
+// PutInGroup stores a visible message of message group group in the FIFO
+// queue url, as Put does, with its message id as deduplication id.
+func (s *Server) PutInGroup(url, group, body string, sentAt time.Time, msgAttrs map[string]MessageAttribute) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[url]
+	if q == nil || q.attrs["FifoQueue"] != "true" {
+		panic("sqstest: PutInGroup to a queue that is not a FIFO queue: " + url)
+	}
+	id := s.put(q, body, sentAt, msgAttrs, group, "")
+	q.msgs[len(q.msgs)-1].deduplication = id
+	return id
+}
+
 func (s *Server) put(q *queue, body string, sentAt time.Time, msgAttrs map[string]MessageAttribute, group, dedup string) string {
 	s.seq++
 	m := &message{
@@ -204,6 +260,26 @@ type Message struct {
 	ReceiveCount int
 	// VisibleAt is when the message can next be received.
 	VisibleAt time.Time
+}
+
+// Counts returns how many of queue url's messages are visible and how many
+// are in flight now.
+func (s *Server) Counts(url string) (visible, inFlight int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts(s.queues[url])
+}
+
+func (s *Server) counts(q *queue) (visible, inFlight int) {
+	now := s.now()
+	for _, m := range q.msgs {
+		if now.Before(m.visibleAt) {
+			inFlight++
+		} else {
+			visible++
+		}
+	}
+	return visible, inFlight
 }
 
 // Messages returns queue url's messages in send order.
@@ -241,7 +317,8 @@ func (s *Server) FailReceiptHandle(handle string) {
 
 // FailMessage makes every later entry of action (DeleteMessageBatch or
 // ChangeMessageVisibilityBatch) for the stored message id fail with
-// InternalError, as SQS reports a server-side fault of one entry.
+// InternalError, as SQS reports a server-side fault of one entry; for
+// DeleteMessage the call answers 500 InternalError.
 func (s *Server) FailMessage(action, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -272,6 +349,12 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	s.mu.Lock()
+	hook := s.onSend
+	s.mu.Unlock()
+	if action == "SendMessage" && hook != nil {
+		hook()
+	}
+	s.mu.Lock()
 	s.calls[action] = append(s.calls[action], body)
 	out, aerr := s.do(action, body)
 	s.mu.Unlock()
@@ -294,7 +377,7 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	}
 	q := s.queues[common.QueueUrl]
 	switch {
-	case action != "SendMessage" && action != "ReceiveMessage" && action != "DeleteMessageBatch" &&
+	case action != "SendMessage" && action != "ReceiveMessage" && action != "DeleteMessage" && action != "DeleteMessageBatch" &&
 		action != "ChangeMessageVisibilityBatch" && action != "GetQueueAttributes":
 		return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
 	case q == nil:
@@ -305,6 +388,8 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 		return s.sendMessage(q, body)
 	case "ReceiveMessage":
 		return s.receiveMessage(q, body)
+	case "DeleteMessage":
+		return s.deleteMessage(q, body)
 	case "DeleteMessageBatch":
 		return s.batch(q, body, false)
 	case "ChangeMessageVisibilityBatch":
@@ -427,6 +512,14 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 	}
 	sysNames := append(slices.Clone(in.MessageSystemAttributeNames), in.AttributeNames...)
 	now := s.now()
+	// A FIFO queue returns nothing of a message group while an earlier
+	// message of it is in flight.
+	blocked := map[string]bool{}
+	for _, m := range q.msgs {
+		if m.group != "" && m.receiveCount > 0 && now.Before(m.visibleAt) {
+			blocked[m.group] = true
+		}
+	}
 	type outMsg struct {
 		MessageId, ReceiptHandle, Body, MD5OfBody string
 		Attributes                                map[string]string           `json:",omitempty"`
@@ -437,7 +530,7 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 		if len(msgs) == max {
 			break
 		}
-		if now.Before(m.visibleAt) {
+		if now.Before(m.visibleAt) || blocked[m.group] {
 			continue
 		}
 		s.seq++
@@ -454,6 +547,13 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 			Attributes:        pick(m.attrs, sysNames, false),
 			MessageAttributes: pick(m.msgAttrs, in.MessageAttributeNames, true),
 		})
+	}
+	if s.simulated {
+		if len(msgs) > 0 {
+			s.simNow = s.simNow.Add(s.receiveCost)
+		} else if in.WaitTimeSeconds != nil {
+			s.simNow = s.simNow.Add(time.Duration(*in.WaitTimeSeconds) * time.Second)
+		}
 	}
 	return map[string]any{"Messages": msgs}, nil
 }
@@ -562,10 +662,42 @@ func (s *Server) batch(q *queue, body []byte, visibility bool) (any, *apiError) 
 	return out, nil
 }
 
+// deleteMessage answers DeleteMessage: the receipt handle must be the
+// message's newest (ReceiptHandleIsInvalid otherwise); one the server did
+// not issue is accepted, as in batch.
+func (s *Server) deleteMessage(q *queue, body []byte) (any, *apiError) {
+	var in struct{ ReceiptHandle string }
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, invalidParameter("malformed request: %v", err)
+	}
+	if in.ReceiptHandle == "" {
+		return nil, senderFault("MissingParameter", "MissingParameter", "The request must contain the parameter ReceiptHandle.")
+	}
+	if s.failHandle[in.ReceiptHandle] {
+		return nil, senderFault("ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", "The input receipt handle %q is not a valid receipt handle.", in.ReceiptHandle)
+	}
+	i := slices.IndexFunc(q.msgs, func(m *message) bool { return m.handle == in.ReceiptHandle })
+	if i < 0 {
+		if strings.HasPrefix(in.ReceiptHandle, "issued-") {
+			return nil, senderFault("ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", "The receipt handle %q has expired.", in.ReceiptHandle)
+		}
+		return struct{}{}, nil
+	}
+	if s.failMessage["DeleteMessage"][q.msgs[i].id] {
+		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalError", query: "InternalError", msg: "injected"}
+	}
+	q.msgs = slices.Delete(q.msgs, i, i+1)
+	return struct{}{}, nil
+}
+
 func (s *Server) getQueueAttributes(q *queue, body []byte) (any, *apiError) {
 	var in struct{ AttributeNames []string }
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, invalidParameter("malformed request: %v", err)
 	}
-	return map[string]any{"Attributes": pick(q.attrs, in.AttributeNames, false)}, nil
+	attrs := maps.Clone(q.attrs)
+	visible, inFlight := s.counts(q)
+	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
+	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inFlight)
+	return map[string]any{"Attributes": pick(attrs, in.AttributeNames, false)}, nil
 }

@@ -169,3 +169,139 @@ func eleven() map[string]types.MessageAttributeValue {
 	}
 	return out
 }
+
+func receive(t *testing.T, c *sqs.Client, url string, max, wait, visibility int32) []string {
+	t.Helper()
+	out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: max, WaitTimeSeconds: wait, VisibilityTimeout: visibility})
+	require.NoError(t, err)
+	var bodies []string
+	for _, m := range out.Messages {
+		bodies = append(bodies, aws.ToString(m.Body))
+	}
+	return bodies
+}
+
+// TestFIFOGroupBlocksWhileInFlight: a FIFO receive returns nothing of a
+// message group while an earlier message of it is in flight, and the rest
+// of the group, in order, once that one is deleted or visible again.
+func TestFIFOGroupBlocksWhileInFlight(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	now := time.Unix(1_800_000_000, 0)
+	s.SetNow(func() time.Time { return now })
+	for i := range 3 {
+		s.PutInGroup(fifoURL, "a", fmt.Sprint("a", i), now, nil)
+		s.PutInGroup(fifoURL, "b", fmt.Sprint("b", i), now, nil)
+	}
+	require.Equal(t, []string{"a0", "b0"}, receive(t, c, fifoURL, 2, 0, 60))
+	require.Empty(t, receive(t, c, fifoURL, 10, 0, 60), "both groups held")
+	visible, inFlight := s.Counts(fifoURL)
+	require.Equal(t, []int{4, 2}, []int{visible, inFlight})
+
+	now = now.Add(60 * time.Second) // a0 and b0 visible again: first again
+	require.Equal(t, []string{"a0", "b0", "a1", "b1", "a2", "b2"}, receive(t, c, fifoURL, 10, 0, 60), "one receive may return several of a group, in order")
+
+	s2, c2 := setup(t)
+	s2.PutInGroup(fifoURL, "a", "a0", time.Now(), nil)
+	s2.PutInGroup(fifoURL, "a", "a1", time.Now(), nil)
+	s2.Put(queueURL, "standard", time.Now(), nil)
+	got, err := c2.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(fifoURL), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	require.Equal(t, "a0", aws.ToString(got.Messages[0].Body))
+	require.Empty(t, receive(t, c2, fifoURL, 10, 0, 60))
+	_, err = c2.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(fifoURL), ReceiptHandle: got.Messages[0].ReceiptHandle})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1"}, receive(t, c2, fifoURL, 10, 0, 60), "deleting the held message frees its group")
+	require.Panics(t, func() { s2.PutInGroup(queueURL, "a", "x", time.Now(), nil) }, "a standard queue has no groups")
+}
+
+// TestDeleteMessage: the newest receipt handle deletes; an earlier one, an
+// empty one or a failed action does not.
+func TestDeleteMessage(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	s.SetNow(func() time.Time { return now })
+	id := s.Put(queueURL, "m", now, nil)
+	first, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 1})
+	require.NoError(t, err)
+	now = now.Add(time.Second)
+	second, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	require.Len(t, second.Messages, 1)
+
+	_, err = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: first.Messages[0].ReceiptHandle})
+	require.Equal(t, "ReceiptHandleIsInvalid", code(err), "the first receive's handle is stale")
+	_, err = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: aws.String("")})
+	require.Equal(t, "MissingParameter", code(err))
+	s.FailMessage("DeleteMessage", id)
+	_, err = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: second.Messages[0].ReceiptHandle})
+	require.Equal(t, "InternalError", code(err))
+	require.Len(t, s.Messages(queueURL), 1)
+
+	s2, c2 := setup(t)
+	m := s2.Put(queueURL, "m", now, nil)
+	got, err := c2.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	_, err = c2.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: aws.String("made-by-hand")})
+	require.NoError(t, err, "a handle the server did not issue is accepted")
+	require.Len(t, s2.Messages(queueURL), 1, "and deletes nothing")
+	_, err = c2.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: got.Messages[0].ReceiptHandle})
+	require.NoError(t, err)
+	require.Empty(t, s2.Messages(queueURL), m)
+	s2.FailAction("DeleteMessage")
+	_, err = c2.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: aws.String("h")})
+	require.Equal(t, "InternalError", code(err))
+}
+
+// TestReceiveClock: the simulated clock moves by the receive cost when a
+// receive returns messages and by the wait of an empty one, and not
+// otherwise; visibility timeouts run out on it.
+func TestReceiveClock(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	start := time.Unix(1_800_000_000, 0)
+	s.SetReceiveClock(start, 300*time.Millisecond)
+	s.Put(queueURL, "m", start, nil)
+	require.Equal(t, []string{"m"}, receive(t, c, queueURL, 1, 5, 1))
+	require.Equal(t, start.Add(300*time.Millisecond), s.Now())
+	require.Empty(t, receive(t, c, queueURL, 1, 0, 1))
+	require.Equal(t, start.Add(300*time.Millisecond), s.Now(), "an empty receive without a wait takes no time")
+	_, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queueURL)})
+	require.NoError(t, err)
+	require.Equal(t, start.Add(300*time.Millisecond), s.Now(), "only receives move it")
+	require.Empty(t, receive(t, c, queueURL, 1, 1, 1))
+	require.Equal(t, start.Add(1300*time.Millisecond), s.Now(), "an empty long poll takes its wait")
+	require.Equal(t, []string{"m"}, receive(t, c, queueURL, 1, 1, 1), "the 1 s visibility timeout ran out")
+	require.Equal(t, 2, s.Messages(queueURL)[0].ReceiveCount)
+}
+
+// TestOnSendAndCounts: the hook runs once before each SendMessage, and
+// GetQueueAttributes counts visible and in-flight messages as they are now.
+func TestOnSendAndCounts(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	calls := 0
+	s.OnSend(func() {
+		require.Len(t, s.Messages(queueURL), calls, "before the send is stored")
+		calls++
+	})
+	for range 3 {
+		_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("m")})
+		require.NoError(t, err)
+	}
+	_, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	require.Equal(t, 3, calls, "a receive runs no hook")
+	s.OnSend(nil)
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("m")})
+	require.NoError(t, err)
+	require.Equal(t, 3, calls)
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queueURL), AttributeNames: []types.QueueAttributeName{
+		types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+	}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"ApproximateNumberOfMessages": "3", "ApproximateNumberOfMessagesNotVisible": "1"}, out.Attributes)
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+
+	"github.com/heraldhq/herald/internal/delivery"
 )
 
 // specialUseName is a domain name whose meaning is fixed without DNS: a
@@ -68,7 +70,7 @@ func normalizeHost(host string) (string, error) {
 		return a.WithZone("").String(), nil
 	}
 	name := strings.TrimSuffix(host, ".")
-	if !isASCII(name) {
+	if !delivery.IsASCII(name) {
 		ascii, err := idna.Lookup.ToASCII(name)
 		if err != nil {
 			return "", errors.New("webhook URL: the host is not a valid internationalized domain name (UTS #46)")
@@ -80,13 +82,4 @@ func normalizeHost(host string) (string, error) {
 		return "", errors.New("webhook URL: the host has an empty label")
 	}
 	return name, nil
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
