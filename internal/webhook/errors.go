@@ -209,6 +209,33 @@ func (t target) transportError(err error, timeout time.Duration) error {
 	})
 }
 
+// TransportFailure sorts a failure to get a response, as the webhook
+// sender does, for other senders built on [NewClient]: kind is "dns",
+// "tls", "timeout", "connection" or "network" (the webhook classes without
+// their "webhook_" prefix) and what describes it ("DNS lookup failed"). The
+// *url.Error net/http wraps around err is looked through, never quoted.
+func TransportFailure(err error) (kind, what string) {
+	for {
+		var ue *url.Error
+		if !errors.As(err, &ue) || ue.Err == nil {
+			break
+		}
+		err = ue.Err
+	}
+	class, what := classifyTransport(err)
+	return strings.TrimPrefix(string(class), "webhook_"), what
+}
+
+// Excerpt returns a response body, or any text herald did not write, as one
+// printable line of at most 200 bytes with every part of u that may be
+// secret (userinfo, path and its segments, query and its values, fragment,
+// in each encoding a receiver may echo them) replaced by "[redacted]": the
+// form in which webhook error texts quote response bodies.
+func Excerpt(body []byte, u *url.URL) string {
+	t := target{u: u}
+	return delivery.Truncate(t.scrub(sanitize(body, excerptCapture)), excerptBytes)
+}
+
 // classifyTransport sorts a transport failure by the types in its chain.
 func classifyTransport(err error) (delivery.Class, string) {
 	var dnsErr *net.DNSError

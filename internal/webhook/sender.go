@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -57,6 +58,56 @@ func NewSender(cfg Config) (*Sender, error) {
 	if err != nil { // unreachable: Validate decoded them
 		return nil, err
 	}
+	client, guard := newClient(ClientConfig{
+		Timeout:             cfg.Timeout,
+		TLSClientConfig:     cfg.TLSClientConfig,
+		AllowCIDRs:          cfg.AllowCIDRs,
+		MaxIdleConnsPerHost: cfg.MaxInFlightPerDestination,
+	})
+	return &Sender{
+		client:           client,
+		guard:            guard,
+		allowHTTP:        cfg.AllowHTTP,
+		keys:             keys,
+		timeout:          cfg.Timeout,
+		maxResponseBytes: cfg.MaxResponseBytes,
+		now:              cfg.Now,
+		userAgent:        cfg.UserAgent,
+		scope:            cfg.SecretScope,
+		stop:             stopStatuses(cfg.StopStatuses),
+		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
+	}, nil
+}
+
+// ClientConfig configures [NewClient].
+type ClientConfig struct {
+	// Timeout bounds the wait for a response's headers once the request is
+	// sent (the caller's context bounds the whole request).
+	Timeout time.Duration
+	// TLSClientConfig is cloned, never modified; nil: the system roots and
+	// TLS 1.2 or later.
+	TLSClientConfig *tls.Config
+	// AllowCIDRs are networks the destination check lets through
+	// ([CheckDestination]).
+	AllowCIDRs []netip.Prefix
+	// MaxIdleConnsPerHost is how many idle connections to one host the
+	// pool keeps.
+	MaxIdleConnsPerHost int
+}
+
+// NewClient returns the HTTP client webhook senders use, for other senders
+// of HTTPS requests to producer-chosen URLs (the chat channel): every
+// connection it opens passes [CheckDestination] at dial time, after
+// resolution, so no name, DNS answer or address spelling reaches a blocked
+// address (a *BlockedError in the error chain says so); it never uses the
+// environment's proxy, never follows a redirect (the 3xx response is
+// returned), speaks HTTP/1.1 and HTTP/2, and does not ask for compression.
+func NewClient(cfg ClientConfig) *http.Client {
+	c, _ := newClient(cfg)
+	return c
+}
+
+func newClient(cfg ClientConfig) (*http.Client, *destinationGuard) {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if cfg.TLSClientConfig != nil {
 		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
@@ -88,31 +139,19 @@ func NewSender(cfg Config) (*Sender, error) {
 		// it talks to; idle ones close after idleConnTimeout. No limit across
 		// hosts (MaxIdleConns 0): the per-host one and the timeout bound it.
 		MaxIdleConns:           0,
-		MaxIdleConnsPerHost:    cfg.MaxInFlightPerDestination,
+		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 		DisableCompression:     true, // the body is read only for an error excerpt
 	}
-	return &Sender{
-		client: &http.Client{
-			Transport: transport,
-			// Redirects are never followed, so a redirect cannot lead past
-			// the destination check either.
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
+	return &http.Client{
+		Transport: transport,
+		// Redirects are never followed, so a redirect cannot lead past
+		// the destination check either.
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
 		},
-		guard:            guard,
-		allowHTTP:        cfg.AllowHTTP,
-		keys:             keys,
-		timeout:          cfg.Timeout,
-		maxResponseBytes: cfg.MaxResponseBytes,
-		now:              cfg.Now,
-		userAgent:        cfg.UserAgent,
-		scope:            cfg.SecretScope,
-		stop:             stopStatuses(cfg.StopStatuses),
-		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
-	}, nil
+	}, guard
 }
 
 // Send makes one delivery attempt of m, a webhook message, as described in

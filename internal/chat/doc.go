@@ -1,0 +1,29 @@
+// Package chat delivers chat notifications (contract channel "chat") to the
+// incoming webhooks of Slack, Discord and Microsoft Teams, each in its own
+// wire format, with its own success statuses, error classes, hosts and rate
+// limits (docs/delivery.md, "Chat: Slack, Discord, Teams").
+//
+// What it shares with package webhook: the HTTP client and its destination
+// check at dial time ([webhook.NewClient]: no private, loopback or metadata
+// address unless allowed), the sorting of transport failures, the scrubbing
+// of response excerpts, and Retry-After parsing. What it adds:
+//
+//   - By default a URL must name one of the service's own hosts
+//     ([DefaultHosts]); Config.AllowHosts adds others (a local test receiver).
+//   - The URL is the webhook's credential (a Slack or Discord path, a Teams
+//     Workflows query signature): error texts name the scheme and host only,
+//     and response excerpts are scrubbed of every part of it.
+//   - Each webhook's rate limit is kept inside one Sender: a send waits for
+//     its turn when the turn comes before the caller's deadline, and
+//     otherwise returns a transient error whose RetryAfter is the wait, so
+//     a burst to one webhook is spread over time, never failed. A 429's
+//     Retry-After (Discord: its JSON retry_after, fractional seconds) holds
+//     every send to that webhook until it passes.
+//
+// Services: Slack incoming webhooks
+// (https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks),
+// Discord Execute Webhook
+// (https://discord.com/developers/docs/resources/webhook#execute-webhook),
+// Microsoft Teams Workflows and legacy incoming webhooks
+// (https://learn.microsoft.com/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook).
+package chat

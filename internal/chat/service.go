@@ -1,0 +1,251 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/notification"
+)
+
+// service is one chat service's rules: hosts, rate, body and answers.
+type service struct {
+	name notification.ChatService
+	// hosts are the host names its webhooks use: exact names, and
+	// ".suffix" for every name under suffix.
+	hosts []string
+	// every and burst are its documented per-webhook rate: at most burst
+	// requests at once, then one per every.
+	every time.Duration
+	burst int
+	// body builds the request body of c.
+	body func(c *notification.Chat) ([]byte, error)
+	// reason reads a failed response's body: the service's reason token
+	// (for the class; "" when it names none known) and a detail for the
+	// error text.
+	reason func(status int, body []byte) (token string, permanent bool)
+	// retryAfter reads a 429's body for a delay the header may not carry.
+	retryAfter func(body []byte) time.Duration
+}
+
+// services are the chat services by name.
+var services = map[notification.ChatService]*service{
+	notification.ChatSlack:   slack,
+	notification.ChatDiscord: discord,
+	notification.ChatTeams:   teams,
+}
+
+// DefaultHosts returns the host names a service's webhooks may use when
+// Config.AllowHosts adds none: exact names, and ".suffix" for any name
+// under suffix.
+func DefaultHosts(s notification.ChatService) []string {
+	if svc := services[s]; svc != nil {
+		return append([]string(nil), svc.hosts...)
+	}
+	return nil
+}
+
+// slack posts {"text", "blocks"} to hooks.slack.com. Its answers are a
+// status and a plain-text token ("ok"; "no_service", "channel_is_archived"
+// …), documented in "Handling errors" of the incoming webhooks guide and the
+// changelog of 2016-05-17. Rate: "1 per second" for posting messages, "short
+// bursts >1 allowed" without guarantee (Rate limits guide): herald sends one
+// per second per webhook, no burst.
+var slack = &service{
+	name:  notification.ChatSlack,
+	hosts: []string{"hooks.slack.com"},
+	every: time.Second,
+	burst: 1,
+	body: func(c *notification.Chat) ([]byte, error) {
+		return json.Marshal(struct {
+			Text   string          `json:"text,omitempty"`
+			Blocks json.RawMessage `json:"blocks,omitempty"`
+		}{c.Text, c.Blocks})
+	},
+	reason: func(status int, body []byte) (string, bool) {
+		token := string(bytes.TrimSpace(body))
+		permanent, known := slackReasons[token]
+		if !known {
+			return "", false
+		}
+		return token, permanent
+	},
+}
+
+// slackReasons are the tokens Slack answers a failed incoming webhook post
+// with, and whether a retry can fix them: the webhook disabled, removed or
+// its token revoked, its team gone, the channel missing or archived, the
+// post prohibited, or the body refused are permanent; rollup_error
+// ("something strange and unusual happened", HTTP 500) is not.
+var slackReasons = map[string]bool{
+	"invalid_payload":                         true, // 400
+	"user_not_found":                          true, // 400
+	"invalid_blocks":                          true, // 400
+	"invalid_blocks_format":                   true, // 400
+	"invalid_attachments":                     true, // 400
+	"too_many_attachments":                    true, // 400
+	"no_text":                                 true, // 400
+	"missing_text_or_fallback_or_attachments": true, // 400
+	"action_prohibited":                       true, // 403
+	"posting_to_general_channel_denied":       true, // 403
+	"invalid_token":                           true, // 403
+	"team_disabled":                           true, // 403
+	"channel_not_found":                       true, // 404
+	"no_service":                              true, // 404: the webhook is disabled, removed or invalid
+	"no_team":                                 true, // 404
+	"no_active_hooks":                         true, // 404
+	"channel_is_archived":                     true, // 410
+	"rollup_error":                            false,
+}
+
+// discord runs Execute Webhook with {"content", "embeds",
+// "allowed_mentions"}: no mention in a notification pings anyone. Success is
+// 204 No Content, or 200 with the message when the URL asks ?wait=true.
+// Errors are JSON {"message", "code"} (JSON error codes of "Opcodes and
+// Status Codes"); a 429 carries {"retry_after": seconds, fractional} beside
+// the Retry-After header. Rate: each webhook has its own bucket, announced
+// in X-RateLimit-Remaining and X-RateLimit-Reset-After (Rate Limits guide);
+// herald also paces 5 requests per 2 seconds, the common bucket size.
+var discord = &service{
+	name:  notification.ChatDiscord,
+	hosts: []string{"discord.com", "discordapp.com", "canary.discord.com", "ptb.discord.com"},
+	every: 400 * time.Millisecond,
+	burst: 5,
+	body: func(c *notification.Chat) ([]byte, error) {
+		return json.Marshal(struct {
+			Content         string          `json:"content,omitempty"`
+			Embeds          json.RawMessage `json:"embeds,omitempty"`
+			AllowedMentions struct {
+				Parse []string `json:"parse"`
+			} `json:"allowed_mentions"`
+		}{Content: c.Text, Embeds: c.Embeds, AllowedMentions: struct {
+			Parse []string `json:"parse"`
+		}{Parse: []string{}}})
+	},
+	reason: func(status int, body []byte) (string, bool) {
+		var e struct {
+			Code *int `json:"code"`
+		}
+		if json.Unmarshal(body, &e) != nil || e.Code == nil {
+			return "", false
+		}
+		token, ok := discordReasons[*e.Code]
+		return token, ok
+	},
+	retryAfter: func(body []byte) time.Duration {
+		var e struct {
+			RetryAfter float64 `json:"retry_after"`
+		}
+		if json.Unmarshal(body, &e) != nil || !(e.RetryAfter > 0) {
+			return 0
+		}
+		if e.RetryAfter >= MaxRetryAfter.Seconds() {
+			return MaxRetryAfter
+		}
+		return time.Duration(math.Ceil(e.RetryAfter * float64(time.Second)))
+	},
+}
+
+// discordReasons name the JSON error codes that end a Discord webhook's
+// delivery: the webhook deleted or its token regenerated, the channel gone
+// or closed to it, or the body refused.
+var discordReasons = map[int]string{
+	10003: "unknown_channel",
+	10015: "unknown_webhook",
+	50001: "missing_access",
+	50013: "missing_permissions",
+	50027: "invalid_webhook_token",
+	50006: "empty_message",
+	50035: "invalid_form_body",
+	50109: "invalid_json",
+	40005: "request_entity_too_large",
+}
+
+// teams posts a message activity with one Adaptive Card attachment, the
+// form both Teams Workflows ("When a Teams webhook request is received")
+// and legacy incoming webhooks take. Workflows answer 202 Accepted, legacy
+// webhooks 200 with the text "1"; a legacy webhook may also answer 200 with
+// the text of the error Teams gave it ("… returned HTTP error 429 …"), read
+// as that status. Rate: "more than four requests … in a second" are
+// throttled (incoming webhooks guide): herald sends at most 4 per second.
+// Errors carry no reason tokens herald relies on: the class names the status.
+var teams = &service{
+	name:  notification.ChatTeams,
+	hosts: []string{".webhook.office.com", "outlook.office.com", ".logic.azure.com", ".environment.api.powerplatform.com"},
+	every: 250 * time.Millisecond,
+	burst: 4,
+	body: func(c *notification.Chat) ([]byte, error) {
+		card := c.Card
+		summary := c.Text
+		if len(card) == 0 {
+			var err error
+			card, err = json.Marshal(map[string]any{
+				"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+				"type":    "AdaptiveCard",
+				"version": "1.4",
+				"body":    []any{map[string]any{"type": "TextBlock", "text": c.Text, "wrap": true}},
+			})
+			if err != nil {
+				return nil, err
+			}
+			summary = ""
+		}
+		type attachment struct {
+			ContentType string          `json:"contentType"`
+			ContentURL  *string         `json:"contentUrl"`
+			Content     json.RawMessage `json:"content"`
+		}
+		return json.Marshal(struct {
+			Type        string       `json:"type"`
+			Summary     string       `json:"summary,omitempty"`
+			Attachments []attachment `json:"attachments"`
+		}{"message", summary, []attachment{{ContentType: TeamsCardContentType, Content: card}}})
+	},
+	reason: func(status int, _ []byte) (string, bool) {
+		token, ok := teamsReasons[status]
+		return token, ok
+	},
+}
+
+// TeamsCardContentType is an Adaptive Card attachment's contentType.
+const TeamsCardContentType = "application/vnd.microsoft.card.adaptive"
+
+// teamsReasons name the statuses that end a Teams webhook's delivery.
+var teamsReasons = map[int]string{
+	http.StatusBadRequest:            "bad_request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not_found",
+	http.StatusGone:                  "gone",
+	http.StatusRequestEntityTooLarge: "too_large",
+}
+
+// legacyTeamsError finds the status in a legacy Teams webhook's 200 answer
+// that reports a failure ("Microsoft Teams endpoint returned HTTP error 429
+// with ContextId …").
+var legacyTeamsError = regexp.MustCompile(`returned HTTP error (\d{3})`)
+
+// answeredStatus is the status a response stands for: its own, or for a
+// Teams 200 that reports a failure, the one it reports.
+func (svc *service) answeredStatus(status int, body []byte) int {
+	if svc != teams || status != http.StatusOK {
+		return status
+	}
+	if m := legacyTeamsError.FindSubmatch(body); m != nil {
+		if n, err := strconv.Atoi(string(m[1])); err == nil && n >= 400 {
+			return n
+		}
+	}
+	return status
+}
+
+// class is the error class of reason r of svc: "slack_no_service".
+func (svc *service) class(r string) delivery.Class {
+	return delivery.Class(string(svc.name) + "_" + strings.ReplaceAll(r, "-", "_"))
+}
