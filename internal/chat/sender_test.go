@@ -417,3 +417,17 @@ func TestNewSenderChecksAllowHosts(t *testing.T) {
 		require.Error(t, err, h)
 	}
 }
+
+// Discord announces an empty bucket in its headers: the next send to that
+// webhook waits X-RateLimit-Reset-After (fractional seconds).
+func TestDiscordBucketHeadersHoldTheWebhook(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	u := b.discord.URL() + b.discord.Create("61", "tok")
+	b.discord.Answer("61", http.StatusNoContent, "", "X-RateLimit-Limit", "5", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "3.25")
+	require.NoError(t, b.sender.Send(ctx, message(t, "d1", notification.Chat{Service: "discord", URL: u, Text: "x"})))
+	require.Empty(t, b.clock.Slept())
+	require.NoError(t, b.sender.Send(ctx, message(t, "d2", notification.Chat{Service: "discord", URL: u, Text: "x"})))
+	require.Equal(t, []time.Duration{3250 * time.Millisecond}, b.clock.Slept())
+}
