@@ -90,7 +90,7 @@ herald: ## Build the herald command into bin/herald
 	$(GO) build -o bin/herald ./cmd/herald
 
 .PHONY: deploy-local
-deploy-local: local-up ## sam build + sam deploy of template.yaml into the local stack (docs/deploy.md)
+deploy-local: ## sam build + sam deploy of template.yaml into the local stack, started if needed (VERBOSE=1: all output; docs/deploy.md)
 	scripts/deploy-local.sh
 
 .PHONY: local-up

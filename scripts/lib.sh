@@ -23,6 +23,15 @@ else
   STACK_DIR="$LOCAL_DIR/stack-$LOCALSTACK_PORT-$SES_PORT"
 fi
 
+# quiet CMD...: runs CMD (scripts/local-up.sh, local-down.sh) with its progress in
+# $STACK_DIR/local-up.log, shown only when CMD fails; VERBOSE=1 shows it as it happens.
+quiet() {
+  if [ "${VERBOSE:-0}" = 1 ]; then "$@"; return; fi
+  mkdir -p "$STACK_DIR"
+  local out="$STACK_DIR/local-up.log"
+  "$@" >"$out" 2>&1 || { cat "$out" >&2; return 1; }
+}
+
 log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 

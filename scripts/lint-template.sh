@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # Lint the AWS SAM template (template.yaml) offline.
 #
-# Creates or updates the git-ignored venv .venv/tools from tools/requirements.txt
-# (only when that file changed), then runs:
+# Creates or updates the git-ignored venv .venv/tools (scripts/install-tools.sh), then runs:
 #   1. sam validate (no lint)  - the SAM transform, as CloudFormation would run it
 #   2. sam validate --lint     - cfn-lint as bundled into SAM CLI (errors, warnings)
 #   3. cfn-lint                - cfn-lint directly, informational findings included
 # and exits non-zero if any of them reports anything.
 #
 # Usage: scripts/lint-template.sh [TEMPLATE]   (default: template.yaml)
-# Env:   PYTHON - interpreter used to create the venv (default: python3)
+# Env:   PYTHON - interpreter used to create the venv (scripts/install-tools.sh)
 #        AWS_DEFAULT_REGION - Region to lint for (default: us-east-1)
 set -euo pipefail
 
@@ -18,23 +17,11 @@ cd "$root"
 
 template="${1:-template.yaml}"
 venv=".venv/tools"
-requirements="tools/requirements.txt"
-python="${PYTHON:-python3}"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# --- venv -------------------------------------------------------------------
-if [[ ! -x "$venv/bin/python" ]]; then
-  log "creating $venv"
-  "$python" -m venv "$venv"
-fi
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-  log "installing $requirements into $venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  printf '%s\n' "$want" >"$stamp"
-fi
+# --- venv (reaches PyPI: before the closed proxy below) ---------------------
+"$root/scripts/install-tools.sh"
 
 # --- keep SAM CLI and boto offline --------------------------------------------
 # shellcheck source=scripts/sam-env.sh

@@ -8,12 +8,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 mkdir -p "$STACK_DIR" "$LOCAL_DIR/bin"
-if [ "${VERBOSE:-0}" = 1 ]; then
-  scripts/local-up.sh
-else
-  log "starting the local stack (first run installs it: a few minutes; VERBOSE=1 shows progress)"
-  scripts/local-up.sh >"$STACK_DIR/local-up.log" 2>&1 || { cat "$STACK_DIR/local-up.log" >&2; exit 1; }
-fi
+log "starting the local stack (first run installs it: a few minutes; VERBOSE=1 shows progress)"
+quiet scripts/local-up.sh
 go build -o "$LOCAL_DIR/bin/herald" ./cmd/herald
 set -a
 # shellcheck disable=SC1091

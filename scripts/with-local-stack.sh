@@ -13,13 +13,6 @@ if ! curl -fsS "http://127.0.0.1:$LOCALSTACK_PORT/_localstack/health" >/dev/null
    || ! curl -fsS "http://127.0.0.1:$SES_PORT/health-check" >/dev/null 2>&1; then
   started=1
 fi
-# local-up's progress goes to a log unless VERBOSE=1; on failure the log is shown.
-quiet() {
-  if [ "${VERBOSE:-0}" = 1 ]; then "$@"; return; fi
-  mkdir -p "$STACK_DIR"
-  local out="$STACK_DIR/local-up.log"
-  "$@" >"$out" 2>&1 || { cat "$out" >&2; return 1; }
-}
 if [ "$started" = 0 ]; then
   [ "${VERBOSE:-0}" = 1 ] && log "reusing the healthy local stack on ports $LOCALSTACK_PORT/$SES_PORT (left running)"
 else
