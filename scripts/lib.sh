@@ -13,15 +13,15 @@ LS_DIR="$ROOT/localstack"
 LOCALSTACK_PORT="${LOCALSTACK_PORT:-4566}"
 SES_PORT="${SES_PORT:-8005}"
 
-# STACK_DIR holds one local stack's pids, logs, data and herald.env: .local
-# itself on the default ports, .local/stack-<ports> otherwise, so stacks on
-# other ports run side by side from one checkout. Installs stay shared.
+# STACK_DIR holds one local stack's pids, logs, data and herald.env
+# (.local/stack-<localstack port>-<ses port>), so stacks on other ports run side
+# by side from one checkout. Installs stay shared. ENV_LINK, .local/herald.env,
+# links to the env file of the stack started last (local-up.sh), whatever its
+# ports: the one path the README, `make run` and `herald` name.
 # shellcheck disable=SC2034
-if [ "$LOCALSTACK_PORT" = 4566 ] && [ "$SES_PORT" = 8005 ]; then
-  STACK_DIR="$LOCAL_DIR"
-else
-  STACK_DIR="$LOCAL_DIR/stack-$LOCALSTACK_PORT-$SES_PORT"
-fi
+STACK_DIR="$LOCAL_DIR/stack-$LOCALSTACK_PORT-$SES_PORT"
+# shellcheck disable=SC2034
+ENV_LINK="$LOCAL_DIR/herald.env"
 
 # quiet CMD...: runs CMD (scripts/local-up.sh, local-down.sh) with its progress in
 # $STACK_DIR/local-up.log, shown only when CMD fails; VERBOSE=1 shows it as it happens.

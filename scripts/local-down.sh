@@ -16,4 +16,11 @@ fi
 stop_pidfile "SES v2 emulator" "$STACK_DIR/ses.pid" "aws-ses-v2-local"
 stop_pidfile "LocalStack" "$STACK_DIR/localstack.pid" "localstack.runtime.main"
 rm -f "$STACK_DIR/herald.env"
+# .local/herald.env named this stack: name another one still running (started last), or none.
+if [ -L "$ENV_LINK" ] && [ ! -e "$ENV_LINK" ]; then
+  rm -f "$ENV_LINK"
+  # shellcheck disable=SC2012  # newest first among a few fixed-shape paths
+  other="$(ls -t "$LOCAL_DIR"/stack-*/herald.env 2>/dev/null | head -n 1)"
+  if [ -n "$other" ]; then ln -sfn "${other#"$LOCAL_DIR"/}" "$ENV_LINK"; fi
+fi
 log "stopped"

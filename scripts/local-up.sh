@@ -7,7 +7,8 @@
 # Installs what it needs on first use (idempotent; a no-op when already installed):
 #   .venv/localstack        Python >= 3.12 venv with localstack/requirements.txt
 #   localstack/node_modules npm ci of localstack/package-lock.json
-# Logs and pids: .local/{localstack,ses}.{log,pid}; queue URLs etc.: .local/herald.env
+# Logs and pids: .local/stack-<ports>/{localstack,ses}.{log,pid}; queue URLs etc. in
+# .local/stack-<ports>/herald.env, which .local/herald.env then links to (the stack started last).
 # Safe to run repeatedly: healthy services that are already running are reused.
 # Stop with scripts/local-down.sh.
 #
@@ -232,5 +233,9 @@ if [ "${HERALD_SKIP_PROVISION:-0}" != "1" ]; then
     || die "provisioning failed (LocalStack log: $LS_LOG)"
 fi
 
+if [ -f "$STACK_DIR/herald.env" ]; then
+  # .local/herald.env names this stack now; a relative link, so the checkout can move.
+  ln -sfn "${STACK_DIR#"$LOCAL_DIR"/}/herald.env" "$ENV_LINK"
+fi
 log "up in $(elapsed): LocalStack http://127.0.0.1:$LOCALSTACK_PORT  SES v2 http://127.0.0.1:$SES_PORT (mail: /store, viewer: /)"
-log "env for tests: set -a; . ${STACK_DIR#$ROOT/}/herald.env; set +a"
+log "env for the AWS CLI, SDKs and herald: set -a; . ${ENV_LINK#"$ROOT"/}; set +a"

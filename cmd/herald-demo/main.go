@@ -354,7 +354,7 @@ func describe(h []map[string]any, expected string) (string, bool) {
 // its queues, so it must never run against an AWS account.
 func localOnly(getenv func(string) string) error {
 	const how = "the demo runs against the local stack only: start it with `make local-up` and\n" +
-		"  set -a; . .local/herald.env; set +a\nor run `make demo`, which does both"
+		"  " + localenv.SourceEnvFile + "\nor run `make demo`, which does both"
 	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SESV2"} {
 		v := getenv(k)
 		if v == "" {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+
+	"github.com/heraldhq/herald/internal/localenv"
 )
 
 // The template's outputs that name the queues (template.yaml, Outputs).
@@ -66,10 +68,10 @@ func resolveQueues(ctx context.Context, g *globals, getenv func(string) string, 
 		q.source = "HERALD_QUEUE_URL / HERALD_DLQ_URL"
 	}
 	if needQueue && q.queueURL == "" {
-		return q, usagef("no notification queue: give --queue-url, --stack NAME or HERALD_QUEUE_URL (the local stack's .local/herald.env sets it)")
+		return q, usagef("no notification queue: give --queue-url, --stack NAME or HERALD_QUEUE_URL (the local stack's %s sets it)", localenv.EnvFile)
 	}
 	if needDLQ && q.dlqURL == "" {
-		return q, usagef("no dead-letter queue: give --dlq-url, --stack NAME or HERALD_DLQ_URL (the local stack's .local/herald.env sets it)")
+		return q, usagef("no dead-letter queue: give --dlq-url, --stack NAME or HERALD_DLQ_URL (the local stack's %s sets it)", localenv.EnvFile)
 	}
 	return q, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/internal/localenv"
 )
 
 // Exit statuses.
@@ -94,7 +96,7 @@ from HERALD_QUEUE_URL / HERALD_DLQ_URL. --stack also names the deliver function
 (resume), the log groups (email events) and the signing secret (secret derive).
 AWS credentials, Region and endpoints
 come from the SDK's default chain (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL…);
-for the local stack: set -a; . .local/herald.env; set +a.
+for the local stack: ` + localenv.SourceEnvFile + `.
 
 Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		SilenceUsage:  true,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 )
 
@@ -36,7 +37,7 @@ count, retry delay and reason. --json prints the function's own JSON log lines.
 Ctrl-C finishes the batch in flight and exits; a second Ctrl-C stops at once
 (the records in flight come back after the queue's visibility timeout).
 
-The local stack: make local-up, then set -a; . .local/herald.env; set +a
+The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 (or make run, which does both).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
