@@ -165,33 +165,41 @@ func TestDuplicateIDsInOneBatchThroughTheHandler(t *testing.T) {
 }
 
 // TestBlankMessageIDThroughTheHandler: the deliver function as wired for
-// Lambda, given a record without a message id, never names it in the
-// response and dead-letters it to the real dead-letter queue unattempted.
+// Lambda, given records without a message id, never names them in the
+// response, delivers them, and fails the invocation when one of them is to
+// come back: the mapping would delete it otherwise.
 func TestBlankMessageIDThroughTheHandler(t *testing.T) {
 	t.Parallel()
-	e := setup(t, options{respond: func(string, int) int { return 503 }})
+	e := setup(t, options{respond: func(path string, _ int) int {
+		if path == "/down" {
+			return 503
+		}
+		return 200
+	}})
 	// A real receipt handle, so that the retried record's visibility change works.
-	ids := e.send(webhookMessage("blank-other", e.receiver.URL()+"/other"))
+	ids := e.send(webhookMessage("blank-other", e.receiver.URL()+"/down"))
 	out, err := e.sqs.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queues.URL), WaitTimeSeconds: 2, MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
 	require.NoError(t, err)
 	require.Len(t, out.Messages, 1)
-	ev := events.SQSEvent{Records: []events.SQSMessage{
-		{MessageId: "", ReceiptHandle: "rh-blank", Body: webhookMessage("blank-1", e.receiver.URL()+"/blank"), EventSourceARN: e.queues.ARN, Attributes: map[string]string{"ApproximateReceiveCount": "1"}},
-		{MessageId: " ", ReceiptHandle: "rh-space", Body: webhookMessage("blank-2", e.receiver.URL()+"/blank"), EventSourceARN: e.queues.ARN, Attributes: map[string]string{"ApproximateReceiveCount": "1"}},
-		{MessageId: ids[0], ReceiptHandle: aws.ToString(out.Messages[0].ReceiptHandle), Body: aws.ToString(out.Messages[0].Body), EventSourceARN: e.queues.ARN, Attributes: out.Messages[0].Attributes},
-	}}
-	resp, err := e.runner.Handler(e.ctx, ev) // the processor as the Lambda wires it
+	known := events.SQSMessage{MessageId: ids[0], ReceiptHandle: aws.ToString(out.Messages[0].ReceiptHandle), Body: aws.ToString(out.Messages[0].Body), EventSourceARN: e.queues.ARN, Attributes: out.Messages[0].Attributes}
+	blank := func(id, notification, path string) events.SQSMessage {
+		return events.SQSMessage{MessageId: id, ReceiptHandle: "rh-" + notification, Body: webhookMessage(notification, e.receiver.URL()+path), EventSourceARN: e.queues.ARN, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
+	}
+
+	resp, err := e.runner.Handler(e.ctx, events.SQSEvent{Records: []events.SQSMessage{
+		blank("", "blank-1", "/blank"), blank(" ", "blank-2", "/blank"), known,
+	}}) // the processor as the Lambda wires it
 	require.NoError(t, err)
 	require.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: ids[0]}}, resp.BatchItemFailures, "only the known id, retried")
+	paths := map[string]int{}
 	for _, r := range e.receiver.Requests() {
-		require.NotEqual(t, "/blank", r.Path, "a record without an id is not attempted")
+		paths[r.Path]++
 	}
-	got := map[string]string{}
-	for _, d := range e.deadLetters() {
-		r := reasonOf(t, d)
-		got[r.NotificationID] = string(r.ErrorClass)
-	}
-	require.Equal(t, map[string]string{"blank-1": "invalid_record", "blank-2": "invalid_record"}, got)
+	require.Equal(t, 2, paths["/blank"], "both delivered")
+
+	_, err = e.runner.Handler(e.ctx, events.SQSEvent{Records: []events.SQSMessage{blank("", "blank-3", "/down")}})
+	require.ErrorContains(t, err, "no SQS message id", "retried: the invocation fails, the batch comes back")
+	require.Empty(t, e.deadLetters())
 }
 
 // TestSpecialUseNamesThroughTheHandler: webhooks to special-use names are

@@ -147,32 +147,86 @@ func boolInt(b bool) int {
 
 // TestHandleBlankMessageID: a record without a message id is never named in
 // the response (Lambda reads a blank itemIdentifier as the whole batch
-// failed); it is dead-lettered unattempted as invalid_record, and when even
-// that fails the batch fails as a whole rather than the record being lost.
+// failed) and the event source mapping deletes every record the response
+// does not name. So it is delivered like any other; when it would come back
+// (retried, skipped behind its FIFO group), the invocation fails and the
+// whole batch comes back, rather than the record being lost.
 func TestHandleBlankMessageID(t *testing.T) {
 	t.Parallel()
 
 	for _, blank := range []string{"", " ", "\t"} {
-		t.Run(fmt.Sprintf("%q", blank), func(t *testing.T) {
+		t.Run(fmt.Sprintf("delivered %q", blank), func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, nil)
 			resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
-				rec(blank, webhookBody("transient-blank"), 1),
+				rec(blank, webhookBody("ok-blank"), 1),
 				rec("m2", webhookBody("transient-other"), 1),
 				rec("m3", webhookBody("ok-other"), 1),
 			}})
 			require.NoError(t, err)
 			require.Equal(t, []string{"m2"}, failures(resp))
-			for _, f := range resp.BatchItemFailures {
-				require.NotEmpty(t, strings.TrimSpace(f.ItemIdentifier))
-			}
-			require.Zero(t, b.sends("transient-blank"), "not attempted: a failure could not be reported")
-			dl := b.deadLetters(t)
-			require.Len(t, dl, 1)
-			require.Equal(t, processor.ClassInvalidRecord, dl[0].reason.ErrorClass)
-			require.Equal(t, "transient-blank", dl[0].reason.NotificationID)
+			require.EqualValues(t, 1, b.sends("ok-blank"), "delivered")
+			require.Empty(t, b.deadLetters(t))
+		})
+		t.Run(fmt.Sprintf("retried %q: the batch comes back", blank), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, nil)
+			resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+				rec("m1", webhookBody("ok-other"), 1),
+				rec(blank, webhookBody("transient-blank"), 1),
+			}})
+			require.ErrorContains(t, err, "no SQS message id")
+			require.ErrorContains(t, err, `"transient-blank", retry`)
+			require.Empty(t, resp.BatchItemFailures)
+			require.EqualValues(t, 1, b.sends("transient-blank"), "attempted")
+			require.EqualValues(t, 1, b.sends("ok-other"))
+			require.Empty(t, b.deadLetters(t))
 		})
 	}
+
+	t.Run("failed for good: dead-lettered with its reason", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+			rec("", webhookBody("permanent-blank"), 1),
+			rec(" ", webhookBody("transient-last-blank"), 5),
+		}})
+		require.NoError(t, err)
+		require.Empty(t, resp.BatchItemFailures)
+		got := map[string]delivery.Class{}
+		for _, dl := range b.deadLetters(t) {
+			got[dl.reason.NotificationID] = dl.reason.ErrorClass
+		}
+		require.Equal(t, map[string]delivery.Class{"permanent-blank": "webhook_gone", "transient-last-blank": "webhook_http_5xx"}, got)
+	})
+
+	t.Run("a duplicate without an id rests on the earlier record", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+			rec("m1", webhookBody("transient-dup"), 1),
+			rec("", webhookBody("transient-dup"), 1),
+		}})
+		require.NoError(t, err, "the earlier record is retried and reported")
+		require.Equal(t, []string{"m1"}, failures(resp))
+		require.EqualValues(t, 1, b.sends("transient-dup"))
+	})
+
+	t.Run("FIFO: skipped behind its group, the batch comes back", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, func(c *processor.Config) {
+			c.QueueURL += ".fifo"
+			c.DeadLetterQueueURL += ".fifo"
+		})
+		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+			fifoRec("m1", "g", webhookBody("transient-first"), 1),
+			fifoRec("", "g", webhookBody("ok-behind"), 1),
+			fifoRec("m3", "h", webhookBody("ok-h"), 1),
+		}})
+		require.ErrorContains(t, err, `"ok-behind", skipped`)
+		require.Empty(t, resp.BatchItemFailures)
+		require.Zero(t, b.sends("ok-behind"), "not attempted behind its group")
+	})
 
 	t.Run("FIFO dead-letter queue: deduplicated by the body's digest", func(t *testing.T) {
 		t.Parallel()
@@ -180,7 +234,7 @@ func TestHandleBlankMessageID(t *testing.T) {
 			c.QueueURL += ".fifo"
 			c.DeadLetterQueueURL += ".fifo"
 		})
-		body := webhookBody("ok-fifo-blank")
+		body := webhookBody("permanent-fifo-blank")
 		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{fifoRec("", "g", body, 1)}})
 		require.NoError(t, err)
 		require.Empty(t, resp.BatchItemFailures)
@@ -195,9 +249,9 @@ func TestHandleBlankMessageID(t *testing.T) {
 		b := setup(t, nil)
 		b.wire.FailAction("SendMessage")
 		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
-			rec("", webhookBody("ok-blank"), 1), rec("m2", webhookBody("ok-2"), 1),
+			rec("", webhookBody("permanent-blank"), 1), rec("m2", webhookBody("ok-2"), 1),
 		}})
-		require.ErrorContains(t, err, "no SQS message id")
+		require.ErrorContains(t, err, `"permanent-blank", failed`)
 		require.Empty(t, resp.BatchItemFailures)
 	})
 }

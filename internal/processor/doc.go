@@ -18,12 +18,13 @@
 //   - duplicate: an earlier record of the batch carries the same notification
 //     id; acknowledged without an attempt (the earlier record carries it).
 //
-// Before any delivery every record is read once: a record without a message
-// id (which the response could not name) and a message above
+// Before any delivery every record is read once: a message above
 // notification.MaxMessageBytes (whose dead letter would not leave room for
-// its reason) are dead-lettered unattempted, as invalid_record and
-// message_too_large; a notification without created_at gets the record's
-// SentTimestamp, the event time of the webhook envelope.
+// its reason) is dead-lettered unattempted as message_too_large; a record
+// without a message id (which the response cannot name) is delivered, and
+// fails the invocation when it is to come back; a notification without
+// created_at gets the record's SentTimestamp, the event time of the webhook
+// envelope.
 //
 // Deliveries end Config.Reserve before the invocation's deadline: each
 // sender gets a context with that deadline, so a request's timeout is the

@@ -158,10 +158,11 @@ type record struct {
 // BatchItemFailures. Per-record failures never become a batch error, so the
 // event source mapping acts on the response alone, with one exception: a
 // record without a message id cannot be named in the response (a blank or
-// unknown itemIdentifier fails the whole batch), so it is never attempted
-// but dead-lettered at once as invalid_record; when even that fails, Handle
-// returns an error, and the whole batch comes back rather than that record
-// being lost.
+// unknown itemIdentifier fails the whole batch), and the mapping deletes
+// every record the response does not name. So it is delivered like any
+// other, and when it is to come back (retried, failed, skipped) Handle
+// returns an error naming it: the invocation fails and the whole batch
+// comes back, rather than that record being lost.
 //
 // A record whose notification id an earlier record of the batch carries is
 // a Duplicate: acknowledged without a delivery, also in a blocked FIFO
@@ -193,9 +194,6 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 				case r.duplicate != nil:
 					r.outcome = Duplicate
 					continue
-				case r.blankID:
-					p.deadLetter(ctx, r, delivery.Permanent(ClassInvalidRecord, errors.New("the record has no SQS message id, so it cannot be reported for a retry; not attempted")))
-					continue
 				}
 				if blocker != nil {
 					p.skip(ctx, r, blocker)
@@ -225,7 +223,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 		p.log(ctx, r)
 		if r.outcome == Retry || r.outcome == Failed || r.outcome == Skipped {
 			if r.blankID {
-				unreported = append(unreported, fmt.Errorf("record %d has no SQS message id and could not be dead-lettered: %w", slices.Index(recs, r), r.sqsErr))
+				unreported = append(unreported, fmt.Errorf("record %d (notification %q, %s) has no SQS message id to report for a retry", slices.Index(recs, r), r.id, r.outcome))
 				continue
 			}
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.msg.MessageId})
@@ -237,17 +235,13 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	return resp, nil
 }
 
-// ClassInvalidRecord is the class of a record the processor cannot report
-// on: one without an SQS message id.
-const ClassInvalidRecord delivery.Class = "invalid_record"
-
 // ClassMessageTooLarge is the class of a message above
 // notification.MaxMessageBytes: its dead letter would not leave room for
 // the reason.
 const ClassMessageTooLarge delivery.Class = "message_too_large"
 
 // prepare reads every record before any delivery: its size, whether it has
-// a message id, its notification (parsed once), and whether an earlier
+// a message id (one without is delivered all the same, see Handle), its notification (parsed once), and whether an earlier
 // record of the batch carries the same notification id. A notification
 // without created_at gets the record's SentTimestamp: the event time the
 // webhook envelope carries, the same on every attempt.
@@ -271,9 +265,6 @@ func prepare(recs []*record) {
 				sent := time.UnixMilli(ms).UTC()
 				n.CreatedAt = &sent
 			}
-		}
-		if r.blankID {
-			continue // dead-lettered unattempted: it carries nothing for a copy
 		}
 		if f, ok := first[n.ID]; ok {
 			r.duplicate = f
