@@ -287,8 +287,9 @@ func TestEchoedCredentialsThroughTheHandler(t *testing.T) {
 // TestNearMaxSizeMessagesThroughTheHandler: on queues of 1 MiB, a message
 // of notification.MaxMessageBytes (body and attributes) that the receiver
 // refuses for good is dead-lettered whole with its reason on the first
-// receive, sent once; one above it is dead-lettered unattempted with the
-// head of its body. Neither stays in the queue.
+// receive, sent once; one 500 bytes below 1 MiB is dead-lettered
+// unattempted, its body whole, its reason shortened after LocalStack
+// refused the dead letter with the whole one. Neither stays in the queue.
 func TestNearMaxSizeMessagesThroughTheHandler(t *testing.T) {
 	t.Parallel()
 	e := setup(t, options{maxReceive: 5, respond: func(string, int) int { return 410 }})
@@ -299,7 +300,7 @@ func TestNearMaxSizeMessagesThroughTheHandler(t *testing.T) {
 	_, err := e.sqs.SendMessage(e.ctx, &sqs.SendMessageInput{QueueUrl: aws.String(e.queues.URL), MessageBody: aws.String(body),
 		MessageAttributes: map[string]types.MessageAttributeValue{attrName: {DataType: aws.String(attrType), StringValue: aws.String(fill)}}})
 	require.NoError(t, err, "a message of exactly MaxMessageBytes")
-	tooBig := strings.Replace(body, `"big-1"`, `"big-2"`, 1) + strings.Repeat(" ", notification.SQSMaxMessageBytes-len(body))
+	tooBig := strings.Replace(body, `"big-1"`, `"big-2"`, 1) + strings.Repeat(" ", notification.SQSMaxMessageBytes-500-len(body))
 	e.send(tooBig)
 
 	e.pollUntil(60*time.Second, e.queueEmpty)
@@ -314,13 +315,14 @@ func TestNearMaxSizeMessagesThroughTheHandler(t *testing.T) {
 	require.Equal(t, "webhook_gone", string(got["big-1"].ErrorClass))
 	require.Equal(t, len(body), bodies["big-1"], "kept whole")
 	require.Equal(t, string(processor.ClassMessageTooLarge), string(got["big-2"].ErrorClass))
-	require.Equal(t, notification.SQSMaxMessageBytes, got["big-2"].OriginalBodyBytes)
-	require.Equal(t, notification.MaxMessageBytes, bodies["big-2"], "the head of the body")
+	require.Equal(t, len(tooBig), bodies["big-2"], "kept whole")
+	require.Contains(t, got["big-2"].Error, "reason shortened")
 }
 
 // TestVisibilityCheckWithBatchingWindow: the cold-start check reads the
 // real queues: visibility 30 s passes 6 × 5 s, fails 6 × 5 s + a 1 s
-// batching window; a dead-letter queue without room for the reason fails.
+// batching window; a dead-letter queue smaller than the queue fails, one of
+// the same size passes.
 func TestVisibilityCheckWithBatchingWindow(t *testing.T) {
 	t.Parallel()
 	e := setup(t, options{})
@@ -334,6 +336,27 @@ func TestVisibilityCheckWithBatchingWindow(t *testing.T) {
 	_, err := e.sqs.SetQueueAttributes(e.ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queues.DLQURL), Attributes: map[string]string{"MaximumMessageSize": "262144"}})
 	require.NoError(t, err)
 	require.ErrorContains(t, app.CheckQueues(context.Background(), cfg, e.awsCfg, 0), "dead-letter queue MaximumMessageSize 262144")
+	_, err = e.sqs.SetQueueAttributes(e.ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queues.URL), Attributes: map[string]string{"MaximumMessageSize": "262144"}})
+	require.NoError(t, err)
+	require.NoError(t, app.CheckQueues(context.Background(), cfg, e.awsCfg, 0), "equal sizes")
+
+	// Two queues created with SQS's default MaximumMessageSize (the
+	// dead-letter queue keeping messages longer, as herald needs).
+	name := "herald-defaults-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	dlq, err := e.sqs.CreateQueue(e.ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq"), Attributes: map[string]string{"MessageRetentionPeriod": "1209600"}})
+	require.NoError(t, err)
+	dlqAttrs, err := e.sqs.GetQueueAttributes(e.ctx, &sqs.GetQueueAttributesInput{QueueUrl: dlq.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	require.NoError(t, err)
+	q, err := e.sqs.CreateQueue(e.ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
+		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"3"}`, dlqAttrs.Attributes["QueueArn"]),
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = e.sqs.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl})
+		_, _ = e.sqs.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: dlq.QueueUrl})
+	})
+	cfg.QueueURL, cfg.DeadLetterQueueURL = aws.ToString(q.QueueUrl), aws.ToString(dlq.QueueUrl)
+	require.NoError(t, app.CheckQueues(context.Background(), cfg, e.awsCfg, 0), "queues of SQS's default size")
 }
 
 // TestFIFODuplicateSentDuringARetry: on LocalStack FIFO queues, a

@@ -20,6 +20,11 @@ const (
 	// DeadLetters counts records herald moved to the dead-letter queue, by
 	// channel and error class.
 	DeadLetters = "DeadLetters"
+	// DeadLettersTooLarge counts records herald could not dead-letter because
+	// the dead letter exceeds the dead-letter queue's MaximumMessageSize
+	// however short its reason: left in the queue, untouched, for the
+	// redrive policy to move (without a reason). By channel and error class.
+	DeadLettersTooLarge = "DeadLettersTooLarge"
 	// Retries counts records put back with a backoff delay, by channel and
 	// error class.
 	Retries = "Retries"

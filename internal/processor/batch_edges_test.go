@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,9 +17,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -294,47 +299,76 @@ func bigBody(t *testing.T, id string, n int) string {
 	return head + strings.Repeat("a", pad/2) + mid + strings.Repeat("b", pad-pad/2) + tail
 }
 
+// storedDeadLetters decodes the dead letters the dead-letter queue holds
+// (not the refused sends): body, attributes and reason of each.
+func (b *bundle) storedDeadLetters(t *testing.T) []storedLetter {
+	t.Helper()
+	var out []storedLetter
+	for _, m := range b.wire.Messages(b.dlqURL) {
+		var r processor.Reason
+		require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.MsgAttrs[processor.AttrReason].StringValue)), &r))
+		size := len(m.Body)
+		for name, a := range m.MsgAttrs {
+			size += len(name) + len(a.DataType) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
+		}
+		out = append(out, storedLetter{body: m.Body, attrs: slices.Sorted(maps.Keys(m.MsgAttrs)), size: size, reason: r})
+	}
+	return out
+}
+
+type storedLetter struct {
+	body   string
+	attrs  []string
+	size   int // as SQS counts it: body and attributes' names, types and values
+	reason processor.Reason
+}
+
 // TestHandleNearMaxSizeMessages: a message at or near SQS's 1 MiB that
-// fails permanently leaves the queue on its first receive with its reason,
-// its dead letter fitting the dead-letter queue's 1 MiB as SQS counts it;
-// one above notification.MaxMessageBytes is not attempted and its dead
-// letter keeps the head of its body, its size and digest.
+// fails permanently leaves the queue on its first receive with its reason
+// and its whole body; one above notification.MaxMessageBytes is not
+// attempted. When the dead letter would exceed the dead-letter queue's
+// 1 MiB the reason shrinks, never the body: first the original's
+// attributes go (their names stay), then all of the reason but its
+// outcome, class and ids; when even that does not fit, the message is left
+// untouched for the redrive policy, logged and counted.
 func TestHandleNearMaxSizeMessages(t *testing.T) {
 	t.Parallel()
 
+	const (
+		full     = "full"     // the whole reason, the original's attributes kept
+		noAttrs  = "noAttrs"  // the original's attributes left out, their names in the reason
+		shortest = "shortest" // outcome, class and ids only
+		left     = "left"     // no dead letter: left to the redrive policy
+	)
 	tests := []struct {
-		name      string
-		size      int
-		attrs     int // bytes of message attributes
-		sent      bool
-		class     delivery.Class
-		truncated bool
-		binary    bool // the attribute is Binary, not String
-		runeAtCut bool // a two-byte character straddles MaxMessageBytes
-		keptBytes int  // when set, the dead letter keeps exactly this many bytes of the body
+		name   string
+		size   int
+		attrs  int // bytes of message attributes
+		binary bool
+		sent   bool
+		class  delivery.Class
+		letter string
+		tries  int // SendMessage calls: a step that would change nothing is not tried
 	}{
-		{name: "at MaxMessageBytes, refused for good", size: notification.MaxMessageBytes, sent: true, class: "webhook_gone"},
-		{name: "body and attributes at MaxMessageBytes", size: notification.MaxMessageBytes - 4096, attrs: 4096, sent: true, class: "webhook_gone"},
-		{name: "one byte over", size: notification.MaxMessageBytes + 1, class: processor.ClassMessageTooLarge, truncated: true},
-		{name: "1 MiB", size: notification.SQSMaxMessageBytes, class: processor.ClassMessageTooLarge, truncated: true},
-		{name: "attributes push it over", size: notification.MaxMessageBytes - 100, attrs: 4096, class: processor.ClassMessageTooLarge, truncated: true},
-		{name: "an attribute's name and type count", size: notification.MaxMessageBytes - 4096 + 1, attrs: 4096, class: processor.ClassMessageTooLarge, truncated: true},
-		{name: "a binary attribute counts", size: notification.MaxMessageBytes - 100, attrs: 4096, binary: true, class: processor.ClassMessageTooLarge, truncated: true},
-		{name: "body at MaxMessageBytes, an attribute pushes it over: body kept whole", size: notification.MaxMessageBytes, attrs: 64, class: processor.ClassMessageTooLarge, truncated: true, keptBytes: notification.MaxMessageBytes},
-		{name: "cut before a character that straddles the limit", size: notification.MaxMessageBytes + 10, runeAtCut: true, class: processor.ClassMessageTooLarge, truncated: true, keptBytes: notification.MaxMessageBytes - 1},
+		{name: "at MaxMessageBytes, refused for good", size: notification.MaxMessageBytes, sent: true, class: "webhook_gone", letter: full},
+		{name: "body and attributes at MaxMessageBytes", size: notification.MaxMessageBytes - 4096, attrs: 4096, sent: true, class: "webhook_gone", letter: full},
+		{name: "one byte over", size: notification.MaxMessageBytes + 1, class: processor.ClassMessageTooLarge, letter: full},
+		{name: "attributes push it over", size: notification.MaxMessageBytes - 100, attrs: 4096, class: processor.ClassMessageTooLarge, letter: full},
+		{name: "an attribute's name and type count", size: notification.MaxMessageBytes - 4096 + 1, attrs: 4096, class: processor.ClassMessageTooLarge, letter: full},
+		{name: "a binary attribute counts", size: notification.MaxMessageBytes - 100, attrs: 4096, binary: true, class: processor.ClassMessageTooLarge, letter: full},
+		{name: "16 KiB of attributes at 1 MiB: they go, the body stays", size: notification.SQSMaxMessageBytes - 16384, attrs: 16384, class: processor.ClassMessageTooLarge, letter: noAttrs, tries: 2},
+		{name: "binary attributes at 1 MiB", size: notification.SQSMaxMessageBytes - 2048, attrs: 2048, binary: true, class: processor.ClassMessageTooLarge, letter: noAttrs, tries: 2},
+		{name: "500 bytes below 1 MiB: the shortest reason", size: notification.SQSMaxMessageBytes - 500, class: processor.ClassMessageTooLarge, letter: shortest, tries: 2},
+		{name: "attributes and 450 bytes below 1 MiB: the shortest reason", size: notification.SQSMaxMessageBytes - 450 - 50, attrs: 50, class: processor.ClassMessageTooLarge, letter: shortest, tries: 3},
+		{name: "1 MiB: left to the redrive policy", size: notification.SQSMaxMessageBytes, class: processor.ClassMessageTooLarge, letter: left, tries: 2},
+		{name: "100 bytes below 1 MiB: left to the redrive policy", size: notification.SQSMaxMessageBytes - 100, class: processor.ClassMessageTooLarge, letter: left, tries: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, nil)
-			b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": strconv.Itoa(notification.SQSMaxMessageBytes)})
 			id := "permanent-big"
 			body := bigBody(t, id, tt.size)
-			if tt.runeAtCut {
-				at := notification.MaxMessageBytes - 1
-				require.Equal(t, "bb", body[at:at+2], "inside the html padding")
-				body = body[:at] + "é" + body[at+2:]
-			}
 			r := rec("m1", body, 1)
 			switch {
 			case tt.attrs > 0 && tt.binary:
@@ -347,29 +381,133 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 
 			resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 			require.NoError(t, err)
-			require.Empty(t, resp.BatchItemFailures, "it leaves the queue on its first receive")
 			require.Equal(t, boolInt(tt.sent), int(b.sends(id)))
-			dl := b.deadLetters(t)
-			require.Len(t, dl, 1, "one dead letter, sent once")
-			require.Equal(t, tt.class, dl[0].reason.ErrorClass)
-			require.Equal(t, id, dl[0].reason.NotificationID)
-			if !tt.truncated {
-				require.Equal(t, body, dl[0].body, "the body is kept whole")
-				require.Zero(t, dl[0].reason.OriginalBodyBytes)
+			dl := b.storedDeadLetters(t)
+			lines := b.logs.lines(t)
+			require.Len(t, lines, 1)
+			require.Len(t, b.wire.Requests("SendMessage"), max(tt.tries, 1))
+			if tt.letter == left {
+				require.Equal(t, []string{"m1"}, failures(resp), "it stays in the queue")
+				require.Empty(t, dl)
+				require.Empty(t, b.wire.Requests("ChangeMessageVisibilityBatch"), "untouched: it comes back after the queue's visibility timeout")
+				require.Equal(t, "ERROR", lines[0]["level"])
+				require.Equal(t, string(processor.Failed), lines[0]["outcome"])
+				require.Contains(t, lines[0]["sqs_error"], "redrive policy")
+				require.EqualValues(t, 1, lines[0][metrics.DeadLettersTooLarge])
 				return
 			}
-			require.Equal(t, body[:len(dl[0].body)], dl[0].body, "the head of the body")
-			require.LessOrEqual(t, len(dl[0].body), notification.MaxMessageBytes)
-			if tt.keptBytes > 0 {
-				require.Len(t, dl[0].body, tt.keptBytes)
-			}
-			require.Equal(t, len(body), dl[0].reason.OriginalBodyBytes)
-			sum := sha256.Sum256([]byte(body))
-			require.Equal(t, hex.EncodeToString(sum[:]), dl[0].reason.OriginalBodySHA256)
-			require.Contains(t, dl[0].reason.Error, "not attempted")
-			if tt.attrs > 0 {
+			require.Empty(t, resp.BatchItemFailures, "it leaves the queue on its first receive")
+			require.NotContains(t, lines[0], metrics.DeadLettersTooLarge)
+			require.Len(t, dl, 1, "one dead letter")
+			require.Equal(t, body, dl[0].body, "the body is kept whole")
+			require.LessOrEqual(t, dl[0].size, notification.SQSMaxMessageBytes)
+			require.Equal(t, tt.class, dl[0].reason.ErrorClass)
+			require.Equal(t, id, dl[0].reason.NotificationID)
+			require.Equal(t, "permanent_failure", dl[0].reason.Outcome)
+			require.Equal(t, "m1", dl[0].reason.SourceMessageID)
+			switch tt.letter {
+			case full:
+				require.NotEmpty(t, dl[0].reason.SourceQueueARN)
+				require.Empty(t, dl[0].reason.DroppedAttributes)
+				if tt.attrs > 0 {
+					require.Contains(t, dl[0].attrs, "trace")
+				}
+			case noAttrs:
 				require.Equal(t, []string{"trace"}, dl[0].reason.DroppedAttributes)
+				require.Equal(t, []string{processor.AttrErrorClass, processor.AttrReason}, dl[0].attrs)
+				require.NotEmpty(t, dl[0].reason.SourceQueueARN, "the rest of the reason stays")
+			case shortest:
+				require.Contains(t, dl[0].reason.Error, "reason shortened")
+				require.Empty(t, dl[0].reason.SourceQueueARN)
+				require.Empty(t, dl[0].reason.Channel)
+				require.Empty(t, dl[0].reason.DroppedAttributes)
+				require.Equal(t, []string{processor.AttrErrorClass, processor.AttrReason}, dl[0].attrs)
+			}
+			if tt.class == processor.ClassMessageTooLarge && tt.letter != shortest {
+				require.Contains(t, dl[0].reason.Error, "not attempted")
 			}
 		})
 	}
+}
+
+// TestDeadLetterShrinksTheReasonStepByStep: against dead-letter queues of
+// shrinking MaximumMessageSize, a dead letter gives up first the end of a
+// long error and the overflow attributes, then the original's attributes,
+// then all but the outcome, class and ids, never a byte of the body; one
+// byte below the shortest, it is left to the redrive policy.
+func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("e", 1000)
+	run := func(t *testing.T, limit int, attrs int) (*bundle, events.SQSMessage, events.SQSEventResponse) {
+		t.Helper()
+		b := setup(t, func(c *processor.Config) {
+			c.Senders[notification.ChannelWebhook] = senderFunc(func(context.Context, *notification.Message) error {
+				return delivery.Permanent("webhook_gone", errors.New("410 Gone: "+long))
+			})
+		})
+		b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": strconv.Itoa(limit)})
+		r := rec("m1", webhookBody("permanent-shrink"), 1)
+		r.MessageAttributes = map[string]events.SQSMessageAttribute{}
+		v := strings.Repeat("v", 200)
+		for i := range attrs {
+			r.MessageAttributes[fmt.Sprint("a", i)] = events.SQSMessageAttribute{DataType: "String", StringValue: &v}
+		}
+		resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+		require.NoError(t, err)
+		return b, r, resp
+	}
+	b, r, _ := run(t, notification.SQSMaxMessageBytes, 10)
+	dl := b.storedDeadLetters(t)
+	require.Len(t, dl, 1)
+	require.Len(t, b.wire.Requests("SendMessage"), 1)
+	require.Len(t, dl[0].reason.Error, len("410 Gone: ")+1000)
+	require.Len(t, dl[0].reason.OverflowAttributes, 2)
+	fullSize := dl[0].size
+
+	b, _, _ = run(t, fullSize-1, 10)
+	dl = b.storedDeadLetters(t)
+	require.Len(t, dl, 1)
+	require.Len(t, b.wire.Requests("SendMessage"), 2, "refused once")
+	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error, "a short error")
+	require.Nil(t, dl[0].reason.OverflowAttributes)
+	require.Equal(t, []string{"a8", "a9"}, dl[0].reason.DroppedAttributes)
+	require.Len(t, dl[0].attrs, 10)
+	shortErrSize := dl[0].size
+
+	b, _, _ = run(t, shortErrSize-1, 10)
+	dl = b.storedDeadLetters(t)
+	require.Len(t, dl, 1)
+	require.Len(t, b.wire.Requests("SendMessage"), 3)
+	require.Len(t, dl[0].reason.DroppedAttributes, 10)
+	require.Len(t, dl[0].attrs, 2)
+	noAttrSize := dl[0].size
+
+	b, r, _ = run(t, noAttrSize-1, 10)
+	dl = b.storedDeadLetters(t)
+	require.Len(t, dl, 1)
+	require.Len(t, b.wire.Requests("SendMessage"), 4)
+	require.Equal(t, r.Body, dl[0].body)
+	require.Contains(t, dl[0].reason.Error, "reason shortened")
+	require.Equal(t, delivery.Class("webhook_gone"), dl[0].reason.ErrorClass)
+	require.Equal(t, "permanent_failure", dl[0].reason.Outcome)
+	require.Equal(t, "permanent-shrink", dl[0].reason.NotificationID)
+	require.Equal(t, 1, dl[0].reason.Attempts)
+	require.Less(t, dl[0].size-len(r.Body), 512, "a few hundred bytes beside the body")
+	shortestSize := dl[0].size
+
+	b, _, resp := run(t, shortestSize-1, 10)
+	require.Empty(t, b.storedDeadLetters(t))
+	require.Len(t, b.wire.Requests("SendMessage"), 4, "no fifth try")
+	require.Equal(t, []string{"m1"}, failures(resp))
+
+	// Without attributes a long error alone is cut first.
+	b, _, _ = run(t, notification.SQSMaxMessageBytes, 0)
+	dl = b.storedDeadLetters(t)
+	require.Len(t, dl, 1)
+	b, _, _ = run(t, dl[0].size-1, 0)
+	dl = b.storedDeadLetters(t)
+	require.Len(t, dl, 1)
+	require.Len(t, b.wire.Requests("SendMessage"), 2)
+	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error)
+	require.NotEmpty(t, dl[0].reason.SourceQueueARN, "not the shortest reason")
 }

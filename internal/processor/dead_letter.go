@@ -10,7 +10,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +18,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )
 
@@ -37,6 +35,9 @@ const (
 	maxKeptAttributes = maxAttributes - 2
 	// maxErrorText bounds the error text kept in logs and dead letters.
 	maxErrorText = 1024
+	// shortErrorText bounds it in a dead letter that did not fit with
+	// maxErrorText.
+	shortErrorText = 256
 )
 
 // Reason is why herald dead-lettered a notification: the JSON value of the
@@ -69,10 +70,11 @@ type Reason struct {
 	// the dead letter would otherwise exceed the queue's maximum message
 	// size; the original's other attributes and its body are kept.
 	DroppedAttributes []string `json:"dropped_attributes,omitempty"`
-	// OriginalBodyBytes and OriginalBodySHA256 (hexadecimal) are set when
-	// the dead letter's body is only the first notification.MaxMessageBytes
-	// bytes of the original's: a message_too_large original too big to be
-	// kept whole beside its reason within SQS's maximum message size.
+	// OriginalBodyBytes and OriginalBodySHA256 (hexadecimal) are set only
+	// in dead letters of earlier herald versions, which kept the first
+	// notification.MaxMessageBytes bytes of a message_too_large original's
+	// body. herald now never cuts a body: the reason shrinks instead, or
+	// the message is left to the redrive policy.
 	OriginalBodyBytes  int    `json:"original_body_bytes,omitempty"`
 	OriginalBodySHA256 string `json:"original_body_sha256,omitempty"`
 }
@@ -104,59 +106,73 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	}
 	attrs, overflow := keptAttributes(r.msg.MessageAttributes)
 	reason.OverflowAttributes = overflow
-	body := r.msg.Body
-	if r.size > notification.MaxMessageBytes {
-		// The original with its reason would exceed the queue's maximum
-		// message size however the reason shrank, and a dead letter that
-		// does not fit would leave the message to be received, and sent,
-		// again. Keep the head of the body, its size and digest, and the
-		// attributes' names: by the arithmetic of docs/delivery.md the rest
-		// fits in the 16 KiB notification.MaxMessageBytes leaves.
-		sum := sha256.Sum256([]byte(body))
-		reason.OriginalBodyBytes, reason.OriginalBodySHA256 = len(body), hex.EncodeToString(sum[:])
-		body = cutBytes(body, notification.MaxMessageBytes)
-		reason.Error = delivery.Truncate(reason.Error, 256)
-		reason.OverflowAttributes = nil
-		reason.DroppedAttributes = slices.Sorted(maps.Keys(r.msg.MessageAttributes))
-		attrs = nil
-	}
 
 	// The dead letter is the original plus herald's attributes, so it can
-	// exceed the queue's maximum message size when the original was close to
-	// it. Then it is sent again with less of the reason, and at last without
-	// the original's attributes (their names stay in the reason): the body
-	// and the cause always reach the dead-letter queue.
-	err := p.sendDeadLetter(ctx, r, body, reason, attrs)
-	if isTooLarge(err) && attrs != nil {
-		reason.Error = delivery.Truncate(reason.Error, 256)
-		reason.DroppedAttributes = slices.Sorted(maps.Keys(overflow))
-		reason.OverflowAttributes = nil
-		err = p.sendDeadLetter(ctx, r, body, reason, attrs)
+	// exceed the dead-letter queue's MaximumMessageSize when the original
+	// was close to it (SQS refuses it, isTooLarge). The body is the
+	// producer's and is never cut: the reason shrinks instead, one step per
+	// refusal, until the dead letter fits.
+	var shrink []func()
+	if len(reason.Error) > shortErrorText || overflow != nil {
+		shrink = append(shrink, func() { // a short error, the overflow attributes' names only
+			reason.Error = delivery.Truncate(reason.Error, shortErrorText)
+			reason.DroppedAttributes = slices.Sorted(maps.Keys(overflow))
+			reason.OverflowAttributes = nil
+		})
 	}
-	if isTooLarge(err) && attrs != nil {
-		reason.DroppedAttributes = slices.Sorted(maps.Keys(r.msg.MessageAttributes))
-		err = p.sendDeadLetter(ctx, r, body, reason, nil)
+	if len(r.msg.MessageAttributes) > 0 {
+		shrink = append(shrink, func() { // none of the original's attributes, their names kept
+			reason.DroppedAttributes = slices.Sorted(maps.Keys(r.msg.MessageAttributes))
+			attrs = nil
+		})
+	}
+	shrink = append(shrink, func() { reason = reason.shortest() })
+	err := p.sendDeadLetter(ctx, r, r.msg.Body, reason, attrs)
+	for _, step := range shrink {
+		if !isTooLarge(err) {
+			break
+		}
+		step()
+		err = p.sendDeadLetter(ctx, r, r.msg.Body, reason, attrs)
 	}
 	if err != nil {
+		if isTooLarge(err) {
+			// Even the shortest reason does not fit beside the body: the
+			// message stays untouched for the redrive policy to move.
+			r.unfit = true
+			err = fmt.Errorf("%w: even with the shortest reason (%w); the message is left in the queue, untouched, for its redrive policy to move after maxReceiveCount receives", errDeadLetterTooLarge, err)
+		}
 		r.outcome, r.sqsErr = Failed, fmt.Errorf("send to dead-letter queue: %w", err)
 		return
 	}
 	r.outcome = DeadLettered
 }
 
-// cutBytes returns the first n bytes of s at most, cut on a rune boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
+// errDeadLetterTooLarge marks a dead letter that exceeds the dead-letter
+// queue's MaximumMessageSize however short its reason.
+var errDeadLetterTooLarge = errors.New("the dead letter exceeds the dead-letter queue's MaximumMessageSize")
+
+// shortenedError is the error of the shortest reason: the full one is in
+// the function's log line of the record.
+const shortenedError = "reason shortened to fit the dead-letter queue's MaximumMessageSize; the full error is in the deliver function's log"
+
+// shortest is r with no more than its outcome, class, attempts, time and
+// ids: a few hundred bytes, the last reason tried before a dead letter is
+// left to the redrive policy.
+func (r Reason) shortest() Reason {
+	return Reason{
+		Outcome:               r.Outcome,
+		ErrorClass:            r.ErrorClass,
+		Error:                 shortenedError,
+		Attempts:              r.Attempts,
+		FailedAt:              r.FailedAt,
+		NotificationID:        r.NotificationID,
+		SourceMessageID:       r.SourceMessageID,
+		OriginalSentTimestamp: r.OriginalSentTimestamp,
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
-// sendDeadLetter sends body, r's or its head, with attrs and the reason
-// attributes.
+// sendDeadLetter sends body, r's, with attrs and the reason attributes.
 func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason Reason, attrs map[string]types.MessageAttributeValue) error {
 	reasonJSON, err := json.Marshal(reason)
 	if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them

@@ -20,7 +20,8 @@
 //
 // Before any delivery every record is read once: a message above
 // notification.MaxMessageBytes (whose dead letter would not leave room for
-// its reason) is dead-lettered unattempted as message_too_large; a record
+// its whole reason) is dead-lettered unattempted as message_too_large, its
+// body whole and its reason shortened as far as needed; a record
 // without a message id (which the response cannot name) is delivered, and
 // fails the invocation when it is to come back; a notification without
 // created_at gets the record's SentTimestamp, the event time of the webhook

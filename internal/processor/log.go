@@ -15,8 +15,8 @@ import (
 // CloudWatch Embedded Metric Format (package metrics): Notifications by
 // channel and outcome (and by channel and error class on failures),
 // DeliveryDuration of an attempted send, AgeAtDelivery, AgeSinceCreated and
-// ReceiveCountAtDelivery of a delivered record, DeadLetters and Retries by
-// channel and error class.
+// ReceiveCountAtDelivery of a delivered record, DeadLetters, Retries and
+// DeadLettersTooLarge by channel and error class.
 func (p *Processor) log(ctx context.Context, r *record) {
 	attrs := make([]slog.Attr, 0, 24)
 	level := slog.LevelInfo
@@ -109,6 +109,10 @@ func (p *Processor) recordMetrics(r *record) metrics.Entry {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLetters, Unit: metrics.Count, Value: 1})
 	case Retry:
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: 1})
+	case Failed:
+		if r.unfit {
+			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: 1})
+		}
 	}
 	return e
 }

@@ -148,9 +148,12 @@ type record struct {
 	// settledAt is when the record's outcome was decided.
 	settledAt time.Time
 	// Set before any delivery (prepare).
-	parseErr  error   // why the body is invalid, when n is nil
-	size      int     // body and message attributes, as SQS counts them
-	blankID   bool    // the record has no SQS message id
+	parseErr error // why the body is invalid, when n is nil
+	size     int   // body and message attributes, as SQS counts them
+	blankID  bool  // the record has no SQS message id
+	// unfit is set when the record's dead letter exceeds the dead-letter
+	// queue's maximum message size however short its reason.
+	unfit     bool
 	duplicate *record // the earlier record of the batch with the same notification id
 }
 
@@ -237,7 +240,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 
 // ClassMessageTooLarge is the class of a message above
 // notification.MaxMessageBytes: its dead letter would not leave room for
-// the reason.
+// the whole reason.
 const ClassMessageTooLarge delivery.Class = "message_too_large"
 
 // prepare reads every record before any delivery: its size, whether it has

@@ -68,10 +68,11 @@ func (n SettingNames) withDefaults() SettingNames {
 //     plus the batching window (AWS guidance for SQS event sources: "at
 //     least six times the timeout that you configure on your function" plus
 //     MaximumBatchingWindowInSeconds), when s.FunctionTimeout is set;
-//   - the dead-letter queue's MaximumMessageSize leaves room for a dead
-//     letter's reason (notification.DeadLetterReserveBytes) beside the
-//     largest message herald keeps whole: the smaller of the main queue's
-//     MaximumMessageSize and notification.MaxMessageBytes;
+//   - the dead-letter queue's MaximumMessageSize is at least the main
+//     queue's (equal is what two queues created with SQS's defaults have),
+//     so that the largest message fits it: a dead letter shortens its
+//     reason to fit beside the body, down to its outcome, class and ids,
+//     and one that fits even so is left to the redrive policy;
 //   - its redrive policy names the dead-letter queue, with maxReceiveCount
 //     equal to s.MaxReceiveCount;
 //   - the whole retry schedule, Backoff.Total(MaxReceiveCount), fits in its
@@ -101,8 +102,8 @@ func CheckQueues(ctx context.Context, q QueueAttributesAPI, s QueueSettings) err
 		mainMax = notification.SQSMaxMessageBytes // not reported: judged as the largest SQS allows
 	}
 	dlqMax, _ := strconv.Atoi(dlq[string(types.QueueAttributeNameMaximumMessageSize)])
-	if need := min(mainMax, notification.MaxMessageBytes) + notification.DeadLetterReserveBytes; dlqMax > 0 && dlqMax < need {
-		bad("dead-letter queue MaximumMessageSize %d is less than %d, the queue's largest message kept whole (MaximumMessageSize %d, at most %d) plus %d bytes for the reason: a failed message could not be dead-lettered (docs/delivery.md, \"Message size\")", dlqMax, need, mainMax, notification.MaxMessageBytes, notification.DeadLetterReserveBytes)
+	if dlqMax > 0 && dlqMax < mainMax {
+		bad("dead-letter queue MaximumMessageSize %d is less than the queue's MaximumMessageSize %d: a failed message of the queue's largest size could not be dead-lettered (docs/delivery.md, \"Message size\")", dlqMax, mainMax)
 	}
 	var redrive struct {
 		DeadLetterTargetArn string      `json:"deadLetterTargetArn"`

@@ -67,25 +67,35 @@ func TestCheckQueues(t *testing.T) {
 		},
 		"dead-letter queue smaller than 1 MiB": {
 			mutate: func(_, d map[string]string, _ *processor.QueueSettings) { d["MaximumMessageSize"] = "1048575" },
-			want:   []string{"dead-letter queue MaximumMessageSize 1048575 is less than 1048576"},
+			want:   []string{"dead-letter queue MaximumMessageSize 1048575 is less than the queue's MaximumMessageSize 1048576"},
 		},
-		"both queues at the old 256 KiB": {
+		"both queues at the old 256 KiB: equal sizes work": {
 			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
 				m["MaximumMessageSize"], d["MaximumMessageSize"] = "262144", "262144"
 			},
-			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 278528"},
+		},
+		"both queues at the smallest size SQS allows": {
+			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
+				m["MaximumMessageSize"], d["MaximumMessageSize"] = "1024", "1024"
+			},
+		},
+		"dead-letter queue one byte smaller than the queue": {
+			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
+				m["MaximumMessageSize"], d["MaximumMessageSize"] = "262144", "262143"
+			},
+			want: []string{"dead-letter queue MaximumMessageSize 262143 is less than the queue's MaximumMessageSize 262144"},
 		},
 		"main queue's size not reported: judged as SQS's largest": {
 			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
 				m["MaximumMessageSize"], d["MaximumMessageSize"] = "", "262144"
 			},
-			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 1048576"},
+			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than the queue's MaximumMessageSize 1048576"},
 		},
 		"main queue's size 0: judged as SQS's largest": {
 			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
 				m["MaximumMessageSize"], d["MaximumMessageSize"] = "0", "262144"
 			},
-			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than 1048576"},
+			want: []string{"dead-letter queue MaximumMessageSize 262144 is less than the queue's MaximumMessageSize 1048576"},
 		},
 		"dead-letter queue's size not reported: not judged": {
 			mutate: func(m, d map[string]string, _ *processor.QueueSettings) {
