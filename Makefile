@@ -3,6 +3,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 GO            ?= go
+# GOARCH of the Lambda bootstraps: arm64 (template.yaml's LambdaArchitecture default) or amd64
+# (x86_64); scripts/deploy-local.sh sets this machine's.
 LAMBDA_ARCH   ?= arm64
 GO_BUILD_LAMBDA = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w'
 SAM           := .venv/tools/bin/sam
@@ -68,13 +70,13 @@ fuzz: ## Every fuzz target for FUZZTIME (30s); crashes stay as regression seeds
 	done
 
 .PHONY: build
-build: ## Build the Lambda bootstraps (linux/arm64) into bin/<function>/bootstrap
+build: ## Build the Lambda bootstraps (linux/LAMBDA_ARCH, default arm64) into bin/<function>/bootstrap
 	$(GO_BUILD_LAMBDA) -o bin/deliver/bootstrap ./functions/deliver
 	$(GO_BUILD_LAMBDA) -o bin/retention/bootstrap ./functions/retention
 	$(GO_BUILD_LAMBDA) -o bin/feedback/bootstrap ./functions/feedback
 
 .PHONY: sam-build
-sam-build: ## sam build (arm64 bootstraps in .aws-sam/build), SAM set up as for make lint
+sam-build: ## sam build (LAMBDA_ARCH bootstraps in .aws-sam/build), SAM set up as for make lint
 	scripts/sam.sh build
 
 .PHONY: deploy

@@ -11,8 +11,11 @@
 # What differs from AWS (docs/deploy.md, "Try a deploy locally"):
 #   * AWS_ENDPOINT_URL points SAM CLI (S3 upload, CloudFormation) at LocalStack; the
 #     credentials are LocalStack's test/test and no real account is reached.
-#   * The functions are created but never run: host-mode LocalStack runs Lambda functions in
-#     Docker only (LAMBDA_RUNTIME_EXECUTOR=herald-no-docker, localstack/lambda-executor).
+#   * The bootstraps are built for this machine (LAMBDA_ARCH, parameter LambdaArchitecture): the
+#     functions run here as host processes under the Lambda Runtime Interface Emulator
+#     (LAMBDA_RUNTIME_EXECUTOR=herald-host, localstack/lambda-executor), fed by LocalStack's event
+#     source mapping, rule and schedule, with AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_SESV2 pointing
+#     at the local stack (scripts/local-up.sh).
 #   * SES configuration sets and event destinations, CloudWatch dashboards and Logs Insights
 #     query definitions are recorded as created but not built (LocalStack has no support).
 #   * LocalStack applies some stack updates only partly: deploy a changed template as a new
@@ -79,8 +82,14 @@ if [ ! -s "$secret_file" ]; then
 fi
 secret="$(cat "$secret_file")"
 
-# sam build runs `make build-<Function>` (go build for linux/arm64); the modules come from the
-# Go module proxy first, so the build itself needs no network.
+# sam build runs `make build-<Function>` (go build for linux/LAMBDA_ARCH); the modules come from
+# the Go module proxy first, so the build itself needs no network. The functions run on this
+# machine, so they are built for it and deployed with its architecture.
+case "$(go env GOARCH)" in
+  amd64) export LAMBDA_ARCH=amd64; lambda_architecture=x86_64 ;;
+  arm64) export LAMBDA_ARCH=arm64; lambda_architecture=arm64 ;;
+  *) die "Lambda runs x86_64 and arm64 only, not $(go env GOARCH)" ;;
+esac
 run "go mod download" go mod download
 [ "${VERBOSE:-0}" = 1 ] && log "sam build"
 # --no-cached: SAM's build cache hashes all of CodeUri (".", .venv/ included: ~45 s here);
@@ -96,7 +105,7 @@ aws_local=(env -u AWS_PROFILE -u AWS_SESSION_TOKEN -u AWS_DEFAULT_PROFILE
 # SAM CLI splits --parameter-overrides at spaces unless the value is quoted: Key="a b".
 # shellcheck disable=SC2206  # HERALD_DEPLOY_PARAMETERS is a word list of Key=Value
 params=('SenderIdentity="example.com"' 'DefaultFromAddress="Herald <noreply@example.com>"'
-  "WebhookSigningSecret=\"$secret\"" ${HERALD_DEPLOY_PARAMETERS:-})
+  "WebhookSigningSecret=\"$secret\"" "LambdaArchitecture=$lambda_architecture" ${HERALD_DEPLOY_PARAMETERS:-})
 log "sam deploy of stack $stack into LocalStack at $endpoint"
 run "sam deploy" "${aws_local[@]}" "${sam[@]}" deploy \
   --stack-name "$stack" --region "$region" \

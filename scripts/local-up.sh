@@ -7,6 +7,8 @@
 # Installs what it needs on first use (idempotent; a no-op when already installed):
 #   .venv/localstack        Python >= 3.12 venv with localstack/requirements.txt
 #   localstack/node_modules npm ci of localstack/package-lock.json
+#   .tools/bin/aws-lambda-rie the Lambda Runtime Interface Emulator (scripts/install-rie.sh), which
+#                           runs the Lambda functions deployed into LocalStack
 # Logs and pids: .local/stack-<ports>/{localstack,ses}.{log,pid}; queue URLs etc. in
 # .local/stack-<ports>/herald.env, which .local/herald.env then links to (the stack started last).
 # Safe to run repeatedly: healthy services that are already running are reused.
@@ -64,6 +66,21 @@ ensure_node_modules_wait() {
   fi
   printf '%s\n' "$NPM_STAMP" >"$NPM_STAMP_FILE"
   log "npm ci done ($(elapsed))"
+}
+
+# The emulator LocalStack's Lambda functions run under (LAMBDA_RUNTIME_EXECUTOR=herald-host),
+# built in the background meanwhile (first run: go install from the module proxy).
+rie_start() {
+  RIE_LOG="$STACK_DIR/install-rie.log"
+  "$ROOT/scripts/install-rie.sh" >"$RIE_LOG.out" 2>"$RIE_LOG" 9>&- &
+  RIE_PID=$!
+}
+rie_wait() {
+  if ! wait "$RIE_PID"; then
+    cat "$RIE_LOG" >&2
+    die "scripts/install-rie.sh failed (log: $RIE_LOG)"
+  fi
+  RIE_BIN="$(cat "$RIE_LOG.out")"
 }
 
 # requirements.txt installs herald's LocalStack plugin from this directory: a change to it
@@ -159,9 +176,11 @@ start_localstack() {
   #  SQS_DISABLE_CLOUDWATCH_METRICS=1  no SQS metrics in CloudWatch.
   #  SERVICES               cloudformation, iam, sts, logs, events, cloudwatch, sns, kms: what
   #                         `make deploy-local` (sam deploy of template.yaml) creates or calls.
-  #  LAMBDA_RUNTIME_EXECUTOR=herald-no-docker  LocalStack runs Lambda functions in Docker only;
-  #                         this plugin (localstack/lambda-executor) lets functions be created
-  #                         without Docker and fails their invocations (docs/deploy.md).
+  #  LAMBDA_RUNTIME_EXECUTOR=herald-host  LocalStack runs Lambda functions in Docker only; this
+  #                         plugin (localstack/lambda-executor) runs provided.al2023 functions as
+  #                         host processes under the emulator HERALD_LAMBDA_RIE, on 127.0.0.1.
+  #  HERALD_LAMBDA_ENV_AWS_ENDPOINT_URL_SESV2  given to every function as AWS_ENDPOINT_URL_SESV2
+  #                         (the SES v2 emulator); LocalStack itself gives them AWS_ENDPOINT_URL.
   start_bg "$LS_PID" "$LS_LOG" env \
     -u PERSISTENCE -u CONFIG_PROFILE -u LOCALSTACK_CLI -u DOCKER_HOST -u LOCALSTACK_AUTH_TOKEN \
     -u LOCALSTACK_API_KEY -u AWS_ENDPOINT_URL -u DATA_DIR -u RUNTIME_COMPONENTS \
@@ -173,7 +192,9 @@ start_localstack() {
     LOCALSTACK_HOST="127.0.0.1:$LOCALSTACK_PORT" \
     GATEWAY_SERVER="${LOCALSTACK_GATEWAY_SERVER:-hypercorn}" \
     SERVICES="sqs,ses,secretsmanager,lambda,s3,cloudformation,iam,sts,logs,events,cloudwatch,sns,kms" \
-    LAMBDA_RUNTIME_EXECUTOR=herald-no-docker \
+    LAMBDA_RUNTIME_EXECUTOR=herald-host \
+    HERALD_LAMBDA_RIE="$RIE_BIN" \
+    HERALD_LAMBDA_ENV_AWS_ENDPOINT_URL_SESV2="http://127.0.0.1:$SES_PORT" \
     STRICT_SERVICE_LOADING=1 \
     EAGER_SERVICE_LOADING=1 \
     DNS_ADDRESS=0 \
@@ -210,8 +231,10 @@ start_ses() {
 
 # ---------------------------------------------------------------- main
 ensure_node_modules_start
+rie_start
 ensure_venv
 ensure_node_modules_wait
+rie_wait
 
 start_localstack
 start_ses
