@@ -84,7 +84,7 @@ deploy: sam-build ## sam deploy with samconfig.toml (add ARGS="--guided" the fir
 	scripts/sam.sh deploy $(ARGS)
 
 .PHONY: run
-run: ## Local stack up (stays up), then herald run against it; send from another terminal
+run: ## Local stack up (stays up), then herald run against it (ARGS=--local-receivers: webhooks to 127.0.0.1)
 	scripts/run-local.sh $(ARGS)
 
 .PHONY: herald

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,11 +21,13 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 func newRunCmd(e *env, g *globals) *cobra.Command {
 	var batchSize int
 	var wait, functionTimeout time.Duration
+	var localReceivers bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the deliver function locally against the queue (a local event source mapping)",
@@ -36,6 +40,11 @@ Prints one line per record: time, notification id, channel, outcome, receive
 count, retry delay and reason. --json prints the function's own JSON log lines.
 Ctrl-C finishes the batch in flight and exits; a second Ctrl-C stops at once
 (the records in flight come back after the queue's visibility timeout).
+
+Webhooks go to public https URLs only, unless HERALD_WEBHOOK_ALLOW_HTTP and
+HERALD_WEBHOOK_ALLOW_CIDRS say otherwise (docs/security.md); --local-receivers
+lets them reach receivers on this machine (plain http, loopback) in one step.
+At start, herald run prints what it allows.
 
 The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 (or make run, which does both).`,
@@ -57,6 +66,9 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 					return q.dlqURL
 				}
 				return e.getenv(k)
+			}
+			if localReceivers {
+				getenv = withLocalReceivers(getenv)
 			}
 			cfg, err := config.LoadDeliver(getenv)
 			if err != nil {
@@ -85,14 +97,16 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 				Region: awsCfg.Region,
 				Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			}
-			fmt.Fprintf(e.stderr, "herald run: %s\n  queue %s (from %s)\n  SQS %s, SES v2 %s\n  Ctrl-C to stop\n",
-				"polling", q.queueURL, q.source, endpointOf(e.getenv, "SQS"), endpointOf(e.getenv, "SESV2"))
+			fmt.Fprintf(e.stderr, "herald run: %s\n  queue %s (from %s)\n  SQS %s, SES v2 %s\n  webhooks: %s\n  Ctrl-C to stop\n",
+				"polling", q.queueURL, q.source, endpointOf(e.getenv, "SQS"), endpointOf(e.getenv, "SESV2"), webhookPolicy(cfg))
 			return runLoop(ctx, runner, e.stderr)
 		},
 	}
 	cmd.Flags().IntVar(&batchSize, "batch-size", 10, "most records per invocation (1–10)")
 	cmd.Flags().DurationVar(&wait, "wait", time.Second, "long-poll wait of each receive (up to 20s)")
 	cmd.Flags().DurationVar(&functionTimeout, "function-timeout", 30*time.Second, "each invocation's deadline, as the Lambda function's timeout")
+	cmd.Flags().BoolVar(&localReceivers, "local-receivers", false,
+		"let webhooks reach receivers on this machine: HERALD_WEBHOOK_ALLOW_HTTP=true and "+strings.Join(prefixStrings(webhook.LoopbackPrefixes), ",")+" added to HERALD_WEBHOOK_ALLOW_CIDRS")
 	return cmd
 }
 
@@ -122,6 +136,59 @@ func runLoop(ctx context.Context, r *localrunner.Runner, stderr io.Writer) error
 
 // endpointOf names where the SDK sends a service's calls: the standard
 // endpoint variables, without any user information, path or query.
+// withLocalReceivers is getenv with plain http allowed and the loopback
+// networks added to HERALD_WEBHOOK_ALLOW_CIDRS (--local-receivers).
+func withLocalReceivers(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "HERALD_WEBHOOK_ALLOW_HTTP":
+			return "true"
+		case "HERALD_WEBHOOK_ALLOW_CIDRS":
+			return strings.Join(append(prefixStrings(webhook.LoopbackPrefixes), getenv(k)), ",")
+		}
+		return getenv(k)
+	}
+}
+
+// webhookPolicy says which webhook URLs the configuration lets through,
+// in one line for herald run's start.
+func webhookPolicy(cfg config.Deliver) string {
+	var b strings.Builder
+	if cfg.WebhookAllowHTTP {
+		b.WriteString("https and plain http")
+	} else {
+		b.WriteString("https only")
+	}
+	b.WriteString("; private, loopback and other special-purpose addresses blocked (docs/security.md)")
+	if len(cfg.WebhookAllowCIDRs) > 0 {
+		fmt.Fprintf(&b, " but for %s (HERALD_WEBHOOK_ALLOW_CIDRS)", strings.Join(prefixStrings(cfg.WebhookAllowCIDRs), ", "))
+	}
+	if cfg.WebhookAllowHTTP && allowsAll(cfg.WebhookAllowCIDRs, webhook.LoopbackPrefixes) {
+		b.WriteString("; receivers on this machine allowed (http://127.0.0.1:PORT/...)")
+	} else {
+		b.WriteString("; --local-receivers allows receivers on this machine")
+	}
+	return b.String()
+}
+
+// allowsAll reports whether every prefix of want lies inside one of allow.
+func allowsAll(allow, want []netip.Prefix) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(allow, func(a netip.Prefix) bool { return a.Bits() <= w.Bits() && a.Contains(w.Addr()) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func prefixStrings(ps []netip.Prefix) []string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return s
+}
+
 func endpointOf(getenv func(string) string, service string) string {
 	for _, k := range []string{"AWS_ENDPOINT_URL_" + service, "AWS_ENDPOINT_URL"} {
 		if v := getenv(k); v != "" {

@@ -167,7 +167,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("the URL must be absolute and https"))
 	case u.Scheme == "http" && !s.allowHTTP:
-		return delivery.Permanent(svc.class("invalid_url"), t.errorf("plain http is not allowed: https only, unless HERALD_WEBHOOK_ALLOW_HTTP is set for local testing"))
+		return delivery.Permanent(svc.class("invalid_url"), t.errorf("%s", webhook.PlainHTTPRefused))
 	}
 	if !s.hostAllowed(svc, u.Hostname()) {
 		return delivery.Permanent(svc.class("host_not_allowed"), t.errorf("%s is not a %s webhook host (%s); HERALD_CHAT_ALLOW_HOSTS adds others", u.Hostname(), svc.name, strings.Join(svc.hosts, ", ")))
@@ -209,7 +209,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err != nil {
 		var blocked *webhook.BlockedError
 		if errors.As(err, &blocked) {
-			return delivery.Permanent(svc.class("blocked_destination"), t.errorf("blocked destination: %v; herald does not connect to it (docs/security.md)", blocked))
+			return delivery.Permanent(svc.class("blocked_destination"), t.errorf("blocked destination: %v; %s", blocked, blocked.Advice()))
 		}
 		if ctx.Err() != nil {
 			return t.deadline(ctx)

@@ -204,7 +204,10 @@ func TestCLIRunSendDeadLetterRedriveDelivered(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, fmt.Appendf(nil,
 		`{"version":1,"id":%q,"channel":"webhook","webhook":{"url":"%s/hooks/billing?token=s3cr3t","event_type":"invoice.paid","payload":{"n":1}}}`, id, hook.srv.URL), 0o600))
 
-	run := c.command("run", "--wait", "1s")
+	// The receiver is on this machine: the one switch allows it (no HERALD_WEBHOOK_ALLOW_*).
+	delete(c.vars, "HERALD_WEBHOOK_ALLOW_HTTP")
+	delete(c.vars, "HERALD_WEBHOOK_ALLOW_CIDRS")
+	run := c.command("run", "--wait", "1s", "--local-receivers")
 	var runOut, runErr lockedBuffer
 	run.Stdout, run.Stderr = &runOut, &runErr
 	require.NoError(t, run.Start())
@@ -219,6 +222,9 @@ func TestCLIRunSendDeadLetterRedriveDelivered(t *testing.T) {
 		}
 	})
 
+	waitFor(t, 30*time.Second, "herald run started", func() bool { return strings.Contains(runErr.String(), "Ctrl-C to stop") })
+	require.Contains(t, runErr.String(), "webhooks: https and plain http;", "herald run says what it allows")
+	require.Contains(t, runErr.String(), "receivers on this machine allowed")
 	sent := c.herald("", "send", file)
 	require.Equal(t, 0, sent.code, "send: %+v", sent)
 	require.Contains(t, sent.stdout, id)

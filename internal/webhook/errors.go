@@ -126,7 +126,7 @@ func (t target) deadline(ctx context.Context) error {
 // blocked is the error of a destination the check blocks. The address is
 // named, the URL's path, query and userinfo are not.
 func (t target) blocked(b *BlockedError) error {
-	return delivery.Permanent(ClassBlockedDestination, t.errorf("blocked destination: %v; herald does not connect to it (docs/security.md)", b))
+	return delivery.Permanent(ClassBlockedDestination, t.errorf("blocked destination: %v; %s", b, b.Advice()))
 }
 
 // statusError classifies a response by its status code: 2xx delivered,

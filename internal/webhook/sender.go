@@ -181,7 +181,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(ClassInvalidURL, t.errorf("the URL must be absolute and https"))
 	case u.Scheme == "http" && !s.allowHTTP:
-		return delivery.Permanent(ClassInvalidURL, t.errorf("plain http is not allowed: https only, unless HERALD_WEBHOOK_ALLOW_HTTP is set for local testing"))
+		return delivery.Permanent(ClassInvalidURL, t.errorf("%s", PlainHTTPRefused))
 	}
 	if err := s.checkHost(t, u.Hostname()); err != nil {
 		return err
