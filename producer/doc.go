@@ -9,9 +9,12 @@
 // reported at once.
 //
 // On a FIFO queue (its URL ends in ".fifo") each notification's group is
-// [Client.GroupID] and its deduplication id is the notification id, so a
-// repeated send of the same notification within SQS's 5-minute
-// deduplication interval is stored once.
+// [Client.GroupBy]'s or [Client.GroupID] and its deduplication id is the
+// notification id, so a repeated send of the same notification within SQS's
+// 5-minute deduplication interval is stored once. Each group keeps its
+// order whatever SQS fails: one notification of a group per call, and none
+// of a group after one that was not sent ([ErrGroupBlocked]); SendBodies
+// reports every one not sent in a [NotSentError].
 //
 // The command `herald send` is a thin layer over this package.
 package producer

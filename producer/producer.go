@@ -42,8 +42,15 @@ type Client struct {
 	// QueueURL is the notification queue. Required.
 	QueueURL string
 	// GroupID is the MessageGroupId of every notification sent to a FIFO
-	// queue. Required for a FIFO queue, ignored otherwise.
+	// queue. Required for a FIFO queue unless GroupBy is set; ignored on a
+	// standard queue.
 	GroupID string
+	// GroupBy, when set, gives each notification's MessageGroupId on a FIFO
+	// queue (for example one group per recipient, so that one recipient's
+	// notifications keep their order and others' are not held behind
+	// them); an empty result falls back to GroupID. SQS limits a group id
+	// to 128 characters of alphanumerics and punctuation.
+	GroupBy func(m *notification.Message) string
 	// MaxAttempts is how many times an entry SQS failed on its side is sent
 	// in all. Defaults to 3.
 	MaxAttempts int
@@ -61,6 +68,26 @@ type Result struct {
 	// Err is why it was not sent; nil when it was.
 	Err error `json:"-"`
 }
+
+// NotSentError is SendBodies' error when some valid notifications were not
+// sent: SQS refused or kept failing them, or on a FIFO queue they wait
+// behind one of their group that was not sent. Each one's Result.Err says
+// why.
+type NotSentError struct {
+	// IDs are the notification ids not sent, in input order.
+	IDs []string
+	// Total is the number of notifications given.
+	Total int
+}
+
+func (e *NotSentError) Error() string {
+	return fmt.Sprintf("%d of %d notifications not sent: %s", len(e.IDs), e.Total, strings.Join(e.IDs, ", "))
+}
+
+// ErrGroupBlocked is the Result.Err (wrapped, with the id it waits behind)
+// of a notification not sent on a FIFO queue because an earlier one of its
+// message group was not sent: sending it would put the group out of order.
+var ErrGroupBlocked = errors.New("not sent: an earlier notification of its message group was not sent")
 
 // InvalidError reports the bodies that are not valid notifications; when
 // [Client.SendBodies] returns it, nothing was sent.
@@ -143,15 +170,26 @@ func (c *Client) Send(ctx context.Context, msgs ...*notification.Message) ([]Res
 
 // SendBodies validates every body first and, when one is invalid, returns an
 // *InvalidError and sends nothing. Otherwise it sends them in batches and
-// returns one Result per body, in input order. The error is non-nil when any
-// body was not sent (each Result's Err says why), or when c is misconfigured.
+// returns one Result per body, in input order. The error is a
+// *NotSentError when any body was not sent (each Result's Err says why), or
+// names what is missing from c.
+//
+// On a FIFO queue the order of each message group is kept whatever SQS
+// fails: a batch holds at most one notification of a group, the group's
+// next one goes only after it was sent, and once one of a group is not
+// sent (refused, attempts exhausted, the call failed) none of the group's
+// later ones is sent (ErrGroupBlocked). Notifications of other groups go
+// on. SQS does not promise that a batch entry it fails stops the same
+// group's later entries of that batch, so one per group per batch is the
+// only way to keep the order; a single group sends one notification per
+// call.
 func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, error) {
 	if c.SQS == nil || c.QueueURL == "" {
 		return nil, errors.New("producer: SQS and QueueURL are required")
 	}
 	fifo := IsFIFO(c.QueueURL)
-	if fifo && c.GroupID == "" {
-		return nil, fmt.Errorf("producer: queue %s is a FIFO queue: a GroupID is required", c.QueueURL)
+	if fifo && c.GroupID == "" && c.GroupBy == nil {
+		return nil, fmt.Errorf("producer: queue %s is a FIFO queue: a GroupID or GroupBy is required", c.QueueURL)
 	}
 	if err := Validate(bodies); err != nil {
 		return nil, err
@@ -160,19 +198,52 @@ func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, err
 	for i, b := range bodies {
 		results[i].ID = notification.IDOf(b)
 	}
-	for _, chunk := range Chunks(bodies, MaxBatchEntries, MaxBatchBytes) {
-		c.sendChunk(ctx, bodies, chunk, results, fifo)
-	}
-	failed := 0
-	for _, r := range results {
-		if r.Err != nil {
-			failed++
+	if fifo {
+		groups, err := c.groups(bodies)
+		if err != nil {
+			return nil, err
+		}
+		c.sendFIFO(ctx, bodies, groups, results)
+	} else {
+		for _, chunk := range Chunks(bodies, MaxBatchEntries, MaxBatchBytes) {
+			c.sendChunk(ctx, bodies, chunk, results)
 		}
 	}
-	if failed > 0 {
-		return results, fmt.Errorf("%d of %d notifications not sent", failed, len(bodies))
+	var notSent []string
+	for i, r := range results {
+		if r.MessageID == "" && r.Err == nil {
+			results[i].Err = fmt.Errorf("not sent: %w", context.Cause(ctx))
+		}
+		if results[i].Err != nil {
+			notSent = append(notSent, r.ID)
+		}
+	}
+	if len(notSent) > 0 {
+		return results, &NotSentError{IDs: notSent, Total: len(bodies)}
 	}
 	return results, nil
+}
+
+// groups returns each body's MessageGroupId.
+func (c *Client) groups(bodies [][]byte) ([]string, error) {
+	out := make([]string, len(bodies))
+	for i, b := range bodies {
+		out[i] = c.GroupID
+		if c.GroupBy == nil {
+			continue
+		}
+		m, err := notification.Parse(b) // valid: Validate passed
+		if err != nil {
+			return nil, fmt.Errorf("notification %d: %w", i+1, err)
+		}
+		if g := c.GroupBy(m); g != "" {
+			out[i] = g
+		}
+		if out[i] == "" {
+			return nil, fmt.Errorf("producer: notification %d (%s) has no message group: GroupBy gave none and GroupID is empty", i+1, m.ID)
+		}
+	}
+	return out, nil
 }
 
 // Chunks splits indexes 0…len(bodies)-1 into runs of at most maxEntries
@@ -196,19 +267,15 @@ func Chunks(bodies [][]byte, maxEntries, maxBytes int) [][]int {
 	return out
 }
 
-// sendChunk sends one batch, retrying the entries SQS failed on its side.
-func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, results []Result, fifo bool) {
+// sendChunk sends one batch to a standard queue, retrying the entries SQS
+// failed on its side.
+func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, results []Result) {
 	pending := idx
 	delay := c.retryDelay()
 	for attempt := 1; len(pending) > 0; attempt++ {
 		entries := make([]types.SendMessageBatchRequestEntry, len(pending))
 		for k, i := range pending {
-			e := types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}
-			if fifo {
-				e.MessageGroupId = aws.String(c.GroupID)
-				e.MessageDeduplicationId = aws.String(DeduplicationID(results[i].ID))
-			}
-			entries[k] = e
+			entries[k] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}
 		}
 		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.QueueURL), Entries: entries})
 		var retry []int
@@ -250,6 +317,103 @@ func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, resu
 		}
 		delay *= 2
 		pending = retry
+	}
+}
+
+// sendFIFO sends bodies to a FIFO queue in rounds: each round's batch holds
+// the next unsent notification of each group (in the order the groups
+// first appear, within the batch limits). A sent one makes way for the
+// next of its group; one SQS failed on its side is sent again in a later
+// round, after a wait that doubles, up to MaxAttempts; one that is not sent
+// for good blocks the rest of its group.
+func (c *Client) sendFIFO(ctx context.Context, bodies [][]byte, groups []string, results []Result) {
+	var order []string
+	queue := map[string][]int{}
+	for i, g := range groups {
+		if _, ok := queue[g]; !ok {
+			order = append(order, g)
+		}
+		queue[g] = append(queue[g], i)
+	}
+	block := func(i int, err error) {
+		g := groups[i]
+		results[i].Err = err
+		for _, j := range queue[g][1:] {
+			results[j].Err = fmt.Errorf("%w: behind %s", ErrGroupBlocked, results[i].ID)
+		}
+		queue[g] = nil
+	}
+	attempts := make([]int, len(bodies))
+	delay := c.retryDelay()
+	for ctx.Err() == nil {
+		var batch []int
+		size := 0
+		for _, g := range order {
+			if len(queue[g]) == 0 || len(batch) == MaxBatchEntries {
+				continue
+			}
+			i := queue[g][0]
+			if len(batch) > 0 && size+len(bodies[i]) > MaxBatchBytes {
+				continue
+			}
+			batch, size = append(batch, i), size+len(bodies[i])
+		}
+		if len(batch) == 0 {
+			return
+		}
+		entries := make([]types.SendMessageBatchRequestEntry, len(batch))
+		for k, i := range batch {
+			entries[k] = types.SendMessageBatchRequestEntry{
+				Id:                     aws.String(strconv.Itoa(i)),
+				MessageBody:            aws.String(string(bodies[i])),
+				MessageGroupId:         aws.String(groups[i]),
+				MessageDeduplicationId: aws.String(DeduplicationID(results[i].ID)),
+			}
+		}
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.QueueURL), Entries: entries})
+		if err != nil {
+			// The SDK has already retried what it retries; the call as a whole failed.
+			for _, i := range batch {
+				block(i, fmt.Errorf("send batch: %w", err))
+			}
+			continue
+		}
+		answered := map[int]bool{}
+		for _, s := range out.Successful {
+			if i, ok := entryIndex(s.Id, batch); ok {
+				answered[i] = true
+				results[i].MessageID, results[i].Err = aws.ToString(s.MessageId), nil
+				queue[groups[i]] = queue[groups[i]][1:]
+			}
+		}
+		retry := false
+		for _, f := range out.Failed {
+			i, ok := entryIndex(f.Id, batch)
+			if !ok {
+				continue
+			}
+			answered[i] = true
+			attempts[i]++
+			err := fmt.Errorf("SQS %s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
+			if f.SenderFault || attempts[i] >= c.maxAttempts() {
+				block(i, err)
+				continue
+			}
+			results[i].Err, retry = err, true
+		}
+		for _, i := range batch {
+			if !answered[i] {
+				block(i, errors.New("SQS answered neither success nor failure for this entry"))
+			}
+		}
+		if !retry {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay *= 2
 	}
 }
 

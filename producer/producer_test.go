@@ -57,15 +57,16 @@ func TestFIFOGroupAndDeduplicationID(t *testing.T) {
 	t.Cleanup(wire.Close)
 	url := wire.srv.URL + "/000000000000/herald.fifo"
 	_, err := (&producer.Client{SQS: c, QueueURL: url}).SendBodies(context.Background(), [][]byte{body("a-1", 1)})
-	require.ErrorContains(t, err, "GroupID is required")
+	require.ErrorContains(t, err, "a GroupID or GroupBy is required")
 	require.Empty(t, wire.sent())
 
 	_, err = (&producer.Client{SQS: c, QueueURL: url, GroupID: "tenant-7"}).SendBodies(context.Background(), [][]byte{body("a-1", 1), body("a-2", 1)})
 	require.NoError(t, err)
-	e := wire.sent()[0]
-	require.Equal(t, "tenant-7", e[0].MessageGroupId)
-	require.Equal(t, "a-1", e[0].MessageDeduplicationId)
-	require.Equal(t, "a-2", e[1].MessageDeduplicationId)
+	sent := wire.sent()
+	require.Len(t, sent, 2, "one notification of the group per call")
+	require.Equal(t, "tenant-7", sent[0][0].MessageGroupId)
+	require.Equal(t, "a-1", sent[0][0].MessageDeduplicationId)
+	require.Equal(t, "a-2", sent[1][0].MessageDeduplicationId)
 }
 
 func TestInvalidSendsNothing(t *testing.T) {

@@ -35,6 +35,12 @@ type sqsWire struct {
 	// refuse makes an entry whose body contains the key fail as the
 	// sender's fault.
 	refuse map[string]bool
+	// throttle makes the calls whose numbers (from 1) it holds fail as a
+	// whole with ThrottlingException, as SQS does above its request rate.
+	throttle map[int]bool
+	calls    int
+	// stored are the entries SQS accepted, in the order it stored them.
+	stored []wireEntry
 	next   int
 }
 
@@ -46,7 +52,7 @@ type wireEntry struct {
 }
 
 func newSQSWire() (*sqsWire, *sqs.Client) {
-	w := &sqsWire{failTimes: map[string]int{}, refuse: map[string]bool{}}
+	w := &sqsWire{failTimes: map[string]int{}, refuse: map[string]bool{}, throttle: map[int]bool{}}
 	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
 	client := sqs.New(sqs.Options{
 		BaseEndpoint:     aws.String(w.srv.URL),
@@ -115,6 +121,12 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 		Failed     []failed
 	}{Successful: []ok{}, Failed: []failed{}}
 	w.mu.Lock()
+	w.calls++
+	if w.throttle[w.calls] {
+		w.mu.Unlock()
+		w.fault(rw, "ThrottlingException", "Rate exceeded")
+		return
+	}
 	w.batches = append(w.batches, in.Entries)
 	for _, e := range in.Entries {
 		if key := w.match(w.refuse, e.MessageBody); key != "" {
@@ -127,6 +139,7 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		w.next++
+		w.stored = append(w.stored, e)
 		sum := md5.Sum([]byte(e.MessageBody))
 		out.Successful = append(out.Successful, ok{Id: e.Id, MessageId: fmt.Sprintf("msg-%d", w.next), MD5OfMessageBody: hex.EncodeToString(sum[:])})
 	}
@@ -150,6 +163,18 @@ func (w *sqsWire) matchCount(body string) string {
 		}
 	}
 	return ""
+}
+
+// groupOrder is the deduplication ids (notification ids) of each message
+// group's stored messages, in the order SQS stored them.
+func (w *sqsWire) groupOrder() map[string][]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string][]string{}
+	for _, e := range w.stored {
+		out[e.MessageGroupId] = append(out[e.MessageGroupId], e.MessageDeduplicationId)
+	}
+	return out
 }
 
 func (w *sqsWire) sent() [][]wireEntry {
