@@ -17,6 +17,12 @@ const (
 	// ReceiveCountAtDelivery is the record's ApproximateReceiveCount when it
 	// was delivered.
 	ReceiveCountAtDelivery = "ReceiveCountAtDelivery"
+	// ReceiveCountAtRetry is the record's ApproximateReceiveCount when it
+	// failed and was put back for a retry: the failing alarm's metric. SQS
+	// leaves a message received three times or more out of the queue's
+	// ApproximateAgeOfOldestMessage, so this is what sees a notification
+	// that keeps failing (docs/alarms.md).
+	ReceiveCountAtRetry = "ReceiveCountAtRetry"
 	// DeadLetters counts records herald moved to the dead-letter queue, by
 	// channel and error class.
 	DeadLetters = "DeadLetters"

@@ -16,7 +16,8 @@ import (
 // channel and outcome (and by channel and error class on failures),
 // DeliveryDuration of an attempted send, AgeAtDelivery, AgeSinceCreated and
 // ReceiveCountAtDelivery of a delivered record, DeadLetters, Retries and
-// DeadLettersTooLarge by channel and error class.
+// ReceiveCountAtRetry of a retried one, and DeadLettersTooLarge, by channel
+// and error class.
 func (p *Processor) log(ctx context.Context, r *record) {
 	attrs := make([]slog.Attr, 0, 24)
 	level := slog.LevelInfo
@@ -108,7 +109,9 @@ func (p *Processor) recordMetrics(r *record) metrics.Entry {
 	case DeadLettered:
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLetters, Unit: metrics.Count, Value: 1})
 	case Retry:
-		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: 1})
+		e.Metrics = append(e.Metrics,
+			metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: 1},
+			metrics.Metric{Name: metrics.ReceiveCountAtRetry, Unit: metrics.Count, Value: float64(r.receiveCount)})
 	case Failed:
 		if r.unfit {
 			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: 1})

@@ -35,7 +35,7 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	ev := events.SQSEvent{Records: []events.SQSMessage{
 		delivered,
 		rec("m-gone", webhookBody("permanent-1"), 1),
-		rec("m-503", webhookBody("transient-1"), 1),
+		rec("m-503", webhookBody("transient-1"), 2),
 		rec("m-poison", `not json`, 1),
 	}}
 	_, err := b.p.Handle(context.Background(), ev)
@@ -84,6 +84,10 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	retry := byMsg["m-503"]
 	require.Equal(t, "retry", retry[metrics.DimOutcome])
 	require.EqualValues(t, 1, retry[metrics.Retries])
+	require.EqualValues(t, 2, retry[metrics.ReceiveCountAtRetry], "the failing alarm's metric: the receive that failed")
+	require.NotContains(t, retry, metrics.ReceiveCountAtDelivery)
+	require.NotContains(t, ok, metrics.ReceiveCountAtRetry, "only a retry has it")
+	require.NotContains(t, gone, metrics.ReceiveCountAtRetry, "a dead letter is not retried")
 	require.NotContains(t, retry, metrics.DeadLetters)
 
 	poison := byMsg["m-poison"]
