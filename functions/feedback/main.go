@@ -32,6 +32,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	lambda.Start(h.Handle)
+	lambda.Start(h.HandleRaw)
 	return nil
 }

@@ -37,6 +37,14 @@
 // complaints, rejects and rendering failures are logged at WARN, the rest at
 // INFO.
 //
+// An event it cannot read — a payload that is not a JSON object, another
+// source, an eventType herald does not publish, an event without
+// mail.messageId or without its type's object — is logged once as
+// "email_event_unreadable" and counted ([MetricEmailEventsUnreadable]); the
+// invocation succeeds, since a retry would fail the same way. Events that
+// never reach the function, or whose invocation fails (a crash, a timeout),
+// go to the stack's feedback dead-letter queue (docs/alarms.md).
+//
 // Addresses never reach the log: the event's headers, sender, diagnostic
 // codes and SMTP responses are not decoded at all, and recipients are
 // reduced to their domains.

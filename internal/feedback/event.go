@@ -134,6 +134,9 @@ type Kind struct {
 	DetailType string // EventBridge detail-type
 	Matching   string // AWS::SES::ConfigurationSetEventDestination MatchingEventTypes
 	Level      slog.Level
+	// Object is the member of the record that describes the event (none
+	// for Send, whose "send" object is empty).
+	Object string
 }
 
 // EventTypes are the SES event types herald publishes and logs. Left out:
@@ -141,13 +144,13 @@ type Kind struct {
 // message's links and adds a tracking pixel) and Subscription (SES list
 // management, which herald does not use).
 var EventTypes = []Kind{
-	{Send, "Send", "Email Sent", "send", slog.LevelInfo},
-	{Delivered, "Delivery", "Email Delivered", "delivery", slog.LevelInfo},
-	{Bounced, "Bounce", "Email Bounced", "bounce", slog.LevelWarn},
-	{Complained, "Complaint", "Email Complaint Received", "complaint", slog.LevelWarn},
-	{Rejected, "Reject", "Email Rejected", "reject", slog.LevelWarn},
-	{RenderingFailed, "Rendering Failure", "Email Rendering Failed", "renderingFailure", slog.LevelWarn},
-	{DeliveryDelayed, "DeliveryDelay", "Email Delivery Delayed", "deliveryDelay", slog.LevelInfo},
+	{Send, "Send", "Email Sent", "send", slog.LevelInfo, ""},
+	{Delivered, "Delivery", "Email Delivered", "delivery", slog.LevelInfo, "delivery"},
+	{Bounced, "Bounce", "Email Bounced", "bounce", slog.LevelWarn, "bounce"},
+	{Complained, "Complaint", "Email Complaint Received", "complaint", slog.LevelWarn, "complaint"},
+	{Rejected, "Reject", "Email Rejected", "reject", slog.LevelWarn, "reject"},
+	{RenderingFailed, "Rendering Failure", "Email Rendering Failed", "renderingFailure", slog.LevelWarn, "failure"},
+	{DeliveryDelayed, "DeliveryDelay", "Email Delivery Delayed", "deliveryDelay", slog.LevelInfo, "deliveryDelay"},
 }
 
 // kindOf returns the Kind of the record's eventType.

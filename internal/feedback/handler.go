@@ -18,6 +18,11 @@ import (
 // maxErrorText bounds the rendering failure's error text in the log.
 const maxErrorText = 1024
 
+// maxEnvelopeText bounds each EventBridge envelope member (id, source,
+// detail-type) an unreadable event's line repeats: a malformed event may
+// carry any size there.
+const maxEnvelopeText = 256
+
 // Config configures a [Handler].
 type Config struct {
 	// Logger receives one line per event; it must write JSON
@@ -45,8 +50,44 @@ func New(cfg Config) (*Handler, error) {
 	return &Handler{cfg: cfg}, nil
 }
 
+// HandleRaw is the function's entry point: it reads the invocation's payload
+// as an EventBridge event itself, so that no payload makes the invocation
+// fail. Lambda would retry a failed asynchronous invocation and then send the
+// event to the function's dead-letter queue, although it would fail the same
+// way each time. A payload that is not a JSON object is logged as
+// "email_event_unreadable" and counted once ([MetricEmailEventsUnreadable]);
+// an envelope member of the wrong type reads as empty, a time that is not
+// RFC 3339 as none. The event is then handled as by [Handler.Handle]. It
+// always returns nil.
+func (h *Handler) HandleRaw(ctx context.Context, raw json.RawMessage) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		why := "the payload is not a JSON object"
+		if err != nil {
+			why += ": " + err.Error()
+		}
+		h.unreadable(ctx, events.EventBridgeEvent{}, h.cfg.Now(), why)
+		return nil
+	}
+	str := func(name string) string {
+		var s string
+		_ = json.Unmarshal(members[name], &s) // absent or not a string: ""
+		return s
+	}
+	ev := events.EventBridgeEvent{
+		ID:         str("id"),
+		Source:     str("source"),
+		DetailType: str("detail-type"),
+		Detail:     members["detail"],
+	}
+	ev.Time, _ = time.Parse(time.RFC3339, str("time")) // invalid: zero, timed by the clock
+	return h.Handle(ctx, ev)
+}
+
 // Handle logs the SES event ev carries (EventBridge source "aws.ses", detail
-// an [Event]). It always returns nil: an event it cannot read is logged as
+// an [Event]). It always returns nil: an event it cannot read (another
+// source, a detail that does not decode, an eventType herald does not
+// publish, no mail.messageId, no object of its type) is logged as
 // "email_event_unreadable", with metric [MetricEmailEventsUnreadable], and
 // not retried, as it would fail the same way again.
 func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
@@ -62,11 +103,43 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 	}
 	k, ok := kindOf(e.EventType)
 	if !ok {
-		h.unreadable(ctx, ev, at, "eventType "+e.EventType+" is not one herald publishes")
+		h.unreadable(ctx, ev, at, "eventType "+delivery.Truncate(e.EventType, maxEnvelopeText)+" is not one herald publishes")
+		return nil
+	}
+	if why := incomplete(k, &e); why != "" {
+		h.unreadable(ctx, ev, at, "eventType "+k.Record+": "+why)
 		return nil
 	}
 	h.record(ctx, k, &e, at)
 	return nil
+}
+
+// incomplete returns what an event of kind k lacks of the members SES
+// always writes for it: the mail's message id, and the object of its type
+// (bounce, complaint, …); "" when it has them.
+func incomplete(k Kind, e *Event) string {
+	if e.Mail.MessageID == "" {
+		return "no mail.messageId"
+	}
+	var missing bool
+	switch k.Type {
+	case Bounced:
+		missing = e.Bounce == nil
+	case Complained:
+		missing = e.Complaint == nil
+	case Delivered:
+		missing = e.Delivery == nil
+	case DeliveryDelayed:
+		missing = e.DeliveryDelay == nil
+	case Rejected:
+		missing = e.Reject == nil
+	case RenderingFailed:
+		missing = e.Failure == nil
+	}
+	if missing {
+		return "no " + k.Object + " object"
+	}
+	return ""
 }
 
 // record writes the line of e, an event of kind k; at is the metrics'
@@ -135,9 +208,9 @@ func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 // source and detail-type, never its detail.
 func (h *Handler) unreadable(ctx context.Context, ev events.EventBridgeEvent, at time.Time, why string) {
 	attrs := []slog.Attr{
-		slog.String("eventbridge_id", ev.ID),
-		slog.String("source", ev.Source),
-		slog.String("detail_type", ev.DetailType),
+		slog.String("eventbridge_id", delivery.Truncate(scrub(ev.ID), maxEnvelopeText)),
+		slog.String("source", delivery.Truncate(scrub(ev.Source), maxEnvelopeText)),
+		slog.String("detail_type", delivery.Truncate(scrub(ev.DetailType), maxEnvelopeText)),
 		slog.String("error", delivery.Truncate(scrub(why), maxErrorText)),
 	}
 	attrs = append(attrs, metrics.Entry{

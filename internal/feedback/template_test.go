@@ -88,3 +88,63 @@ func TestTemplateSendsThroughHeraldsConfigurationSet(t *testing.T) {
 		scalars(t, path(resources, "EmailConfigurationSet", "Properties", "SuppressionOptions", "SuppressedReasons")))
 	require.Contains(t, string(raw), ":configuration-set/${EmailConfigurationSet}", "ses:SendEmail on the stack's set")
 }
+
+// TestTemplateKeepsEventsTheFunctionDidNotLog: an SES event that EventBridge
+// could not deliver to the function (after its retry policy) and one whose
+// invocation failed (after Lambda's retries) both end in the feedback
+// dead-letter queue, which EventBridge may write to for this rule only, the
+// function's role may write to, and an alarm watches.
+func TestTemplateKeepsEventsTheFunctionDidNotLog(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../template.yaml")
+	require.NoError(t, err)
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(raw, &doc))
+	resources := path(doc.Content[0], "Resources")
+	const queue = "FeedbackDeadLetterQueue"
+	require.Equal(t, "AWS::SQS::Queue", path(resources, queue, "Type").Value)
+	queueArn := func(n *yaml.Node) {
+		t.Helper()
+		require.NotNil(t, n)
+		require.Equal(t, "!GetAtt", n.Tag)
+		require.Equal(t, queue+".Arn", n.Value)
+	}
+
+	rule := path(resources, "FeedbackFunction", "Properties", "Events", "EmailEvents", "Properties")
+	queueArn(path(rule, "DeadLetterConfig", "Arn"))
+	retries := path(rule, "RetryPolicy", "MaximumRetryAttempts")
+	require.NotNil(t, retries, "the rule's target has a retry policy")
+	require.NotEqual(t, "0", retries.Value)
+	require.NotNil(t, path(rule, "RetryPolicy", "MaximumEventAgeInSeconds"))
+
+	fn := path(resources, "FeedbackFunction", "Properties")
+	require.Equal(t, "SQS", path(fn, "DeadLetterQueue", "Type").Value)
+	queueArn(path(fn, "DeadLetterQueue", "TargetArn"))
+
+	var policyOK bool
+	for _, st := range path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement").Content {
+		if path(st, "Principal", "Service").Value == "events.amazonaws.com" && child(st, "Action").Value == "sqs:SendMessage" {
+			queueArn(child(st, "Resource"))
+			require.Equal(t, "FeedbackFunctionEmailEvents.Arn", path(st, "Condition", "ArnEquals", "aws:SourceArn").Value, "for herald's rule only")
+			policyOK = true
+		}
+	}
+	require.True(t, policyOK, "the queue policy lets EventBridge send")
+	require.Equal(t, queue, path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "Queues").Content[0].Value)
+
+	var roleOK bool
+	for _, pol := range path(resources, "FeedbackFunctionRole", "Properties", "Policies").Content {
+		for _, st := range path(pol, "PolicyDocument", "Statement").Content {
+			if child(st, "Action").Value == "sqs:SendMessage" {
+				queueArn(child(st, "Resource"))
+				roleOK = true
+			}
+		}
+	}
+	require.True(t, roleOK, "the function's role may write its failed invocations")
+
+	alarm := path(resources, "FeedbackDeadLettersAlarm", "Properties")
+	require.Equal(t, "ApproximateNumberOfMessagesVisible", child(alarm, "MetricName").Value)
+	require.Equal(t, queue+".QueueName", path(alarm, "Dimensions").Content[0].Content[3].Value)
+	require.Equal(t, "1", child(alarm, "Threshold").Value)
+}

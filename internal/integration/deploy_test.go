@@ -192,6 +192,27 @@ func TestDeployedStack(t *testing.T) {
 		require.Equal(t, aws.ToString(d.retention.FunctionArn), aws.ToString(targets.Targets[0].Arn))
 	})
 
+	t.Run("feedback dead letters", func(t *testing.T) {
+		// SES events not logged are kept: the rule's target retries and
+		// then dead-letters what it cannot deliver, and the function's
+		// failed asynchronous invocations go to the same queue.
+		dlqArn := queueAttributes(ctx, t, sqsc, d.physical(t, "FeedbackDeadLetterQueue"))["QueueArn"]
+		require.Equal(t, d.physical(t, "FeedbackDeadLetterQueue"), d.outputs["FeedbackDeadLetterQueueUrl"])
+		eb := eventbridge.NewFromConfig(awsCfg)
+		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(d.physical(t, "FeedbackFunctionEmailEvents"))})
+		require.NoError(t, err)
+		require.Len(t, targets.Targets, 1)
+		target := targets.Targets[0]
+		require.Equal(t, aws.ToString(d.functions["FeedbackFunction"].FunctionArn), aws.ToString(target.Arn))
+		require.NotNil(t, target.DeadLetterConfig)
+		require.Equal(t, dlqArn, aws.ToString(target.DeadLetterConfig.Arn))
+		require.NotNil(t, target.RetryPolicy)
+		require.Positive(t, aws.ToInt32(target.RetryPolicy.MaximumRetryAttempts))
+		fn := d.functions["FeedbackFunction"]
+		require.NotNil(t, fn.DeadLetterConfig)
+		require.Equal(t, dlqArn, aws.ToString(fn.DeadLetterConfig.TargetArn))
+	})
+
 	t.Run("alarms", func(t *testing.T) {
 		names := d.ofType("AWS::CloudWatch::Alarm")
 		t.Logf("%d alarms in the stack", len(names))
