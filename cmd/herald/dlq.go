@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/internal/deadletter"
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -197,10 +198,12 @@ holds at that moment are not listed; their number is printed after the table.`,
 // attributes herald kept in the reason) to dlq show.
 func listed(l deadletter.Letter) deadletter.Letter {
 	l.Body = ""
-	if l.Reason != nil {
-		r := *l.Reason
-		r.OverflowAttributes = nil
-		l.Reason = &r
+	for _, r := range []**processor.Reason{&l.Reason, &l.PreviousReason} {
+		if *r != nil {
+			c := **r
+			c.OverflowAttributes = nil
+			*r = &c
+		}
 	}
 	return l
 }
@@ -283,6 +286,12 @@ func printLetter(e *env, l *deadletter.Letter) {
 		fmt.Fprintln(w, "reason:          the herald.reason attribute is not readable JSON")
 	} else {
 		fmt.Fprintln(w, "reason:          none: the queue's redrive policy moved it after maxReceiveCount receives")
+		if r := l.PreviousReason; r != nil {
+			// Sent back with herald's attributes (SQS's move task keeps
+			// them) and moved again: history, not this move's cause.
+			fmt.Fprintf(w, "earlier reason:  %s (%s, failed at %s), from an earlier dead-lettering, not why it was moved this time\n",
+				cell(string(r.ErrorClass)), cell(r.Outcome), cell(r.FailedAt))
+		}
 	}
 	fmt.Fprintln(w, "body:")
 	var buf bytes.Buffer

@@ -96,3 +96,21 @@ func TestDLQOnFIFOQueueSaysWhenItReadOnlyPart(t *testing.T) {
 	require.Contains(t, r.stdout, "sent 3, skipped 0, failed 0")
 	require.Len(t, w.Messages(w.URL()+"/q.fifo"), 13)
 }
+
+// dlq show of a letter the redrive policy moved while it still carried the
+// herald.reason of an earlier dead-lettering says the redrive policy moved
+// it and shows the old reason as earlier, never as the current one.
+func TestDLQShowOfALetterMovedAgainByTheRedrivePolicy(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q")
+	reason := `{"outcome":"permanent_failure","error_class":"webhook_gone","error":"410","attempts":1,"failed_at":"2026-11-30T10:00:00.000Z","source_message_id":"src-1"}`
+	id := w.Put(w.URL()+"/q", `{"version":1,"id":"n-1","channel":"webhook"}`, time.Unix(1_799_000_000, 0), map[string]sqstest.MessageAttribute{
+		"herald.reason": {DataType: "String", StringValue: &reason},
+	})
+	w.MoveByRedrivePolicy(w.URL()+"/q", w.URL()+"/dlq", id)
+	r := heraldCtx(context.Background(), "dlq", "show", "n-1", "--dlq-url", w.URL()+"/dlq")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "moved by:        redrive_policy")
+	require.Contains(t, r.stdout, "earlier reason:  webhook_gone (permanent_failure, failed at 2026-11-30T10:00:00.000Z), from an earlier dead-lettering")
+	require.NotContains(t, r.stdout, "error class:")
+	require.NotContains(t, r.stdout, "outcome:")
+}

@@ -18,5 +18,10 @@
 // The reason herald wrote is [processor.Reason], read from the
 // herald.reason message attribute; a dead letter without it was moved by
 // the queue's redrive policy (maxReceiveCount reached without herald
-// settling it, for example when the function timed out).
+// settling it, for example when the function timed out). So was one with a
+// herald.reason that SQS marked with DeadLetterQueueSourceArn, or that was
+// stored more than 20 minutes after the reason's failed_at: the reason is
+// from an earlier dead-lettering (the letter was sent back with its
+// attributes and moved again), and is kept as [Letter.PreviousReason]
+// only.
 package deadletter

@@ -24,6 +24,21 @@ const (
 	MovedByRedrivePolicy = "redrive_policy"
 )
 
+// sysDeadLetterQueueSourceArn is the message system attribute SQS sets on a
+// message its redrive policy moved to a dead-letter queue: the source
+// queue's ARN (SQS API Reference, ReceiveMessage,
+// MessageSystemAttributeNames). A dead letter herald sends with
+// SendMessage never has it.
+const sysDeadLetterQueueSourceArn = string(types.MessageSystemAttributeNameDeadLetterQueueSourceArn)
+
+// maxSendDelay bounds the time between herald giving up on a message (the
+// reason's failed_at) and SQS storing its dead letter (SentTimestamp): the
+// processor sends it within the same invocation, which lasts at most 15
+// minutes (the Lambda limit), plus 5 minutes for clocks apart. A dead
+// letter sent later than that was not sent with that reason: the reason is
+// from an earlier dead-lettering.
+const maxSendDelay = 20 * time.Minute
+
 // Letter is one dead letter as read from the dead-letter queue.
 type Letter struct {
 	// MessageID is the SQS message id in the dead-letter queue.
@@ -53,6 +68,16 @@ type Letter struct {
 	// or when the herald.reason attribute is not readable JSON (MovedBy is
 	// then MovedByHerald and Class is the herald.error_class attribute).
 	Reason *processor.Reason `json:"reason,omitempty"`
+	// PreviousReason is a herald.reason the letter still carries from an
+	// earlier dead-lettering, when the redrive policy moved it this time:
+	// it was sent back with its attributes (SQS's move task keeps them),
+	// failed again without herald settling it, and the redrive policy moved
+	// it. It is history, never the cause of this move; Class, Attempts and
+	// FailedAt do not come from it.
+	PreviousReason *processor.Reason `json:"previous_reason,omitempty"`
+	// DeadLetterSourceARN is the DeadLetterQueueSourceArn SQS set when its
+	// redrive policy moved the message; empty for a letter herald sent.
+	DeadLetterSourceARN string `json:"dead_letter_source_arn,omitempty"`
 	// Body is the original message body.
 	Body string `json:"body,omitempty"`
 
@@ -86,7 +111,15 @@ func fromMessage(m types.Message) Letter {
 		l.SentAt = time.UnixMilli(ms).UTC()
 	}
 	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
-	if a, ok := m.MessageAttributes[processor.AttrReason]; ok {
+	l.DeadLetterSourceARN = m.Attributes[sysDeadLetterQueueSourceArn]
+	if a, ok := m.MessageAttributes[processor.AttrReason]; ok && l.staleReason(aws.ToString(a.StringValue)) {
+		// Moved by the redrive policy with a reason of an earlier
+		// dead-lettering: kept as history only.
+		var r processor.Reason
+		if json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r) == nil {
+			l.PreviousReason = &r
+		}
+	} else if ok {
 		// Only herald writes the attribute: the letter is herald's even
 		// when the reason cannot be read, and herald.error_class beside it
 		// still names the class.
@@ -110,6 +143,34 @@ func fromMessage(m types.Message) Letter {
 		}
 	}
 	return l
+}
+
+// staleReason reports whether reason, the letter's herald.reason, is not
+// the cause of the move that put the letter in the dead-letter queue: SQS
+// set DeadLetterQueueSourceArn (its redrive policy moved it), or the letter
+// was stored more than maxSendDelay after the reason's failed_at.
+func (l *Letter) staleReason(reason string) bool {
+	if l.DeadLetterSourceARN != "" {
+		return true
+	}
+	var r struct {
+		FailedAt string `json:"failed_at"`
+	}
+	if json.Unmarshal([]byte(reason), &r) != nil || l.SentAt.IsZero() {
+		return false
+	}
+	failed, err := time.Parse(time.RFC3339Nano, r.FailedAt)
+	return err == nil && l.SentAt.Sub(failed) > maxSendDelay
+}
+
+// heraldReason is the reason herald wrote on the letter, current or
+// previous: what it kept of the producer's message (attributes beyond
+// those that fit, a cut body's size) holds either way.
+func (l *Letter) heraldReason() *processor.Reason {
+	if l.Reason != nil {
+		return l.Reason
+	}
+	return l.PreviousReason
 }
 
 // describeBody reads what it can of a body that may be invalid: the id,

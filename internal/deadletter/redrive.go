@@ -106,7 +106,7 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			continue
 		}
 		res := Result{NotificationID: l.NotificationID, MessageID: l.MessageID}
-		if r := l.Reason; r != nil && r.OriginalBodyBytes > len(l.Body) {
+		if r := l.heraldReason(); r != nil && r.OriginalBodyBytes > len(l.Body) {
 			// Sent back, the head of a body would be dead-lettered again
 			// as invalid, and this letter's reason (the original's size
 			// and digest) would be lost with it.
@@ -165,15 +165,15 @@ func SendBackInput(l *Letter, queueURL string) *sqs.SendMessageInput {
 
 // ProducerAttributes returns l's message attributes as its producer sent
 // them: those on the dead letter and those herald kept in the reason's
-// overflow_attributes, without herald's own (herald.reason,
-// herald.error_class), the first 10 by name.
+// overflow_attributes (of its current or previous reason), without
+// herald's own (herald.reason, herald.error_class), the first 10 by name.
 func ProducerAttributes(l *Letter) map[string]types.MessageAttributeValue {
 	all := map[string]types.MessageAttributeValue{}
 	for name, a := range l.attributes {
 		all[name] = a
 	}
-	if l.Reason != nil {
-		for name, a := range l.Reason.OverflowAttributes {
+	if r := l.heraldReason(); r != nil {
+		for name, a := range r.OverflowAttributes {
 			if _, ok := all[name]; !ok {
 				all[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
 			}

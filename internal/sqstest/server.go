@@ -262,6 +262,30 @@ type Message struct {
 	VisibleAt time.Time
 }
 
+// MoveByRedrivePolicy moves message id from queue from to queue to as a
+// redrive policy does after maxReceiveCount receives: the same message id,
+// body and message attributes; SentTimestamp kept on a standard queue and
+// reset to now on a FIFO queue (SQS Developer Guide, "Setting-up
+// dead-letter queue retention"); the system attribute
+// DeadLetterQueueSourceArn set to from's ARN; visible, not yet received.
+func (s *Server) MoveByRedrivePolicy(from, to, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src, dst := s.queues[from], s.queues[to]
+	i := slices.IndexFunc(src.msgs, func(m *message) bool { return m.id == id })
+	if i < 0 {
+		panic("sqstest: MoveByRedrivePolicy of a message not in " + from)
+	}
+	m := src.msgs[i]
+	src.msgs = slices.Delete(src.msgs, i, i+1)
+	attrs := map[string]string{"SentTimestamp": m.attrs["SentTimestamp"], "DeadLetterQueueSourceArn": src.attrs["QueueArn"]}
+	if dst.attrs["FifoQueue"] == "true" {
+		attrs["SentTimestamp"] = strconv.FormatInt(s.now().UnixMilli(), 10)
+		attrs["MessageGroupId"] = m.group
+	}
+	dst.msgs = append(dst.msgs, &message{id: m.id, body: m.body, attrs: attrs, msgAttrs: m.msgAttrs, group: m.group, deduplication: m.deduplication})
+}
+
 // Counts returns how many of queue url's messages are visible and how many
 // are in flight now.
 func (s *Server) Counts(url string) (visible, inFlight int) {
