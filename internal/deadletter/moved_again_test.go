@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqstest"
 )
@@ -19,15 +20,10 @@ import (
 func reasonJSON(t *testing.T, class string, failedAt time.Time) string {
 	t.Helper()
 	raw, err := json.Marshal(processor.Reason{
-		Outcome: "permanent_failure", ErrorClass: processor.ClassInvalidRecord, Attempts: 2,
+		Outcome: "permanent_failure", ErrorClass: delivery.Class(class), Attempts: 2,
 		FailedAt: failedAt.UTC().Format(time.RFC3339Nano), SourceMessageID: "src-1",
 		OverflowAttributes: map[string]events.SQSMessageAttribute{"z-kept": {DataType: "String", StringValue: aws.String("o")}},
 	})
-	require.NoError(t, err)
-	var r map[string]any
-	require.NoError(t, json.Unmarshal(raw, &r))
-	r["error_class"] = class
-	raw, err = json.Marshal(r)
 	require.NoError(t, err)
 	return string(raw)
 }
