@@ -92,7 +92,7 @@ func TestTemplateSendsThroughHeraldsConfigurationSet(t *testing.T) {
 // TestTemplateKeepsEventsTheFunctionDidNotLog: an SES event that EventBridge
 // could not deliver to the function (after its retry policy) and one whose
 // invocation failed (after Lambda's retries) both end in the feedback
-// dead-letter queue, which EventBridge may write to for this rule only, the
+// dead-letter queue, which EventBridge may write to for this account's rules, the
 // function's role may write to, and an alarm watches.
 func TestTemplateKeepsEventsTheFunctionDidNotLog(t *testing.T) {
 	t.Parallel()
@@ -125,7 +125,8 @@ func TestTemplateKeepsEventsTheFunctionDidNotLog(t *testing.T) {
 	for _, st := range path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement").Content {
 		if path(st, "Principal", "Service").Value == "events.amazonaws.com" && child(st, "Action").Value == "sqs:SendMessage" {
 			queueArn(child(st, "Resource"))
-			require.Equal(t, "FeedbackFunctionEmailEvents.Arn", path(st, "Condition", "ArnEquals", "aws:SourceArn").Value, "for herald's rule only")
+			require.Equal(t, "AWS::AccountId", path(st, "Condition", "StringEquals", "aws:SourceAccount").Value, "for this account's rules only")
+			require.Contains(t, path(st, "Condition", "ArnLike", "aws:SourceArn").Value, ":events:${AWS::Region}:${AWS::AccountId}:rule/")
 			policyOK = true
 		}
 	}

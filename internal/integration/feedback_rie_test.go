@@ -58,6 +58,16 @@ func TestFeedbackBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 		require.NoError(t, err, f)
 		require.Equal(t, "null", strings.TrimSpace(string(answer)), "%s: the handler returns nothing", f)
 	}
+	// Payloads the runtime could not decode into an EventBridge event (not
+	// an object; a time that is not RFC 3339) succeed too, each logged
+	// once as unreadable: a failed invocation would be retried and then
+	// dead-lettered, failing the same way each time.
+	unreadable := []string{`[1,2]`, `{"source":"aws.ses","time":"yesterday","detail":{"eventType":"Open"}}`}
+	for _, payload := range unreadable {
+		answer, err := fn.InvokeJSON(t.Context(), []byte(payload), 10*time.Second)
+		require.NoError(t, err, payload)
+		require.Equal(t, "null", strings.TrimSpace(string(answer)), "%s: not a failed invocation", payload)
+	}
 
 	// The function's lines, among the emulator's own. Their metrics are
 	// timed by the samples' EventBridge time (2026-11-30T10:00Z and
@@ -97,6 +107,7 @@ func TestFeedbackBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 		want = append(want, string(k.Type))
 	}
 	require.ElementsMatch(t, want, types)
+	require.Equal(t, len(unreadable), strings.Count(fn.Logs(), `"msg":"email_event_unreadable"`), "each unreadable payload logged once")
 	require.Empty(t, regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+`).FindAllString(fn.Logs(), -1),
 		"no address in anything the function writes")
 }
