@@ -197,7 +197,7 @@ func TestSamples(t *testing.T) {
 		})
 	}
 	require.NoError(t, sc.Err())
-	require.Equal(t, 12, n, "every sample is listed")
+	require.Equal(t, 15, n, "every sample is listed")
 }
 
 func TestMessageRoundTrip(t *testing.T) {

@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/chat/chattest"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
@@ -105,7 +106,11 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 	})
 	defer receiver.Close()
 
-	samples, err := loadSamples(casesDir, receiver.URL())
+	// Local Slack, Discord and Teams receivers stand in for the services;
+	// the chat samples' URLs are pointed at them.
+	chatReceivers := chattest.NewReceivers()
+	defer chatReceivers.Close()
+	samples, err := loadSamples(casesDir, receiver.URL(), chatReceivers.Route)
 	if err != nil {
 		return err
 	}
@@ -139,6 +144,8 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 		// The local receiver listens on 127.0.0.1, which webhooks may not
 		// reach by default (docs/security.md).
 		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		// The chat receivers too stand on 127.0.0.1, not the services' hosts.
+		ChatAllowHosts: []string{"127.0.0.1"},
 	}
 	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{WebhookTLS: receiver.TLSConfig(), Logger: logger})
 	if err != nil {
@@ -213,8 +220,9 @@ func lookupQueue(ctx context.Context, c *sqs.Client, name string) (string, error
 }
 
 // loadSamples reads expected.tsv and the samples it lists, pointing their
-// webhooks at the local receiver.
-func loadSamples(dir, receiverURL string) ([]*sample, error) {
+// webhooks at the local receiver and their chat webhooks, through route,
+// at the local chat receivers.
+func loadSamples(dir, receiverURL string, route func(string) string) ([]*sample, error) {
 	f, err := os.Open(filepath.Join(dir, "expected.tsv"))
 	if err != nil {
 		return nil, err
@@ -234,7 +242,7 @@ func loadSamples(dir, receiverURL string) ([]*sample, error) {
 		}
 		out = append(out, &sample{
 			name:     file,
-			body:     strings.ReplaceAll(string(body), "https://hooks.example.test", receiverURL),
+			body:     route(strings.ReplaceAll(string(body), "https://hooks.example.test", receiverURL)),
 			expected: expected,
 		})
 	}

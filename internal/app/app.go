@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/processor"
@@ -43,7 +44,7 @@ func Logger(level slog.Level) *slog.Logger {
 
 // DeliverOptions adjust the deliver function's wiring for local use.
 type DeliverOptions struct {
-	// WebhookTLS, when set, replaces the system roots for webhook requests:
+	// WebhookTLS, when set, replaces the system roots for webhook and chat requests:
 	// the demo and tests use it to trust their local receivers.
 	WebhookTLS *tls.Config
 	// Logger replaces the JSON logger on standard output.
@@ -90,6 +91,16 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)
 	}
+	chatSender, err := chat.NewSender(chat.Config{
+		Timeout:         cfg.WebhookTimeout,
+		TLSClientConfig: opts.WebhookTLS,
+		AllowCIDRs:      cfg.WebhookAllowCIDRs,
+		AllowHTTP:       cfg.WebhookAllowHTTP,
+		AllowHosts:      cfg.ChatAllowHosts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chat sender: %w", err)
+	}
 	return processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
 		QueueURL:           cfg.QueueURL,
 		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
@@ -99,6 +110,7 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 		Senders: map[notification.Channel]processor.Sender{
 			notification.ChannelEmail:   mail,
 			notification.ChannelWebhook: hook,
+			notification.ChannelChat:    chatSender,
 		},
 		Logger: logger,
 	})

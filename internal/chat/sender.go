@@ -162,7 +162,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err != nil {
 		return delivery.Permanent(svc.class("invalid_url"), fmt.Errorf("chat %s %s: the URL does not parse", svc.name, m.ID))
 	}
-	t := target{id: m.ID, svc: svc, u: u, raw: c.URL, endpoint: endpoint(u)}
+	t := target{id: m.ID, svc: svc, u: secretParts(u), raw: c.URL, endpoint: endpoint(u)}
 	switch {
 	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("the URL must be absolute and https"))
@@ -333,6 +333,37 @@ func (t target) deadline(ctx context.Context) error {
 // endpoint is scheme://host[:port] of u: never its userinfo, path or query.
 func endpoint(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// publicParts are the parts of the services' webhook URLs that every
+// webhook shares: path segments and query parameters that are no secret.
+var publicParts = map[string]bool{
+	"services": true, "api": true, "webhooks": true, "workflows": true, "triggers": true, "manual": true,
+	"paths": true, "invoke": true, "webhookb2": true, "IncomingWebhook": true, "powerautomate": true,
+	"automations": true, "direct": true, "api-version": true, "sp": true, "sv": true,
+}
+
+// secretParts returns u without its public parts: what error texts are
+// scrubbed of (the team, channel and token of a Slack path, a Discord
+// webhook's id and token, a Teams workflow's id and signature), so that a
+// service's reason ("no_service") is not scrubbed with them.
+func secretParts(u *url.URL) *url.URL {
+	s := *u
+	var segs []string
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg != "" && !publicParts[seg] {
+			segs = append(segs, seg)
+		}
+	}
+	s.Path, s.RawPath = "/"+strings.Join(segs, "/"), ""
+	q := u.Query()
+	for k := range q {
+		if publicParts[k] {
+			q.Del(k)
+		}
+	}
+	s.RawQuery = q.Encode()
+	return &s
 }
 
 // innermost returns err without the *url.Error net/http wraps around it

@@ -196,6 +196,9 @@ func TestPermanentErrorsNameTheServicesReason(t *testing.T) {
 		require.True(t, permanent, "%s: %v", tt.class, err)
 		require.Equal(t, tt.class, class, "%v", err)
 		requireNoSecret(t, err, tt.c.URL)
+		if reason, ok := strings.CutPrefix(string(tt.class), "slack_"); ok && reason != "http_4xx" {
+			require.Contains(t, err.Error(), "body: "+reason, "the service's reason is quoted, not scrubbed")
+		}
 	}
 }
 

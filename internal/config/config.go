@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 )
@@ -113,6 +114,16 @@ type Deliver struct {
 	// 1–webhook.MaxMaxInFlightPerDestination). Defaults to
 	// webhook.DefaultMaxInFlightPerDestination (100).
 	WebhookMaxInFlightPerDestination int
+	// ChatAllowHosts are host names chat webhooks may use besides each
+	// service's own (hooks.slack.com; discord.com, discordapp.com;
+	// *.webhook.office.com, *.logic.azure.com,
+	// *.environment.api.powerplatform.com): exact names or ".suffix" for
+	// every name under suffix (HERALD_CHAT_ALLOW_HOSTS, comma-separated, such
+	// as "127.0.0.1" for a local receiver or "chat-proxy.example.com"). The
+	// destination check of HERALD_WEBHOOK_ALLOW_CIDRS and
+	// HERALD_WEBHOOK_ALLOW_HTTP apply to chat webhooks too. Defaults to none:
+	// each service's own hosts only.
+	ChatAllowHosts []string
 }
 
 // Backoff returns the retry schedule the settings describe.
@@ -158,6 +169,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		BatchingWindow:        time.Duration(r.integer(EnvBatchingWindow, 0, 0, 300)) * time.Second,
 		WebhookMaxInFlightPerDestination: r.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION",
 			webhook.DefaultMaxInFlightPerDestination, 1, webhook.MaxMaxInFlightPerDestination),
+		ChatAllowHosts: r.hosts("HERALD_CHAT_ALLOW_HOSTS"),
 	}
 	switch {
 	case d.WebhookSecret == "" && d.WebhookSecretARN == "":
@@ -248,6 +260,24 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 			continue
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// hosts reads a comma-separated list of host names (chat.CheckAllowHost);
+// empty entries are skipped.
+func (r *reader) hosts(name string) []string {
+	var out []string
+	for _, s := range strings.Split(r.getenv(name), ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if err := chat.CheckAllowHost(s); err != nil {
+			r.problem(name, err.Error()+"; comma-separated")
+			continue
+		}
+		out = append(out, s)
 	}
 	return out
 }

@@ -29,6 +29,7 @@ func TestLoadDeliverDefaults(t *testing.T) {
 	require.Equal(t, 100, d.WebhookMaxInFlightPerDestination)
 	require.Equal(t, 15*time.Second, d.WebhookTimeout)
 	require.Empty(t, d.WebhookAllowCIDRs)
+	require.Empty(t, d.ChatAllowHosts, "chat webhooks reach their services' own hosts only")
 	require.Equal(t, slog.LevelInfo, d.LogLevel)
 	p := d.Backoff()
 	require.Equal(t, backoff.DefaultJitter, p.Jitter, "retries of one outage spread out")
@@ -76,6 +77,27 @@ func TestLoadDeliverWebhookAllowCIDRs(t *testing.T) {
 	} {
 		_, err := load(v)
 		require.ErrorContains(t, err, wantErr, "%q", v)
+	}
+}
+
+func TestLoadDeliverChatAllowHosts(t *testing.T) {
+	t.Parallel()
+	load := func(v string) (config.Deliver, error) {
+		return config.LoadDeliver(env(map[string]string{"HERALD_QUEUE_URL": "q", "HERALD_DLQ_URL": "d", "HERALD_WEBHOOK_SECRET": "whsec_x", "HERALD_CHAT_ALLOW_HOSTS": v}))
+	}
+	for v, want := range map[string][]string{
+		"":          nil,
+		" , ":       nil,
+		"127.0.0.1": {"127.0.0.1"},
+		" chat-proxy.example.com, .example.org ,::1": {"chat-proxy.example.com", ".example.org", "::1"},
+	} {
+		d, err := load(v)
+		require.NoError(t, err, "%q", v)
+		require.Equal(t, want, d.ChatAllowHosts, "%q", v)
+	}
+	for _, v := range []string{"https://hooks.example.com", "x.example:443", "*.example.com", "a b"} {
+		_, err := load(v)
+		require.ErrorContains(t, err, "HERALD_CHAT_ALLOW_HOSTS: ", v)
 	}
 }
 

@@ -3,7 +3,6 @@ package processor
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -56,18 +55,15 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	p.cfg.Logger.LogAttrs(ctx, level, "notification", attrs...)
 }
 
-// webhookHost is the host name of a webhook record's URL, for the saved
-// query of the slowest hosts: a log field, never a metric dimension, and
-// never the URL (its userinfo, path or query can hold secrets).
+// webhookHost is the host name of a webhook or chat record's URL, for the
+// saved query of the slowest hosts: a log field, never a metric dimension,
+// and never the URL (its userinfo, path or query can hold secrets; a chat
+// webhook's path or query is its credential).
 func webhookHost(r *record) string {
-	if r.n == nil || r.n.Webhook == nil {
+	if r.n == nil {
 		return ""
 	}
-	u, err := url.Parse(r.n.Webhook.URL)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
+	return r.n.Host()
 }
 
 // channelUnknown is the channel dimension of a record whose body does not

@@ -23,6 +23,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,14 +197,16 @@ func jsonObject(req *http.Request, body []byte) (map[string]json.RawMessage, boo
 // /services/T…/B…/TOKEN with {"text"} and/or {"blocks"}; 200 "ok".
 // Tokens of Slack.Remove answer 404 no_service; a body of the wrong shape
 // 400 invalid_payload, no_text or invalid_blocks. Rate: one post per second
-// per webhook; beyond it 429 with Retry-After.
+// per webhook, with a burst of two (Slack allows "short bursts", and a post
+// paced a second after another may arrive a little sooner than a second
+// after it); beyond it 429 with Retry-After.
 type Slack struct {
 	*Receiver
 }
 
 // NewSlack starts a Slack receiver.
 func NewSlack() *Slack {
-	return &Slack{newReceiver(time.Second, 1, func(r *Receiver, w http.ResponseWriter, req *http.Request, body []byte) {
+	return &Slack{newReceiver(time.Second, 2, func(r *Receiver, w http.ResponseWriter, req *http.Request, body []byte) {
 		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
 		if req.Method != http.MethodPost || len(parts) != 4 || parts[0] != "services" {
 			r.refuse(w, http.StatusNotFound, "no_service")
@@ -470,4 +473,70 @@ func teamsMessage(m map[string]json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// Receivers are one receiver of each service.
+type Receivers struct {
+	Slack   *Slack
+	Discord *Discord
+	Teams   *Teams
+}
+
+// NewReceivers starts one receiver of each service.
+func NewReceivers() *Receivers {
+	return &Receivers{Slack: NewSlack(), Discord: NewDiscord(), Teams: NewTeams()}
+}
+
+// Close stops them.
+func (rs *Receivers) Close() {
+	rs.Slack.Close()
+	rs.Discord.Close()
+	rs.Teams.Close()
+}
+
+// TLSConfig trusts them (and every httptest server: they share one
+// certificate).
+func (rs *Receivers) TLSConfig() *tls.Config { return rs.Slack.TLSConfig() }
+
+// Route returns a chat notification body with its webhook URL pointed at
+// the receiver of its service, path and query kept, the Discord webhook or
+// Teams workflow it names created there. Other bodies are returned as they
+// are.
+func (rs *Receivers) Route(body string) string {
+	var m struct {
+		Chat *struct {
+			Service string `json:"service"`
+			URL     string `json:"url"`
+		} `json:"chat"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil || m.Chat == nil {
+		return body
+	}
+	u, err := url.Parse(m.Chat.URL)
+	if err != nil {
+		return body
+	}
+	var base string
+	parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/")
+	switch m.Chat.Service {
+	case "slack":
+		base = rs.Slack.URL()
+	case "discord":
+		base = rs.Discord.URL()
+		if len(parts) == 4 {
+			rs.Discord.Create(parts[2], parts[3])
+		}
+	case "teams":
+		base = rs.Teams.URL()
+		if len(parts) > 1 && parts[0] == "workflows" {
+			rs.Teams.Create(parts[1], u.Query().Get("sig"))
+		}
+	default:
+		return body
+	}
+	routed := base + u.EscapedPath()
+	if u.RawQuery != "" {
+		routed += "?" + u.RawQuery
+	}
+	return strings.Replace(body, m.Chat.URL, routed, 1)
 }
