@@ -152,4 +152,3 @@ func bodyOf(got []chattest.Received, hook string) []byte {
 	}
 	return nil
 }
-
