@@ -99,3 +99,15 @@ func TestWebhookPolicyNeedsBothLoopbackNetworks(t *testing.T) {
 		require.Equal(t, !tt.want, strings.Contains(policy, "--local-receivers allows"), "%v %v: %s", tt.http, tt.allow, policy)
 	}
 }
+
+// --local-receivers lets chat webhooks name this machine too, beside the
+// operator's own chat hosts.
+func TestLocalReceiversAllowChatHosts(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.LoadDeliver(withLocalReceivers(runEnv(map[string]string{"HERALD_CHAT_ALLOW_HOSTS": "chat-proxy.example.com"})))
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1", "::1", "chat-proxy.example.com"}, cfg.ChatAllowHosts)
+	cfg, err = config.LoadDeliver(runEnv(nil))
+	require.NoError(t, err)
+	require.Empty(t, cfg.ChatAllowHosts)
+}

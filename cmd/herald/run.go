@@ -106,7 +106,7 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 	cmd.Flags().DurationVar(&wait, "wait", time.Second, "long-poll wait of each receive (up to 20s)")
 	cmd.Flags().DurationVar(&functionTimeout, "function-timeout", 30*time.Second, "each invocation's deadline, as the Lambda function's timeout")
 	cmd.Flags().BoolVar(&localReceivers, "local-receivers", false,
-		"let webhooks reach receivers on this machine: HERALD_WEBHOOK_ALLOW_HTTP=true and "+strings.Join(prefixStrings(webhook.LoopbackPrefixes), ",")+" added to HERALD_WEBHOOK_ALLOW_CIDRS")
+		"let webhooks reach receivers on this machine: HERALD_WEBHOOK_ALLOW_HTTP=true and "+strings.Join(prefixStrings(webhook.LoopbackPrefixes), ",")+" added to HERALD_WEBHOOK_ALLOW_CIDRS; for chat webhooks "+strings.Join(loopbackHosts, ",")+" added to HERALD_CHAT_ALLOW_HOSTS")
 	return cmd
 }
 
@@ -145,10 +145,16 @@ func withLocalReceivers(getenv func(string) string) func(string) string {
 			return "true"
 		case "HERALD_WEBHOOK_ALLOW_CIDRS":
 			return strings.Join(append(prefixStrings(webhook.LoopbackPrefixes), getenv(k)), ",")
+		case "HERALD_CHAT_ALLOW_HOSTS": // chat webhooks: local stand-ins for the services' hosts
+			return strings.Join(append(slices.Clone(loopbackHosts), getenv(k)), ",")
 		}
 		return getenv(k)
 	}
 }
+
+// loopbackHosts are the loopback addresses as chat hosts
+// (HERALD_CHAT_ALLOW_HOSTS): the URLs of receivers on this machine name them.
+var loopbackHosts = []string{"127.0.0.1", "::1"}
 
 // webhookPolicy says which webhook URLs the configuration lets through,
 // in one line for herald run's start.
