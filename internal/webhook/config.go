@@ -77,6 +77,9 @@ type Config struct {
 	// [MaxMaxInFlightPerDestination]. Defaults to
 	// [DefaultMaxInFlightPerDestination].
 	MaxInFlightPerDestination int
+
+	// healthCheck is ClientConfig.HealthCheck; tests shorten it.
+	healthCheck time.Duration
 }
 
 // Defaults of Config.

@@ -99,7 +99,12 @@
 // signed timestamp start once they have one. The pool keeps as many idle
 // connections per origin, so a warm Sender opens no new connection to a
 // destination it already talks to. HTTP/2 is used when the receiver offers
-// it in ALPN (RFC 9113 §3.2), HTTP/1.1 otherwise.
+// it in ALPN (RFC 9113 §3.2), HTTP/1.1 otherwise. An HTTP/2 connection
+// silent for [DefaultHealthCheck] gets a PING (RFC 9113 §6.7) and is closed
+// when that goes unanswered as long again, so a connection a receiver or a
+// proxy keeps open without answering is replaced within seconds instead of
+// failing every later request to that origin (docs/reliability.md,
+// "Stalled connections").
 //
 // A 429 or 503 response's Retry-After header (RFC 9110 §10.2.3) becomes the
 // TransientError's RetryAfter, at most [MaxRetryAfter].

@@ -30,6 +30,14 @@ const (
 	maxHeaderBytes      = 64 << 10
 )
 
+// DefaultHealthCheck is ClientConfig.HealthCheck's default: an HTTP/2
+// connection silent for 2 s gets a PING, and is closed when the PING goes
+// unanswered for 2 s more, so a stalled connection is replaced within about
+// 4 s instead of failing every later request until TCP gives up. A live
+// receiver answers a PING at once, also while its handler is busy (RFC 9113
+// §6.7), so a slow answer is never cut short by it.
+const DefaultHealthCheck = 2 * time.Second
+
 // Sender posts webhooks. It is safe for concurrent use and reuses
 // connections across calls: build one per process.
 type Sender struct {
@@ -63,6 +71,7 @@ func NewSender(cfg Config) (*Sender, error) {
 		TLSClientConfig:     cfg.TLSClientConfig,
 		AllowCIDRs:          cfg.AllowCIDRs,
 		MaxIdleConnsPerHost: cfg.MaxInFlightPerDestination,
+		HealthCheck:         cfg.healthCheck,
 	})
 	return &Sender{
 		client:           client,
@@ -93,6 +102,11 @@ type ClientConfig struct {
 	// MaxIdleConnsPerHost is how many idle connections to one host the
 	// pool keeps.
 	MaxIdleConnsPerHost int
+	// HealthCheck is how long an HTTP/2 connection may go without a frame
+	// from the receiver before a PING checks it, and how long that PING may
+	// go unanswered before the connection is closed (net/http HTTP2Config
+	// SendPingTimeout and PingTimeout). Defaults to [DefaultHealthCheck].
+	HealthCheck time.Duration
 }
 
 // NewClient returns the HTTP client webhook senders use, for other senders
@@ -101,7 +115,9 @@ type ClientConfig struct {
 // resolution, so no name, DNS answer or address spelling reaches a blocked
 // address (a *BlockedError in the error chain says so); it never uses the
 // environment's proxy, never follows a redirect (the 3xx response is
-// returned), speaks HTTP/1.1 and HTTP/2, and does not ask for compression.
+// returned), speaks HTTP/1.1 and HTTP/2, checks an HTTP/2 connection's
+// health with PINGs (ClientConfig.HealthCheck), and does not ask for
+// compression.
 func NewClient(cfg ClientConfig) *http.Client {
 	c, _ := newClient(cfg)
 	return c
@@ -119,6 +135,10 @@ func newClient(cfg ClientConfig) (*http.Client, *destinationGuard) {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
+	check := cfg.HealthCheck
+	if check <= 0 {
+		check = DefaultHealthCheck
+	}
 	transport := &http.Transport{
 		// Never the environment's proxy (HTTPS_PROXY): the transport must dial
 		// the destination itself for the guard to check its address.
@@ -134,6 +154,15 @@ func newClient(cfg ClientConfig) (*http.Client, *destinationGuard) {
 		ExpectContinueTimeout: time.Second,
 		Protocols:             protocols,
 		ForceAttemptHTTP2:     true,
+		// A receiver, or a proxy in front of it, can keep an HTTP/2
+		// connection open and stop answering. Without a health check
+		// every later request to that origin is multiplexed onto it and
+		// times out, until TCP gives up minutes later (or never, when the
+		// proxy keeps acknowledging). With it the connection closes once a
+		// PING goes unanswered, and the next request dials afresh. (An
+		// HTTP/1.1 connection is closed whenever a request on it is
+		// abandoned, so it needs none.)
+		HTTP2: &http.HTTP2Config{SendPingTimeout: check, PingTimeout: check},
 		// Every connection the per-destination limit lets open stays in the
 		// pool, so a warm function opens no new connection to a destination
 		// it talks to; idle ones close after idleConnTimeout. No limit across
