@@ -52,7 +52,8 @@ type Message struct {
 	// ExpiresAt is the time after which the notification must not be sent
 	// (RFC 3339): it is dropped, not dead-lettered. Optional.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	// Metadata is logged with every outcome of the notification. Optional.
+	// Metadata is logged with every failure of the notification (with every
+	// outcome at log level DEBUG). Optional.
 	Metadata map[string]string `json:"metadata,omitempty"`
 
 	Email   *Email   `json:"email,omitempty"`

@@ -135,7 +135,9 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 	}
 	defer logFile.Close()
 	fates := newFates()
-	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logFile, fates), nil))
+	// DEBUG: every record's line then names its SQS message id, which
+	// the fates are keyed on (at INFO a delivered record's line is compact).
+	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logFile, fates), &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	cfg := config.Deliver{
 		QueueURL: queueURL, DeadLetterQueueURL: dlqURL, MaxReceiveCount: maxReceive,

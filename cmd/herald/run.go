@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
@@ -223,7 +224,8 @@ func (r *recordLines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// formatRecord formats one JSON log line: a record's outcome as
+// formatRecord formats one JSON log line: a record's line
+// (processor.LineNotification) as
 // "15:04:05  ID  CHANNEL  OUTCOME  receive N  [in Ds]  [CLASS: ERROR]", any
 // other line as its level and message.
 func formatRecord(line []byte) string {
@@ -243,7 +245,7 @@ func formatRecord(line []byte) string {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return strings.TrimSpace(string(line))
 	}
-	if m.Outcome == "" {
+	if m.Msg != processor.LineNotification {
 		return fmt.Sprintf("%s  %s  %s", m.Time.Local().Format(time.TimeOnly), m.Level, m.Msg)
 	}
 	id := m.ID

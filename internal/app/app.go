@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -37,9 +38,36 @@ func AWSConfig(ctx context.Context) (aws.Config, error) {
 	return cfg, nil
 }
 
-// Logger returns the JSON logger the functions write to standard output.
-func Logger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level}))
+// Logger returns the JSON logger the functions write to standard output:
+// LoggerTo(os.Stdout, level).
+func Logger(level slog.Level) *slog.Logger { return LoggerTo(os.Stdout, level) }
+
+// LoggerTo returns a JSON logger of lines at level and above to w, shaped
+// for CloudWatch Logs, where every byte is billed: no "time" member, since
+// Lambda stamps every log event (@timestamp) and adds a timestamp itself to
+// a JSON line without one; and no "level" on INFO lines, the level Lambda
+// gives a JSON line without one
+// (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html),
+// so Lambda's log-level filtering reads every line as before. Together some
+// 60 bytes of every line.
+func LoggerTo(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: lambdaAttr}))
+}
+
+// lambdaAttr drops the record's time, and its level when INFO.
+func lambdaAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) > 0 {
+		return a
+	}
+	switch a.Key {
+	case slog.TimeKey:
+		return slog.Attr{}
+	case slog.LevelKey:
+		if l, ok := a.Value.Any().(slog.Level); ok && l == slog.LevelInfo {
+			return slog.Attr{}
+		}
+	}
+	return a
 }
 
 // DeliverOptions adjust the deliver function's wiring for local use.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -63,29 +64,39 @@ type Dimension struct {
 	Value string
 }
 
-// Metric is one metric value on a log line: Name is both the metric name
-// and the line's member that holds Value.
+// Metric is one metric on a log line: Name is both the metric name and the
+// line's member that holds its value.
 type Metric struct {
-	Name  string
-	Unit  Unit
+	Name string
+	Unit Unit
+	// Value is the one value, written as a number, when Values is nil.
 	Value float64
+	// Values, when not nil, are many values of the metric, written as an
+	// array of numbers: CloudWatch extracts each as one sample, so the
+	// statistics (Sum, percentiles, SampleCount) are those of writing them
+	// one per line. Non-finite values are left out, and values past
+	// MaxValuesPerMetric are cut (the caller splits larger sets over lines);
+	// a metric left without values is left out.
+	Values []float64
 }
 
-// Entry is the metrics of one log line, all in Namespace.
+// Entry is one MetricDirective of a log line: metrics in Namespace with
+// their dimensions.
 type Entry struct {
 	// Time is the metrics' timestamp (_aws.Timestamp, milliseconds since
-	// the Unix epoch).
+	// the Unix epoch). In a line of several entries, the first one's.
 	Time time.Time
 	// Dimensions are added to the line as string members. An empty Value
 	// leaves the dimension out.
 	Dimensions []Dimension
 	// Sets are the DimensionSets, each a list of names from Dimensions;
-	// every metric is extracted once per set. Names whose dimension is
-	// absent are left out of the set, and a set left empty is dropped. Nil
-	// means one set of all Dimensions.
+	// every metric is extracted once per set. A set naming a dimension that
+	// is absent (empty Value) is dropped, rather than cut to a set that
+	// would be a further custom metric; with no set left, the metrics get
+	// one empty set. Nil means one set of all Dimensions.
 	Sets [][]string
-	// Metrics are added to the line as number members. Non-finite values
-	// are left out (JSON has no NaN or infinity).
+	// Metrics are added to the line as number or array members.
+	// Non-finite values are left out (JSON has no NaN or infinity).
 	Metrics []Metric
 }
 
@@ -107,74 +118,94 @@ type definition struct {
 // MetricDirective, then the dimensions, then the metric values. It returns
 // nil when e has no finite metric, so a line without metrics carries no
 // "_aws". The caller must not add members of the same names to the line.
-func (e Entry) Attrs() []slog.Attr {
-	// Allocations here are paid on every record's log line, so the
-	// slices are sized once and the dimension sets share one backing array.
-	finite := 0
-	for _, m := range e.Metrics {
-		if isFinite(m.Value) {
-			finite++
-		}
-	}
-	finite = min(finite, MaxMetricsPerDirective)
-	if finite == 0 {
+func (e Entry) Attrs() []slog.Attr { return Attrs(e) }
+
+// Attrs returns the members of one EMF document holding every entry of es:
+// one MetricDirective per entry that has a finite metric, under one "_aws"
+// whose Timestamp is es[0].Time. The entries share the line's members, so
+// a dimension or metric named by two entries keeps the first entry's value
+// (two entries that need different values of one dimension belong on two
+// lines). It returns nil when no entry has a finite metric.
+func Attrs(es ...Entry) []slog.Attr {
+	if len(es) == 0 {
 		return nil
 	}
-	attrs := make([]slog.Attr, 1, 1+len(e.Dimensions)+finite)
-	for _, d := range e.Dimensions {
-		if d.Value != "" && !hasKey(attrs[1:], d.Name) {
-			attrs = append(attrs, slog.String(d.Name, d.Value))
-		}
-	}
-	present := attrs[1:]
-	sets := e.Sets
-	names := 0
-	for _, s := range sets {
-		names += len(s)
-	}
-	if sets == nil {
-		names = len(present)
-	}
-	flat := make([]string, 0, names)
-	dims := make([][]string, 0, max(len(sets), 1))
-	addSet := func(start int) {
-		if len(flat) > start {
-			dims = append(dims, flat[start:len(flat):len(flat)])
-		}
-	}
-	if sets == nil {
-		for _, a := range present {
-			if len(flat) < MaxDimensionsPerSet {
-				flat = append(flat, a.Key)
+	attrs := make([]slog.Attr, 1, 8)
+	var dirs []directive
+	for _, e := range es {
+		var defs []definition
+		for _, m := range e.Metrics {
+			if len(defs) == MaxMetricsPerDirective || hasKey(attrs[1:], m.Name) {
+				continue
 			}
-		}
-		addSet(0)
-	}
-	for _, s := range sets {
-		start := len(flat)
-		for _, name := range s {
-			if hasKey(present, name) && len(flat)-start < MaxDimensionsPerSet {
-				flat = append(flat, name)
+			v, ok := value(m)
+			if !ok {
+				continue
 			}
+			defs = append(defs, definition{Name: m.Name, Unit: m.Unit})
+			attrs = append(attrs, v)
 		}
-		addSet(start)
-	}
-	if len(dims) == 0 {
-		dims = append(dims, []string{})
-	}
-	defs := make([]definition, 0, finite)
-	for _, m := range e.Metrics {
-		if !isFinite(m.Value) || len(defs) == finite {
+		if len(defs) == 0 {
 			continue
 		}
-		defs = append(defs, definition{Name: m.Name, Unit: m.Unit})
-		attrs = append(attrs, slog.Float64(m.Name, m.Value))
+		present := make([]string, 0, len(e.Dimensions))
+		for _, d := range e.Dimensions {
+			if d.Value == "" || slices.Contains(present, d.Name) {
+				continue
+			}
+			present = append(present, d.Name)
+			if !hasKey(attrs[1:], d.Name) {
+				attrs = append(attrs, slog.String(d.Name, d.Value))
+			}
+		}
+		sets := e.Sets
+		if sets == nil {
+			sets = [][]string{present}
+		}
+		dims := make([][]string, 0, len(sets))
+	sets:
+		for _, s := range sets {
+			set := make([]string, 0, len(s))
+			for _, name := range s {
+				if !slices.Contains(present, name) {
+					continue sets
+				}
+				if !slices.Contains(set, name) && len(set) < MaxDimensionsPerSet {
+					set = append(set, name)
+				}
+			}
+			if len(set) > 0 {
+				dims = append(dims, set)
+			}
+		}
+		if len(dims) == 0 {
+			dims = append(dims, []string{})
+		}
+		dirs = append(dirs, directive{Namespace: Namespace, Dimensions: dims, Metrics: defs})
+	}
+	if len(dirs) == 0 {
+		return nil
 	}
 	attrs[0] = slog.Attr{Key: "_aws", Value: slog.GroupValue(
-		slog.Int64("Timestamp", e.Time.UnixMilli()),
-		slog.Any("CloudWatchMetrics", &[1]directive{{Namespace: Namespace, Dimensions: dims, Metrics: defs}}),
+		slog.Int64("Timestamp", es[0].Time.UnixMilli()),
+		slog.Any("CloudWatchMetrics", dirs),
 	)}
 	return attrs
+}
+
+// value is m's member: a number, or an array of at most MaxValuesPerMetric
+// finite numbers; false when m has no finite value.
+func value(m Metric) (slog.Attr, bool) {
+	if m.Values == nil {
+		return slog.Float64(m.Name, m.Value), isFinite(m.Value)
+	}
+	vs := make([]float64, 0, min(len(m.Values), MaxValuesPerMetric))
+	for _, v := range m.Values {
+		if isFinite(v) && len(vs) < MaxValuesPerMetric {
+			vs = append(vs, v)
+		}
+	}
+	return slog.Any(m.Name, vs), len(vs) > 0
 }
 
 // isFinite reports whether v can be written as a JSON number.

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"math"
 	"strings"
@@ -198,4 +199,63 @@ func TestValidateRejectsBrokenRules(t *testing.T) {
 		t.Parallel()
 		require.NoError(t, metrics.Validate([]byte(strings.Replace(good, `1796104800000`, `1000`, 1)), time.Time{}))
 	})
+}
+
+// TestAttrsWritesManyValuesAndDirectives: one line of two entries is one
+// EMF document with two MetricDirectives; a metric of many values is an
+// array member, cut at MaxValuesPerMetric, without its non-finite values,
+// and left out when none is left.
+func TestAttrsWritesManyValuesAndDirectives(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	var many []float64
+	for i := range metrics.MaxValuesPerMetric + 20 {
+		many = append(many, float64(i))
+	}
+	outcome := metrics.Entry{
+		Time: now,
+		Dimensions: []metrics.Dimension{
+			{Name: metrics.DimChannel, Value: "webhook"},
+			{Name: metrics.DimOutcome, Value: "delivered"},
+			{Name: metrics.DimErrorClass, Value: ""},
+		},
+		Sets: [][]string{{metrics.DimChannel, metrics.DimOutcome}, {metrics.DimChannel, metrics.DimErrorClass}},
+		Metrics: []metrics.Metric{
+			{Name: metrics.Notifications, Unit: metrics.Count, Value: 3},
+			{Name: metrics.DeliveryDuration, Unit: metrics.Milliseconds, Values: []float64{12.5, math.NaN(), 7, math.Inf(-1)}},
+			{Name: metrics.AgeAtDelivery, Unit: metrics.Seconds, Values: []float64{math.NaN()}},
+			{Name: metrics.ReceiveCountAtDelivery, Unit: metrics.Count, Values: many},
+		},
+	}
+	batch := metrics.Entry{
+		Time:       now.Add(time.Hour), // the first entry's time stands
+		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: "deliver"}},
+		Metrics: []metrics.Metric{
+			{Name: metrics.BatchRecords, Unit: metrics.Count, Value: 3},
+			{Name: metrics.Notifications, Unit: metrics.Count, Value: 99}, // named by the first entry: left out
+		},
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).LogAttrs(context.Background(), slog.LevelInfo, "batch", metrics.Attrs(outcome, batch)...)
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	require.NoError(t, metrics.Validate(out, now), string(out))
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(out, &got))
+	require.Equal(t, map[string]any{"Timestamp": float64(now.UnixMilli()), "CloudWatchMetrics": []any{
+		map[string]any{"Namespace": "Herald", "Dimensions": []any{[]any{"channel", "outcome"}},
+			"Metrics": []any{
+				map[string]any{"Name": "Notifications", "Unit": "Count"},
+				map[string]any{"Name": "DeliveryDuration", "Unit": "Milliseconds"},
+				map[string]any{"Name": "ReceiveCountAtDelivery", "Unit": "Count"},
+			}},
+		map[string]any{"Namespace": "Herald", "Dimensions": []any{[]any{"function"}},
+			"Metrics": []any{map[string]any{"Name": "BatchRecords", "Unit": "Count"}}},
+	}}, got["_aws"], "the set naming the absent error_class is dropped, not cut to [channel]")
+	require.Equal(t, 3.0, got[metrics.Notifications], "the first entry's value")
+	require.Equal(t, []any{12.5, 7.0}, got[metrics.DeliveryDuration])
+	require.NotContains(t, got, metrics.AgeAtDelivery, "no finite value: no metric")
+	require.Len(t, got[metrics.ReceiveCountAtDelivery], metrics.MaxValuesPerMetric)
+	require.Equal(t, "deliver", got[metrics.DimFunction])
+	require.Nil(t, metrics.Attrs(), "no entry: nothing")
+	require.Nil(t, metrics.Attrs(metrics.Entry{Time: now, Metrics: []metrics.Metric{{Name: "A", Values: []float64{}}}}), "no value: nothing")
 }

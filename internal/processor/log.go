@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"log/slog"
+	"math"
 	"strconv"
 	"time"
 
@@ -10,49 +11,85 @@ import (
 	"github.com/heraldhq/herald/internal/metrics"
 )
 
-// log writes the record's one structured line, with its metrics in
-// CloudWatch Embedded Metric Format (package metrics): Notifications by
-// channel and outcome (and by channel and error class on failures),
-// DeliveryDuration of an attempted send, AgeAtDelivery, AgeSinceCreated and
-// ReceiveCountAtDelivery of a delivered record, DeadLetters, Retries and
-// ReceiveCountAtRetry of a retried one, and DeadLettersTooLarge, by channel
-// and error class.
+// This file is the one home of the deliver function's log lines: one
+// "notification" line per record and the batch's "batch" lines, which carry
+// every metric in CloudWatch Embedded Metric Format (package metrics).
+//
+// Every byte is billed as CloudWatch Logs ingestion, so a record that ends
+// well (delivered, dropped, duplicate) gets a compact line: id, channel,
+// outcome, receive_count, webhook_host and the send's duration_ms (the
+// saved queries of template.yaml read these), and duplicate_of. A
+// record with an error gets full detail: sqs_message_id, error_class, error,
+// delay_seconds, sqs_error and its metadata; at DEBUG every line does.
+// Metrics are not repeated on each line but aggregated per batch: one EMF
+// document per channel, outcome and error class, each metric of many
+// values an array (the EMF specification allows up to MaxValuesPerMetric
+// numbers per metric member).
+
+// The messages ("msg") of the deliver function's lines: the saved queries
+// and herald run select on them.
+const (
+	LineNotification = "notification"
+	LineBatch        = "batch"
+)
+
+// log writes the record's one line.
 func (p *Processor) log(ctx context.Context, r *record) {
-	attrs := make([]slog.Attr, 0, 24)
-	level := slog.LevelInfo
+	level := lineLevel(r)
+	detail := level > slog.LevelInfo || p.cfg.Logger.Enabled(ctx, slog.LevelDebug)
+	attrs := make([]slog.Attr, 0, 12)
 	if r.id != "" {
 		attrs = append(attrs, slog.String("id", r.id))
 	}
 	attrs = append(attrs,
+		slog.String(metrics.DimChannel, channelOf(r)),
+		slog.String(metrics.DimOutcome, string(r.outcome)),
 		slog.Int("receive_count", r.receiveCount),
-		slog.String("sqs_message_id", r.msg.MessageId),
 	)
+	if host := webhookHost(r); host != "" {
+		attrs = append(attrs, slog.String("webhook_host", host))
+	}
+	if r.sendTime > 0 {
+		attrs = append(attrs, slog.Float64("duration_ms", durationMS(r.sendTime)))
+	}
 	if r.duplicate != nil {
 		attrs = append(attrs, slog.String("duplicate_of", r.duplicate.msg.MessageId))
+	}
+	if detail {
+		attrs = append(attrs, slog.String("sqs_message_id", r.msg.MessageId))
+	}
+	if r.class != "" {
+		attrs = append(attrs, slog.String(metrics.DimErrorClass, string(r.class)))
 	}
 	if r.outcome == Retry {
 		attrs = append(attrs, slog.Int("delay_seconds", int(r.delay.Seconds())))
 	}
 	if r.err != nil {
-		level = slog.LevelWarn
 		attrs = append(attrs, slog.String("error", delivery.Truncate(delivery.Detail(r.err), maxErrorText)))
 	}
 	if r.sqsErr != nil {
-		level = slog.LevelError
 		attrs = append(attrs, slog.String("sqs_error", delivery.Truncate(r.sqsErr.Error(), maxErrorText)))
 	}
-	if host := webhookHost(r); host != "" {
-		attrs = append(attrs, slog.String("webhook_host", host))
-	}
-	if r.n != nil && len(r.n.Metadata) > 0 {
+	if detail && r.n != nil && len(r.n.Metadata) > 0 {
 		meta := make([]slog.Attr, 0, len(r.n.Metadata))
 		for k, v := range r.n.Metadata {
 			meta = append(meta, slog.String(k, v))
 		}
 		attrs = append(attrs, slog.Attr{Key: "metadata", Value: slog.GroupValue(meta...)})
 	}
-	attrs = append(attrs, p.recordMetrics(r).Attrs()...)
-	p.cfg.Logger.LogAttrs(ctx, level, "notification", attrs...)
+	p.cfg.Logger.LogAttrs(ctx, level, LineNotification, attrs...)
+}
+
+// lineLevel is the level of r's line: ERROR when an SQS call for it
+// failed, WARN when its delivery did, else INFO.
+func lineLevel(r *record) slog.Level {
+	switch {
+	case r.sqsErr != nil:
+		return slog.LevelError
+	case r.err != nil:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 // webhookHost is the host name of a webhook or chat record's URL, for the
@@ -66,81 +103,176 @@ func webhookHost(r *record) string {
 	return r.n.Host()
 }
 
-// channelUnknown is the channel dimension of a record whose body does not
-// parse.
+// channelUnknown is the channel of a record whose body does not parse.
 const channelUnknown = "unknown"
 
-// recordMetrics is the metrics of one record's line. Its dimensions are the
-// line's channel, outcome and error_class members.
-func (p *Processor) recordMetrics(r *record) metrics.Entry {
-	now := p.cfg.Now()
-	channel := channelUnknown
-	if r.n != nil {
-		channel = string(r.n.Channel)
+func channelOf(r *record) string {
+	if r.n == nil {
+		return channelUnknown
 	}
+	return string(r.n.Channel)
+}
+
+// logBatch writes the batch's metrics, before its records' lines: one
+// "batch" line per channel, outcome and error class (and per
+// MaxValuesPerMetric records of one), each an EMF document with
+// Notifications (by channel and outcome, and by channel and error class
+// when there is one), DeliveryDuration of the attempted sends, AgeAtDelivery,
+// AgeSinceCreated (of those whose producer set created_at) and
+// ReceiveCountAtDelivery of the delivered records, DeadLetters, Retries and
+// ReceiveCountAtRetry of the retried ones, and DeadLettersTooLarge of the
+// failed records whose dead letter could not fit. A line takes the highest level of its records' lines, so the
+// metrics of failures are written wherever their lines are (HERALD_LOG_LEVEL
+// WARN). The first INFO line also carries BatchRecords, the number of
+// records the event source mapping passed, and Paused 0 (this function
+// delivers: the paused alarm, which keeps its state while no data comes,
+// returns to OK with the first batch after a resume), by function; without
+// one they get an INFO line of their own.
+func (p *Processor) logBatch(ctx context.Context, recs []*record) {
+	now := p.cfg.Now()
+	batch := metrics.Entry{
+		Time:       now,
+		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: FunctionName}},
+		Metrics: []metrics.Metric{
+			{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))},
+			{Name: metrics.Paused, Unit: metrics.Count, Value: 0},
+		},
+	}
+	pending := true
+	for _, g := range groupByOutcome(recs) {
+		for start := 0; start < len(g); start += metrics.MaxValuesPerMetric {
+			part := g[start:min(start+metrics.MaxValuesPerMetric, len(g))]
+			level := slog.LevelInfo
+			for _, r := range part {
+				level = max(level, lineLevel(r))
+			}
+			es := []metrics.Entry{outcomeMetrics(now, part)}
+			if pending && level == slog.LevelInfo {
+				es, pending = append(es, batch), false
+			}
+			p.cfg.Logger.LogAttrs(ctx, level, LineBatch, metrics.Attrs(es...)...)
+		}
+	}
+	if pending {
+		p.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, LineBatch, batch.Attrs()...)
+	}
+}
+
+// outcomeKey is what one batch line's dimensions take from its records.
+type outcomeKey struct {
+	channel string
+	outcome Outcome
+	class   delivery.Class
+}
+
+// groupByOutcome splits recs by channel, outcome and error class, in the
+// order each first appears.
+func groupByOutcome(recs []*record) [][]*record {
+	var out [][]*record
+	var keys []outcomeKey
+	for _, r := range recs {
+		k := outcomeKey{channelOf(r), r.outcome, r.class}
+		i := 0
+		for i < len(keys) && keys[i] != k {
+			i++
+		}
+		if i == len(keys) {
+			keys = append(keys, k)
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], r)
+	}
+	return out
+}
+
+// outcomeMetrics is the metrics of records that share a channel, outcome
+// and error class: at most MaxValuesPerMetric of them.
+func outcomeMetrics(now time.Time, recs []*record) metrics.Entry {
+	r0 := recs[0]
 	e := metrics.Entry{
 		Time: now,
 		Dimensions: []metrics.Dimension{
-			{Name: metrics.DimChannel, Value: channel},
-			{Name: metrics.DimOutcome, Value: string(r.outcome)},
-			{Name: metrics.DimErrorClass, Value: string(r.class)},
+			{Name: metrics.DimChannel, Value: channelOf(r0)},
+			{Name: metrics.DimOutcome, Value: string(r0.outcome)},
+			{Name: metrics.DimErrorClass, Value: string(r0.class)},
 		},
-		Sets:    recordSets,
-		Metrics: make([]metrics.Metric, 1, 5), // at most 5: Notifications, DeliveryDuration and three for a delivery
+		Sets:    outcomeSets,
+		Metrics: make([]metrics.Metric, 1, 6),
 	}
-	e.Metrics[0] = metrics.Metric{Name: metrics.Notifications, Unit: metrics.Count, Value: 1}
-	if r.sendTime > 0 {
-		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeliveryDuration, Unit: metrics.Milliseconds, Value: ms(r.sendTime)})
+	n := float64(len(recs))
+	e.Metrics[0] = metrics.Metric{Name: metrics.Notifications, Unit: metrics.Count, Value: n}
+	var sends []float64
+	for _, r := range recs {
+		if r.sendTime > 0 {
+			sends = append(sends, durationMS(r.sendTime))
+		}
 	}
-	switch r.outcome {
+	e.Metrics = appendValues(e.Metrics, metrics.DeliveryDuration, metrics.Milliseconds, sends)
+	switch r0.outcome {
 	case Delivered:
-		at := r.settledAt
-		if ts, err := strconv.ParseInt(r.msg.Attributes["SentTimestamp"], 10, 64); err == nil && ts > 0 {
-			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.AgeAtDelivery, Unit: metrics.Seconds, Value: at.Sub(time.UnixMilli(ts)).Seconds()})
+		var atDelivery, sinceCreated []float64
+		receives := make([]float64, 0, len(recs))
+		for _, r := range recs {
+			if ts, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil && ts > 0 {
+				atDelivery = append(atDelivery, ageSeconds(r.settledAt.Sub(time.UnixMilli(ts))))
+			}
+			if r.created {
+				sinceCreated = append(sinceCreated, ageSeconds(r.settledAt.Sub(*r.n.CreatedAt)))
+			}
+			receives = append(receives, float64(r.receiveCount))
 		}
-		if r.n.CreatedAt != nil {
-			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.AgeSinceCreated, Unit: metrics.Seconds, Value: at.Sub(*r.n.CreatedAt).Seconds()})
-		}
-		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.ReceiveCountAtDelivery, Unit: metrics.Count, Value: float64(r.receiveCount)})
+		e.Metrics = appendValues(e.Metrics, metrics.AgeAtDelivery, metrics.Seconds, atDelivery)
+		e.Metrics = appendValues(e.Metrics, metrics.AgeSinceCreated, metrics.Seconds, sinceCreated)
+		e.Metrics = appendValues(e.Metrics, metrics.ReceiveCountAtDelivery, metrics.Count, receives)
 	case DeadLettered:
-		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLetters, Unit: metrics.Count, Value: 1})
+		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLetters, Unit: metrics.Count, Value: n})
 	case Retry:
-		e.Metrics = append(e.Metrics,
-			metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: 1},
-			metrics.Metric{Name: metrics.ReceiveCountAtRetry, Unit: metrics.Count, Value: float64(r.receiveCount)})
+		receives := make([]float64, 0, len(recs))
+		for _, r := range recs {
+			receives = append(receives, float64(r.receiveCount))
+		}
+		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: n})
+		e.Metrics = appendValues(e.Metrics, metrics.ReceiveCountAtRetry, metrics.Count, receives)
 	case Failed:
-		if r.unfit {
-			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: 1})
+		unfit := 0
+		for _, r := range recs {
+			if r.unfit {
+				unfit++
+			}
+		}
+		if unfit > 0 {
+			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: float64(unfit)})
 		}
 	}
 	return e
 }
 
-// recordSets are the dimension sets of every record's metrics; the second
-// is dropped when the record has no error class.
-var recordSets = [][]string{
-	{metrics.DimChannel, metrics.DimOutcome},
-	{metrics.DimChannel, metrics.DimErrorClass},
+// appendValues adds the metric of values vs, none when vs is empty (a nil
+// Values would be one value of 0).
+func appendValues(ms []metrics.Metric, name string, unit metrics.Unit, vs []float64) []metrics.Metric {
+	if len(vs) == 0 {
+		return ms
+	}
+	return append(ms, metrics.Metric{Name: name, Unit: unit, Values: vs})
 }
 
-// logBatch writes the invocation's one batch line: BatchRecords, the number
-// of records the event source mapping passed, and Paused 0 (this function
-// delivers: the paused alarm, which keeps its state while no data comes,
-// returns to OK with the first batch after a resume), by function.
-func (p *Processor) logBatch(ctx context.Context, n int) {
-	e := metrics.Entry{
-		Time:       p.cfg.Now(),
-		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: FunctionName}},
-		Metrics: []metrics.Metric{
-			{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(n)},
-			{Name: metrics.Paused, Unit: metrics.Count, Value: 0},
-		},
-	}
-	p.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "batch", e.Attrs()...)
+// outcomeSets are the dimension sets of the outcome metrics; the second is
+// dropped when the records have no error class.
+var outcomeSets = [][]string{
+	{metrics.DimChannel, metrics.DimOutcome},
+	{metrics.DimChannel, metrics.DimErrorClass},
 }
 
 // FunctionName is the function dimension of the deliver function's metrics.
 const FunctionName = "deliver"
 
-// ms is d in milliseconds.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// durationMS is d in milliseconds to 0.1 ms: finer digits are noise that
+// every line and metric value would pay for.
+func durationMS(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(100*time.Microsecond)) / 10
+}
+
+// ageSeconds is d in seconds to 0.01 s.
+func ageSeconds(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(10*time.Millisecond)) / 100
+}

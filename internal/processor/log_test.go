@@ -1,12 +1,20 @@
 package processor_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/processor"
 )
 
@@ -72,4 +80,95 @@ func TestNewAcceptsTheSmallestValidConfig(t *testing.T) {
 	require.ErrorContains(t, err, "nil QueueAPI")
 	_, err = processor.New(client, processor.Config{QueueURL: "q", MaxReceiveCount: 1})
 	require.ErrorContains(t, err, "DeadLetterQueueURL is required")
+}
+
+// infoLines runs ev through a processor logging at INFO, as the deployed
+// function does by default (app.Logger, HERALD_LOG_LEVEL unset), and
+// returns every line written and each "notification" line by notification
+// id.
+// A clock that moves 105.3 ms per reading makes each send (one record at a
+// time) take 105.3 ms.
+func infoLines(t *testing.T, ev events.SQSEvent) ([]byte, map[string][]map[string]any) {
+	t.Helper()
+	var buf syncBuffer
+	var ticks atomic.Int64
+	b := setup(t, func(c *processor.Config) {
+		c.Logger = app.LoggerTo(&buf, slog.LevelInfo)
+		c.Now = func() time.Time { return now.Add(time.Duration(ticks.Add(1)) * 105300 * time.Microsecond) }
+		c.Concurrency = 1
+	})
+	_, err := b.p.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	out := map[string][]map[string]any{}
+	raw := []byte(buf.String())
+	for line := range bytes.Lines(raw) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(line, &m), "%s", line)
+		require.NotContains(t, m, "time", "Lambda stamps every event: the line need not")
+		if m["level"] == nil {
+			m["level"] = "INFO" // what Lambda reads a line without a level as
+		}
+		if m["msg"] == "notification" {
+			id, _ := m["id"].(string)
+			out[id] = append(out[id], m)
+		}
+	}
+	return raw, out
+}
+
+// TestInfoLinesAreCompact: at INFO a record that ends well gets one
+// compact line (id, channel, outcome, receive count, webhook host, send
+// duration; duplicate_of for a copy), a failure full detail (SQS message
+// id, class, error, delay, metadata), and a batch of 10 delivered webhooks
+// with ids and hosts of common length stays within 250 bytes of log per
+// notification, metrics included (issue 22).
+func TestInfoLinesAreCompact(t *testing.T) {
+	t.Parallel()
+	body := func(id string) string {
+		return `{"version":1,"id":"` + id + `","channel":"webhook","metadata":{"tenant":"acme"},"webhook":{"url":"https://hooks.example.com/billing/v2","event_type":"invoice.paid","payload":{"invoice_id":"INV-2026-0042"}}}`
+	}
+	var ev events.SQSEvent
+	for i := range 10 {
+		r := rec(fmt.Sprintf("059f36b4-87a3-44ab-83d2-661975830a%02d", i), body(fmt.Sprintf("ok_2Yq8mT4vN1xK7pR3sW9zB6c%d", i)), 1)
+		r.Attributes["SentTimestamp"] = strconv.FormatInt(now.Add(-1234*time.Millisecond).UnixMilli(), 10)
+		ev.Records = append(ev.Records, r)
+	}
+	raw, lines := infoLines(t, ev)
+	t.Logf("%.1f log bytes per delivered notification:\n%s", float64(len(raw))/10, raw)
+	require.LessOrEqual(t, len(raw), 10*250, "log bytes per delivered notification")
+	ok := lines["ok_2Yq8mT4vN1xK7pR3sW9zB6c0"]
+	require.Len(t, ok, 1)
+	require.Equal(t, map[string]any{
+		"level": "INFO", "msg": "notification", "id": "ok_2Yq8mT4vN1xK7pR3sW9zB6c0", "channel": "webhook",
+		"outcome": "delivered", "receive_count": 1.0, "webhook_host": "hooks.example.com", "duration_ms": 105.3,
+	}, ok[0])
+
+	_, lines = infoLines(t, events.SQSEvent{Records: []events.SQSMessage{
+		rec("m-ok", body("ok-meta"), 2),
+		rec("m-copy", body("ok-meta"), 1),
+		rec("m-503", body("transient-meta"), 1),
+		rec("m-poison", `{"version":1,"id":"bad-1","channel":"carrier-pigeon"}`, 1),
+	}})
+	ok = lines["ok-meta"]
+	require.Len(t, ok, 2)
+	require.Equal(t, "delivered", ok[0]["outcome"])
+	require.Equal(t, 2.0, ok[0]["receive_count"])
+	for _, k := range []string{"sqs_message_id", "metadata", "error", "error_class"} {
+		require.NotContains(t, ok[0], k, "a delivered line at INFO is compact")
+	}
+	require.Equal(t, "duplicate", ok[1]["outcome"])
+	require.Equal(t, "m-ok", ok[1]["duplicate_of"], "a copy names the record that carries it")
+
+	retry := lines["transient-meta"][0]
+	require.Equal(t, "WARN", retry["level"])
+	require.Equal(t, "m-503", retry["sqs_message_id"])
+	require.Equal(t, "webhook_http_5xx", retry["error_class"])
+	require.Equal(t, "503 Service Unavailable", retry["error"])
+	require.Equal(t, 10.0, retry["delay_seconds"])
+	require.Equal(t, map[string]any{"tenant": "acme"}, retry["metadata"], "full detail on failures")
+
+	poison := lines["bad-1"][0]
+	require.Equal(t, "m-poison", poison["sqs_message_id"])
+	require.Equal(t, "unknown", poison["channel"])
+	require.Equal(t, "dead_lettered", poison["outcome"])
 }

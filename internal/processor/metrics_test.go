@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -17,11 +19,54 @@ import (
 	"github.com/heraldhq/herald/internal/processor"
 )
 
-// TestLinesCarryEmbeddedMetrics checks each record line's EMF against the
-// specification (metrics.Validate, with the clock the lines were written
-// by) and the values it reports: a clock that moves 250 ms per reading
-// makes every send take 250 ms.
-func TestLinesCarryEmbeddedMetrics(t *testing.T) {
+// batchLines returns the batch's metric lines, each checked against the
+// EMF specification (metrics.Validate at the clock's time), keyed by
+// "channel/outcome" (the line without outcome, BatchRecords alone, by "").
+func batchLines(t *testing.T, b *bundle, at time.Time) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		if m["msg"] != "batch" {
+			require.NotContains(t, m, "_aws", "%s", sc.Bytes())
+			continue
+		}
+		require.NoError(t, metrics.Validate(sc.Bytes(), at), "%s", sc.Bytes())
+		key := ""
+		if m[metrics.DimOutcome] != nil {
+			key = m[metrics.DimChannel].(string) + "/" + m[metrics.DimOutcome].(string)
+		}
+		require.NotContains(t, out, key, "one line per channel and outcome")
+		out[key] = m
+	}
+	return out
+}
+
+// directives returns the line's MetricDirectives as dimension sets → metric
+// names.
+func directives(t *testing.T, line map[string]any) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, d := range line["_aws"].(map[string]any)["CloudWatchMetrics"].([]any) {
+		d := d.(map[string]any)
+		dims, _ := json.Marshal(d["Dimensions"])
+		var names []string
+		for _, m := range d["Metrics"].([]any) {
+			names = append(names, m.(map[string]any)["Name"].(string))
+		}
+		out[string(dims)] = names
+	}
+	return out
+}
+
+// TestBatchLinesCarryEmbeddedMetrics checks the batch's EMF against the
+// specification and the values it reports: one document per channel,
+// outcome and error class, counts as one number, per-record values as
+// arrays, and the function's BatchRecords and Paused on the first. A clock
+// that moves 250 ms per reading makes every send take 250 ms.
+func TestBatchLinesCarryEmbeddedMetrics(t *testing.T) {
 	t.Parallel()
 	var ticks atomic.Int64
 	clock := func() time.Time { return now.Add(time.Duration(ticks.Add(1)) * 250 * time.Millisecond) }
@@ -30,70 +75,120 @@ func TestLinesCarryEmbeddedMetrics(t *testing.T) {
 	b := setup(t, func(c *processor.Config) { c.Now, c.Concurrency = clock, 1 })
 
 	sent := now.Add(-90 * time.Second)
-	delivered := rec("m-ok", `{"version":1,"id":"ok-1","channel":"webhook","created_at":"`+now.Add(-10*time.Minute).Format(time.RFC3339)+`","webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{}}}`, 3)
+	created := `"created_at":"` + now.Add(-10*time.Minute).Format(time.RFC3339) + `",`
+	delivered := rec("m-ok", `{"version":1,"id":"ok-1","channel":"webhook",`+created+`"webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{}}}`, 3)
 	delivered.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
+	delivered2 := rec("m-ok2", webhookBody("ok-2"), 1)
+	delivered2.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
 	ev := events.SQSEvent{Records: []events.SQSMessage{
 		delivered,
 		rec("m-gone", webhookBody("permanent-1"), 1),
-		rec("m-503", webhookBody("transient-1"), 2),
+		rec("m-503", webhookBody("transient-1"), 1),
+		rec("m-503b", webhookBody("transient-2"), 2),
 		rec("m-poison", `not json`, 1),
+		delivered2,
 	}}
 	_, err := b.p.Handle(context.Background(), ev)
 	require.NoError(t, err)
 
-	byMsg := map[string]map[string]any{}
-	var batch map[string]any
-	sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
-	for sc.Scan() {
-		require.NoError(t, metrics.Validate(sc.Bytes(), clock()), "%s", sc.Bytes())
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-		if m["msg"] == "batch" {
-			batch = m
-			continue
-		}
-		byMsg[m["sqs_message_id"].(string)] = m
+	lines := batchLines(t, b, clock())
+	require.Len(t, lines, 4, "delivered, dead-lettered webhook, retried webhook, dead-lettered unknown")
+	ok := lines["webhook/delivered"]
+	require.NotNil(t, ok)
+	require.EqualValues(t, 6, ok[metrics.BatchRecords], "the first line carries the batch's own metrics")
+	require.Equal(t, processor.FunctionName, ok[metrics.DimFunction])
+	require.EqualValues(t, 0, ok[metrics.Paused], "a delivering function reports not paused")
+	require.Equal(t, map[string][]string{
+		`[["channel","outcome"]]`: {metrics.Notifications, metrics.DeliveryDuration, metrics.AgeAtDelivery, metrics.AgeSinceCreated, metrics.ReceiveCountAtDelivery},
+		`[["function"]]`:          {metrics.BatchRecords, metrics.Paused},
+	}, directives(t, ok), "no error class: one set; the function's metrics in their own directive")
+	require.EqualValues(t, 2, ok[metrics.Notifications], "a count is one number")
+	require.Equal(t, []any{250.0, 250.0}, ok[metrics.DeliveryDuration], "one value per send, one clock step each")
+	ages := ok[metrics.AgeAtDelivery].([]any)
+	require.Len(t, ages, 2)
+	for _, a := range ages {
+		require.Greater(t, a.(float64), 90.0, "now − SentTimestamp, at least the 90 s before the batch")
+		require.Less(t, a.(float64), 90.0+float64(ticks.Load())*0.25+0.001, "no more than the clock moved")
 	}
-	require.NotNil(t, batch, "one batch line")
-	require.EqualValues(t, 4, batch[metrics.BatchRecords])
-	require.Equal(t, processor.FunctionName, batch[metrics.DimFunction])
-	require.EqualValues(t, 0, batch[metrics.Paused], "a delivering function reports not paused")
-
-	ok := byMsg["m-ok"]
-	require.Equal(t, "webhook", ok[metrics.DimChannel])
-	require.Equal(t, "delivered", ok[metrics.DimOutcome])
-	require.EqualValues(t, 1, ok[metrics.Notifications])
-	require.InDelta(t, 250, ok[metrics.DeliveryDuration], 0.001, "one clock step per send")
-	age := ok[metrics.AgeAtDelivery].(float64)
-	require.Greater(t, age, 90.0, "now − SentTimestamp, at least the 90 s before the batch")
-	require.Less(t, age, 90.0+float64(ticks.Load())*0.25+0.001, "no more than the clock moved")
-	require.InDelta(t, age+510, ok[metrics.AgeSinceCreated], 0.001, "created 8.5 min before it was sent")
-	require.EqualValues(t, 3, ok[metrics.ReceiveCountAtDelivery])
+	since := ok[metrics.AgeSinceCreated].([]any)
+	require.Len(t, since, 1, "ok-2 has no created_at of its producer: its age since created would be AgeAtDelivery again")
+	require.InDelta(t, ages[0].(float64)+510, since[0], 0.011, "created 8.5 min before it was sent")
+	require.Equal(t, []any{3.0, 1.0}, ok[metrics.ReceiveCountAtDelivery])
 	require.NotContains(t, ok, metrics.DeadLetters)
 	require.NotContains(t, ok, metrics.DimErrorClass)
-	require.Equal(t, "hooks.example.com", ok["webhook_host"], "the host only, for the slowest-hosts query")
 
-	gone := byMsg["m-gone"]
-	require.Equal(t, "dead_lettered", gone[metrics.DimOutcome])
+	gone := lines["webhook/dead_lettered"]
 	require.Equal(t, "webhook_gone", gone[metrics.DimErrorClass])
 	require.EqualValues(t, 1, gone[metrics.DeadLetters])
+	require.EqualValues(t, 1, gone[metrics.Notifications])
 	require.NotContains(t, gone, metrics.AgeAtDelivery, "age is measured at delivery only")
-	dims := gone["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Dimensions"]
-	require.Equal(t, []any{[]any{"channel", "outcome"}, []any{"channel", "error_class"}}, dims, "dead letters by class")
+	require.NotContains(t, gone, metrics.BatchRecords, "once per batch")
+	require.Equal(t, map[string][]string{
+		`[["channel","outcome"],["channel","error_class"]]`: {metrics.Notifications, metrics.DeliveryDuration, metrics.DeadLetters},
+	}, directives(t, gone), "dead letters by class")
 
-	retry := byMsg["m-503"]
-	require.Equal(t, "retry", retry[metrics.DimOutcome])
-	require.EqualValues(t, 1, retry[metrics.Retries])
-	require.EqualValues(t, 2, retry[metrics.ReceiveCountAtRetry], "the failing alarm's metric: the receive that failed")
+	retry := lines["webhook/retry"]
+	require.EqualValues(t, 2, retry[metrics.Retries])
+	require.EqualValues(t, 2, retry[metrics.Notifications])
+	require.Len(t, retry[metrics.DeliveryDuration], 2)
+	require.Equal(t, []any{1.0, 2.0}, retry[metrics.ReceiveCountAtRetry], "the failing alarm's metric: the receive that failed, one per record")
 	require.NotContains(t, retry, metrics.ReceiveCountAtDelivery)
 	require.NotContains(t, ok, metrics.ReceiveCountAtRetry, "only a retry has it")
 	require.NotContains(t, gone, metrics.ReceiveCountAtRetry, "a dead letter is not retried")
 	require.NotContains(t, retry, metrics.DeadLetters)
 
-	poison := byMsg["m-poison"]
-	require.Equal(t, "unknown", poison[metrics.DimChannel], "a body that does not parse has no channel")
+	poison := lines["unknown/dead_lettered"]
+	require.NotNil(t, poison, "a body that does not parse has no channel")
+	require.Equal(t, "invalid_message", poison[metrics.DimErrorClass])
 	require.NotContains(t, poison, metrics.DeliveryDuration, "nothing was sent")
 	require.EqualValues(t, 1, poison[metrics.DeadLetters])
+}
+
+// TestBatchLinesSplitAtTheValuesLimit: a metric member holds at most
+// metrics.MaxValuesPerMetric values, so 250 delivered records are three
+// lines of 100, 100 and 50, their counts adding up to the batch.
+func TestBatchLinesSplitAtTheValuesLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	var ev events.SQSEvent
+	for i := range 250 {
+		ev.Records = append(ev.Records, rec(fmt.Sprintf("m%d", i), webhookBody(fmt.Sprintf("ok-%d", i)), 1))
+	}
+	_, err := b.p.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	var counts []float64
+	batchRecords := 0
+	sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		if m["msg"] != "batch" {
+			continue
+		}
+		require.NoError(t, metrics.Validate(sc.Bytes(), now), "%s", sc.Bytes())
+		counts = append(counts, m[metrics.Notifications].(float64))
+		require.Len(t, m[metrics.ReceiveCountAtDelivery], int(m[metrics.Notifications].(float64)))
+		if _, ok := m[metrics.BatchRecords]; ok {
+			batchRecords++
+			require.EqualValues(t, 250, m[metrics.BatchRecords])
+		}
+	}
+	require.Equal(t, []float64{100, 100, 50}, counts)
+	require.Equal(t, 1, batchRecords, "BatchRecords once per batch")
+}
+
+// TestEmptyBatchStillReportsNotPaused: a batch of no records writes the
+// function's line alone (BatchRecords 0, Paused 0).
+func TestEmptyBatchStillReportsNotPaused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	_, err := b.p.Handle(context.Background(), events.SQSEvent{})
+	require.NoError(t, err)
+	lines := batchLines(t, b, now)
+	require.Len(t, lines, 1)
+	require.EqualValues(t, 0, lines[""][metrics.BatchRecords])
+	require.EqualValues(t, 0, lines[""][metrics.Paused])
+	require.NotContains(t, lines[""], metrics.Notifications)
 }
 
 // TestAgeAtDeliveryNeedsASentTimestamp: a record whose SentTimestamp is
@@ -113,19 +208,11 @@ func TestAgeAtDeliveryNeedsASentTimestamp(t *testing.T) {
 			}
 			_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 			require.NoError(t, err)
-			var line map[string]any
-			sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
-			for sc.Scan() {
-				var m map[string]any
-				require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-				if m["sqs_message_id"] == "m-ok" {
-					line = m
-				}
-			}
+			line := batchLines(t, b, now)["webhook/delivered"]
 			require.NotNil(t, line)
-			require.Equal(t, "delivered", line[metrics.DimOutcome])
 			require.NotContains(t, line, metrics.AgeAtDelivery)
-			require.EqualValues(t, 1, line[metrics.ReceiveCountAtDelivery])
+			require.EqualValues(t, 1, line[metrics.Notifications])
+			require.Equal(t, []any{1.0}, line[metrics.ReceiveCountAtDelivery])
 		})
 	}
 }
@@ -134,4 +221,44 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestFailureMetricsKeepTheirLevel: a batch line takes the level of its
+// records' lines, so with the logger at WARN the metrics of failures are
+// still written and the delivered ones' are not, as their lines; the
+// function's BatchRecords and Paused ride on an INFO line, their own when
+// no outcome line is INFO.
+func TestFailureMetricsKeepTheirLevel(t *testing.T) {
+	t.Parallel()
+	ev := events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", webhookBody("permanent-1"), 1),
+		rec("m2", webhookBody("ok-2"), 1),
+	}}
+	levels := func(min slog.Level) map[string]string {
+		var buf syncBuffer
+		b := setup(t, func(c *processor.Config) {
+			c.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: min}))
+		})
+		_, err := b.p.Handle(context.Background(), ev)
+		require.NoError(t, err)
+		out := map[string]string{}
+		for line := range bytes.Lines([]byte(buf.String())) {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(line, &m))
+			if m["msg"] != "batch" {
+				continue
+			}
+			key := fmt.Sprint(m[metrics.DimOutcome])
+			if _, ok := m[metrics.BatchRecords]; ok {
+				key += "+batch"
+			}
+			out[key] = m["level"].(string)
+		}
+		return out
+	}
+	require.Equal(t, map[string]string{"dead_lettered": "WARN", "delivered+batch": "INFO"}, levels(slog.LevelInfo))
+	require.Equal(t, map[string]string{"dead_lettered": "WARN"}, levels(slog.LevelWarn))
+
+	ev.Records = ev.Records[:1]
+	require.Equal(t, map[string]string{"dead_lettered": "WARN", "<nil>+batch": "INFO"}, levels(slog.LevelInfo), "no INFO outcome line: the function's own")
 }

@@ -155,6 +155,7 @@ type record struct {
 	// queue's maximum message size however short its reason.
 	unfit     bool
 	duplicate *record // the earlier record of the batch with the same notification id
+	created   bool    // the producer set created_at (else it is the SentTimestamp)
 }
 
 // Handle delivers the records of ev and returns the records to retry as
@@ -220,7 +221,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	p.changeVisibility(ctx, recs)
 
 	var resp events.SQSEventResponse
-	p.logBatch(ctx, len(recs))
+	p.logBatch(ctx, recs)
 	var unreported []error
 	for _, r := range recs {
 		p.log(ctx, r)
@@ -262,7 +263,7 @@ func prepare(recs []*record) {
 			r.id, r.parseErr = notification.IDOf([]byte(r.msg.Body)), err
 			continue
 		}
-		r.n, r.id = n, n.ID
+		r.n, r.id, r.created = n, n.ID, n.CreatedAt != nil
 		if n.CreatedAt == nil {
 			if ms, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil {
 				sent := time.UnixMilli(ms).UTC()
