@@ -47,7 +47,7 @@ const (
 
 // herald's dimension names: bounded values only.
 const (
-	// DimChannel is the notification's channel (email, webhook), or
+	// DimChannel is the notification's channel (email, webhook, chat), or
 	// "unknown" for a body that does not parse.
 	DimChannel = "channel"
 	// DimOutcome is the record's outcome.
