@@ -12,10 +12,10 @@ import (
 type Class string
 
 // Classes that do not belong to one channel.
-const (
-	ClassInvalidMessage Class = "invalid_message"
-	ClassDeadline       Class = "invocation_deadline"
-	ClassUnknown        Class = "unknown"
+var (
+	ClassInvalidMessage = NewClass("invalid_message")
+	ClassDeadline       = NewClass("invocation_deadline")
+	ClassUnknown        = NewClass("unknown")
 )
 
 // PermanentError is a failure that no retry can fix: the notification is

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -16,45 +19,50 @@ import (
 )
 
 // Classes of the email channel. Permanent unless marked transient.
-const (
+var (
 	// ClassNoSender: the message has no from and Config.DefaultFrom is empty.
-	ClassNoSender delivery.Class = "email_no_sender"
+	ClassNoSender = delivery.NewClass("email_no_sender")
 	// ClassInvalidAddress: a mailbox SES cannot carry (a non-ASCII local
 	// part, an invalid internationalized domain).
-	ClassInvalidAddress delivery.Class = "email_invalid_address"
+	ClassInvalidAddress = delivery.NewClass("email_invalid_address")
 
 	// ClassThrottled (transient): TooManyRequestsException, another
 	// throttling code, or HTTP 429 — the account's sending rate was exceeded.
-	ClassThrottled delivery.Class = "ses_throttled"
+	ClassThrottled = delivery.NewClass("ses_throttled")
 	// ClassLimitExceeded (transient): LimitExceededException — a quota, such
 	// as the daily sending quota, was reached.
-	ClassLimitExceeded delivery.Class = "ses_limit_exceeded"
+	ClassLimitExceeded = delivery.NewClass("ses_limit_exceeded")
 	// ClassServerError (transient): InternalServiceErrorException or any
 	// HTTP 5xx.
-	ClassServerError delivery.Class = "ses_5xx"
+	ClassServerError = delivery.NewClass("ses_5xx")
 	// ClassNetwork (transient): no HTTP response — DNS, refused, reset, TLS,
 	// or a transport timeout that was not the caller's ctx.
-	ClassNetwork delivery.Class = "ses_network"
+	ClassNetwork = delivery.NewClass("ses_network")
 	// ClassSendingPaused (transient, with RetryAfter =
 	// Config.SendingPausedDelay): SendingPausedException — sending is
 	// disabled for the account or the configuration set.
-	ClassSendingPaused delivery.Class = "ses_sending_paused"
+	ClassSendingPaused = delivery.NewClass("ses_sending_paused")
 
 	// ClassMessageRejected: MessageRejected — the content was refused (for
 	// example a virus, or an unverified address in the sandbox).
-	ClassMessageRejected delivery.Class = "ses_message_rejected"
+	ClassMessageRejected = delivery.NewClass("ses_message_rejected")
 	// ClassMailFromNotVerified: MailFromDomainNotVerifiedException.
-	ClassMailFromNotVerified delivery.Class = "ses_mail_from_not_verified"
-	// ClassNotFound: NotFoundException — the template or the configuration
-	// set does not exist.
-	ClassNotFound delivery.Class = "ses_not_found"
+	ClassMailFromNotVerified = delivery.NewClass("ses_mail_from_not_verified")
+	// ClassNotFound: NotFoundException — the configuration set (or, when
+	// SES's answer does not say which, the template) does not exist.
+	ClassNotFound = delivery.NewClass("ses_not_found")
+	// ClassTemplateNotFound: the email names a template SES does not have —
+	// NotFoundException (or a 404 without an error code, as the local SES
+	// emulator answers) to a send with a template, when the request names no
+	// configuration set or SES's message names the template.
+	ClassTemplateNotFound = delivery.NewClass("ses_template_not_found")
 	// ClassBadRequest: BadRequestException — SES found the input invalid —
 	// or the SDK refused it before sending (smithy.InvalidParamsError).
-	ClassBadRequest delivery.Class = "ses_bad_request"
+	ClassBadRequest = delivery.NewClass("ses_bad_request")
 	// ClassAccountSuspended: AccountSuspendedException.
-	ClassAccountSuspended delivery.Class = "ses_account_suspended"
+	ClassAccountSuspended = delivery.NewClass("ses_account_suspended")
 	// ClassClientError: any other HTTP 4xx, such as AccessDeniedException.
-	ClassClientError delivery.Class = "ses_4xx"
+	ClassClientError = delivery.NewClass("ses_4xx")
 )
 
 // classify turns the error of SendEmail into the outcome the package doc
@@ -68,7 +76,7 @@ const (
 // — a *smithyhttp.RequestSendError or, when ctx ended, a
 // *smithy.CanceledError. Before any request the SDK may refuse the input
 // with a smithy.InvalidParamsError.
-func (s *Sender) classify(ctx context.Context, id string, err error) error {
+func (s *Sender) classify(ctx context.Context, id string, in *sesv2.SendEmailInput, err error) error {
 	status, requestID := responseOf(err)
 
 	var apiErr smithy.APIError
@@ -95,12 +103,16 @@ func (s *Sender) classify(ctx context.Context, id string, err error) error {
 			return delivery.Permanent(ClassMessageRejected, e)
 		case is[*types.MailFromDomainNotVerifiedException](err):
 			return delivery.Permanent(ClassMailFromNotVerified, e)
+		case is[*types.NotFoundException](err) && templateMissing(in, apiErr.ErrorMessage()):
+			return delivery.Permanent(ClassTemplateNotFound, e)
 		case is[*types.NotFoundException](err):
 			return delivery.Permanent(ClassNotFound, e)
 		case is[*types.BadRequestException](err):
 			return delivery.Permanent(ClassBadRequest, e)
 		case is[*types.AccountSuspendedException](err):
 			return delivery.Permanent(ClassAccountSuspended, e)
+		case status == http.StatusNotFound && templateMissing(in, apiErr.ErrorMessage()):
+			return delivery.Permanent(ClassTemplateNotFound, e)
 		}
 		return byStatus(status, e)
 	}
@@ -134,6 +146,17 @@ func (s *Sender) classify(ctx context.Context, id string, err error) error {
 		return delivery.Transient(ClassNetwork, newSendError(err, "send email %s: SES unreachable: %v", id, netErr))
 	}
 	return delivery.Transient(delivery.ClassUnknown, fmt.Errorf("send email %s: %w", id, err))
+}
+
+// templateMissing reports whether SES's not-found answer to in, with
+// message msg, is about in's template: in names one, and either names no
+// configuration set (the only other resource SendEmail looks up) or msg
+// names the template ("Template welcome does not exist").
+func templateMissing(in *sesv2.SendEmailInput, msg string) bool {
+	if in == nil || in.Content == nil || in.Content.Template == nil {
+		return false
+	}
+	return in.ConfigurationSetName == nil || strings.Contains(strings.ToLower(msg), "template")
 }
 
 // byStatus classifies an SES answer by its HTTP status alone. A 2xx is an

@@ -32,6 +32,8 @@
 //	the caller's ctx ended first               retry        invocation_deadline
 //	MessageRejected                            dead-letter  ses_message_rejected
 //	MailFromDomainNotVerifiedException         dead-letter  ses_mail_from_not_verified
+//	NotFoundException, or a 404 without a code,
+//	  for a template (see ClassTemplateNotFound) dead-letter  ses_template_not_found
 //	NotFoundException                          dead-letter  ses_not_found
 //	BadRequestException, SDK input validation  dead-letter  ses_bad_request
 //	AccountSuspendedException                  dead-letter  ses_account_suspended

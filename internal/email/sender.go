@@ -60,7 +60,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return err
 	}
 	if _, err := s.api.SendEmail(ctx, in); err != nil {
-		return s.classify(ctx, m.ID, err)
+		return s.classify(ctx, m.ID, in, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/localenv"
 )
 
@@ -242,4 +243,21 @@ func TestBlockedWebhookDestinationsDeadLetteredOnFirstReceive(t *testing.T) {
 		require.NotContains(t, r.Error, "/hook", r.NotificationID)
 	}
 	require.True(t, e.queueEmpty())
+}
+
+// TestEmailMissingTemplateDeadLetteredAsTemplateNotFound: an email naming a
+// template the SES v2 emulator does not hold is dead-lettered on its first
+// receive as ses_template_not_found (docs/operations.md says how to create
+// one locally).
+func TestEmailMissingTemplateDeadLetteredAsTemplateNotFound(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	body := strings.Replace(sample(t, "email-template.json"), `"password-reset"`, `"no-such-template-`+randHex(4)+`"`, 1)
+	e.send(body)
+	e.pollUntil(30*time.Second, func() bool { return len(e.logs.outcomes("ntf_01HZY3P7R8S9T0U1V2W3X4Y5Z6")) > 0 })
+	dl := e.deadLetters()
+	require.Len(t, dl, 1)
+	r := reasonOf(t, dl[0])
+	require.Equal(t, email.ClassTemplateNotFound, r.ErrorClass, r.Error)
+	require.Equal(t, 1, r.Attempts)
 }

@@ -242,7 +242,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // ClassMessageTooLarge is the class of a message above
 // notification.MaxMessageBytes: its dead letter would not leave room for
 // the whole reason.
-const ClassMessageTooLarge delivery.Class = "message_too_large"
+var ClassMessageTooLarge = delivery.NewClass("message_too_large")
 
 // prepare reads every record before any delivery: its size, whether it has
 // a message id (one without is delivered all the same, see Handle), its notification (parsed once), and whether an earlier
@@ -326,7 +326,7 @@ func groups(msgs []events.SQSMessage, recs []*record, count func(*events.SQSMess
 
 // ClassGroupBlocked is the class of a FIFO record not attempted because an
 // earlier record of its group in the same batch is being retried.
-const ClassGroupBlocked delivery.Class = "fifo_group_blocked"
+var ClassGroupBlocked = delivery.NewClass("fifo_group_blocked")
 
 // skip settles a record of a FIFO group behind blocker, a record of the
 // same group that is retried or failed: it is not attempted and comes back
@@ -403,7 +403,7 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 
 // ClassPanic is the class of a delivery that panicked: a bug, retried like
 // any unforeseen failure so that the rest of the batch is unharmed.
-const ClassPanic delivery.Class = "internal_panic"
+var ClassPanic = delivery.NewClass("internal_panic")
 
 // fail settles a failed delivery: dead-lettered when permanent or on the
 // last receive the redrive policy allows, else retried after its backoff.

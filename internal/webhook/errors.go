@@ -25,28 +25,28 @@ import (
 
 // Classes of the webhook channel's failures (see the package documentation
 // for which is permanent).
-const (
-	ClassHTTP408        delivery.Class = "webhook_http_408"
-	ClassHTTP425        delivery.Class = "webhook_http_425"
-	ClassHTTP429        delivery.Class = "webhook_http_429"
-	ClassHTTP5xx        delivery.Class = "webhook_http_5xx"
-	ClassHTTP4xx        delivery.Class = "webhook_http_4xx"
-	ClassHTTPOther      delivery.Class = "webhook_http_other"
-	ClassGone           delivery.Class = "webhook_gone"
-	ClassRedirect       delivery.Class = "webhook_redirect"
-	ClassTimeout        delivery.Class = "webhook_timeout"
-	ClassDNS            delivery.Class = "webhook_dns"
-	ClassConnection     delivery.Class = "webhook_connection"
-	ClassTLS            delivery.Class = "webhook_tls"
-	ClassNetwork        delivery.Class = "webhook_network"
-	ClassInvalidURL     delivery.Class = "webhook_invalid_url"
-	ClassReservedHeader delivery.Class = "webhook_reserved_header"
+var (
+	ClassHTTP408        = delivery.NewClass("webhook_http_408")
+	ClassHTTP425        = delivery.NewClass("webhook_http_425")
+	ClassHTTP429        = delivery.NewClass("webhook_http_429")
+	ClassHTTP5xx        = delivery.NewClass("webhook_http_5xx")
+	ClassHTTP4xx        = delivery.NewClass("webhook_http_4xx")
+	ClassHTTPOther      = delivery.NewClass("webhook_http_other")
+	ClassGone           = delivery.NewClass("webhook_gone")
+	ClassRedirect       = delivery.NewClass("webhook_redirect")
+	ClassTimeout        = delivery.NewClass("webhook_timeout")
+	ClassDNS            = delivery.NewClass("webhook_dns")
+	ClassConnection     = delivery.NewClass("webhook_connection")
+	ClassTLS            = delivery.NewClass("webhook_tls")
+	ClassNetwork        = delivery.NewClass("webhook_network")
+	ClassInvalidURL     = delivery.NewClass("webhook_invalid_url")
+	ClassReservedHeader = delivery.NewClass("webhook_reserved_header")
 	// ClassStopStatus: the receiver answered a status the operator named in
 	// Config.StopStatuses (HERALD_WEBHOOK_STOP_STATUSES).
-	ClassStopStatus delivery.Class = "webhook_stop_status"
+	ClassStopStatus = delivery.NewClass("webhook_stop_status")
 	// ClassBlockedDestination: the destination address is one herald does
 	// not connect to (see [CheckDestination]); no connection was opened.
-	ClassBlockedDestination delivery.Class = "webhook_blocked_destination"
+	ClassBlockedDestination = delivery.NewClass("webhook_blocked_destination")
 )
 
 // Response body excerpt in error texts.
