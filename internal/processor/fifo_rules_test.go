@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -148,6 +149,30 @@ func TestHandleFIFOSkippedOnLastReceiveWithFailedMoveFollowsItsBlocker(t *testin
 	require.Equal(t, "retry", lines["m1"]["outcome"])
 	require.Equal(t, "skipped", lines["m2"]["outcome"])
 	require.Contains(t, lines["m2"]["sqs_error"], "send to dead-letter queue")
+}
+
+// TestHandleFIFOSkippedOnLastReceiveWithAnUnfitDeadLetter: a skipped
+// record on its last receive whose dead letter exceeds the dead-letter
+// queue's size however short its reason stays skipped, counted as
+// DeadLettersTooLarge, and follows its blocker.
+func TestHandleFIFOSkippedOnLastReceiveWithAnUnfitDeadLetter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": "1024"})
+	big := rec("m2", bigBody(t, "ok-2", 1000), 5)
+	big.Attributes[processor.AttrMessageGroupID] = "a"
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		fifoRec("m1", "a", webhookBody("transient-1"), 2), big,
+	}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp))
+	require.Empty(t, b.wire.Messages(b.dlqURL))
+	require.Equal(t, map[string]int{"rh-m1": 20, "rh-m2": 20}, visibilityEntries(t, b))
+	lines := logLines(t, b)
+	require.Equal(t, "skipped", lines["m2"]["outcome"])
+	metricLines := batchLines(t, b, now)
+	require.EqualValues(t, 1, metricLines["email/skipped"][metrics.DeadLettersTooLarge])
+	require.NotContains(t, metricLines["webhook/retry"], metrics.DeadLettersTooLarge)
 }
 
 // TestHandleFIFOSkippedBehindAFailedRecordKeepsNoDelay: behind a record

@@ -233,16 +233,15 @@ func outcomeMetrics(now time.Time, recs []*record) metrics.Entry {
 		}
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: n})
 		e.Metrics = appendValues(e.Metrics, metrics.ReceiveCountAtRetry, metrics.Count, receives)
-	case Failed:
-		unfit := 0
-		for _, r := range recs {
-			if r.unfit {
-				unfit++
-			}
+	}
+	unfit := 0 // failed, or skipped behind its FIFO group
+	for _, r := range recs {
+		if r.unfit {
+			unfit++
 		}
-		if unfit > 0 {
-			e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: float64(unfit)})
-		}
+	}
+	if unfit > 0 {
+		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: float64(unfit)})
 	}
 	return e
 }
