@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
@@ -34,8 +33,6 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/localrunner"
 )
 
 // deployStackPrefix starts the name of the stack the test deploys, apart
@@ -48,6 +45,7 @@ const deployStackPrefix = "herald-it-"
 
 // deployed is what `sam deploy` built, read back through the AWS APIs.
 type deployed struct {
+	stack     string            // the stack's name
 	params    map[string]string // stack parameters, as resolved
 	outputs   map[string]string // stack outputs
 	resources map[string]cfntypes.StackResourceSummary
@@ -76,20 +74,24 @@ func (d deployed) ofType(typ string) []string {
 	return out
 }
 
+// deployTestParameters are the test stack's parameters beyond those of
+// `make deploy-local`: retries within seconds (three receives, backoff 1 s
+// then 2 s), the shortest function timeout, and webhooks to loopback allowed
+// (a receiver that is down).
+const deployTestParameters = `MaxReceiveCount="3" BackoffBaseSeconds="1" BackoffCapSeconds="2" ` +
+	`FunctionTimeoutSeconds="15" WebhookAllowCidrs="127.0.0.1/32" WebhookTimeoutMs="2000"`
+
 // TestDeployedStack deploys template.yaml into the local stack as `make
 // deploy-local` does (sam build, sam deploy) and checks what was built
 // against what herald's code expects: the queues (herald's own queue check,
 // with the deployed function timeout), the event source mapping, both
 // functions' environments against the configuration loaders, the retention
-// schedule, every alarm's metric, and the outputs. Then the deployed deliver
-// function's configuration, given to the bootstrap under the Runtime
-// Interface Emulator, delivers one notification from the deployed queue.
+// schedule, every alarm's metric, and the outputs. Then the stack runs:
+// LocalStack's own event source mapping, schedule and rule invoke the
+// deployed functions (deployed_run_test.go).
 func TestDeployedStack(t *testing.T) {
 	t.Parallel()
 	require.NotEmpty(t, os.Getenv("AWS_ENDPOINT_URL"), "run the integration tests with `make test`, which starts the local stack")
-	rie := filepath.Join(repoRoot, ".tools", "bin", "aws-lambda-rie")
-	_, err := os.Stat(rie)
-	require.NoError(t, err, "the emulator is installed by scripts/install-rie.sh (make test runs it)")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 
@@ -101,7 +103,7 @@ func TestDeployedStack(t *testing.T) {
 		_, _ = cfn.DeleteStack(context.Background(), &cloudformation.DeleteStackInput{StackName: aws.String(stack)})
 	})
 	start := time.Now()
-	deployLocal(ctx, t, stack)
+	deployLocal(ctx, t, stack, deployTestParameters)
 	t.Logf("scripts/deploy-local.sh (sam build + sam deploy) took %s", time.Since(start).Round(time.Millisecond))
 	d := readStack(ctx, t, cfn, lambdac, stack)
 
@@ -265,94 +267,39 @@ func TestDeployedStack(t *testing.T) {
 		}
 	})
 
-	t.Run("deliver under the emulator", func(t *testing.T) {
-		deliverFromDeployedQueue(ctx, t, rie, sqsc, lambdac, d)
+	// The stack at work: LocalStack's event source mapping, schedule and
+	// rule invoke the deployed functions (LAMBDA_RUNTIME_EXECUTOR=herald-host).
+	t.Run("runs in LocalStack", func(t *testing.T) {
+		t.Run("schedule runs retention", func(t *testing.T) {
+			t.Parallel()
+			scheduleRunsRetention(ctx, t, awsCfg, d)
+		})
+		t.Run("invoke", func(t *testing.T) {
+			t.Parallel()
+			invokeDirectly(ctx, t, awsCfg, d)
+		})
+		t.Run("SES event reaches feedback", func(t *testing.T) {
+			t.Parallel()
+			sesEventReachesFeedback(ctx, t, awsCfg, d)
+		})
+		t.Run("deliver", func(t *testing.T) {
+			t.Parallel()
+			r := newDeployedRun(ctx, t, awsCfg, d)
+			t.Run("mixed batch", r.mixedBatch)
+			t.Run("broken secret pauses", r.brokenSecretPauses)
+		})
 	})
 }
 
-// deliverFromDeployedQueue runs the deliver bootstrap under the Runtime
-// Interface Emulator with the deployed function's environment and timeout,
-// sends one email notification to the deployed queue and lets a local event
-// source mapping (with the deployed mapping's batch size) hand it over. The
-// deployed mapping is disabled meanwhile: LocalStack has no Docker engine
-// here, so its own invocations would fail and hide the message for a
-// visibility timeout. It is enabled again afterwards.
-func deliverFromDeployedQueue(ctx context.Context, t *testing.T, rie string, sqsc *sqs.Client, lambdac *lambda.Client, d deployed) {
-	m := theEventSourceMapping(ctx, t, lambdac, d)
-	setMappingEnabled(ctx, t, lambdac, aws.ToString(m.UUID), false)
-	t.Cleanup(func() { setMappingEnabled(context.Background(), t, lambdac, aws.ToString(m.UUID), true) })
-
-	bootstrap := buildBootstrap(t, "./functions/deliver")
-	timeout := int(aws.ToInt32(d.deliver.Timeout))
-	env := []string{
-		"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(timeout),
-		"AWS_LAMBDA_FUNCTION_NAME=" + aws.ToString(d.deliver.FunctionName),
-	}
-	for k, v := range d.deliver.Environment.Variables {
-		env = append(env, k+"="+v)
-	}
-	fn, err := localenv.StartRIE(rie, []string{bootstrap}, env)
-	require.NoError(t, err)
-	t.Cleanup(fn.Stop)
-
-	// A stack left up by an earlier run may still hold a message that
-	// LocalStack's mapping took and could not hand over.
-	queueURL := d.deliver.Environment.Variables["HERALD_QUEUE_URL"]
-	_, err = sqsc.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(queueURL)})
-	require.NoError(t, err)
-	id := "ntf_deploy_" + randHex(6)
-	subject := "deployed stack " + id
-	var n map[string]any
-	require.NoError(t, json.Unmarshal([]byte(sample(t, "email-welcome.json")), &n))
-	n["id"] = id
-	n["email"].(map[string]any)["subject"] = subject
-	body, err := json.Marshal(n)
-	require.NoError(t, err)
-	_, err = sqsc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(string(body))})
-	require.NoError(t, err)
-
-	up := false
-	runner := &localrunner.Runner{
-		SQS: sqsc, QueueURL: queueURL, BatchSize: int(aws.ToInt32(m.BatchSize)), WaitTime: time.Second,
-		FunctionTimeout: time.Duration(timeout) * time.Second,
-		Handler: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-			if up {
-				return fn.Invoke(ctx, ev)
-			}
-			up = true // the first invocation waits for the emulator to listen
-			resp, _, err := fn.InvokeWhenUp(ctx, ev, 20*time.Second)
-			return resp, err
-		},
-	}
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(fn.Logs(), id) {
-		require.True(t, time.Now().Before(deadline), "the notification was not handed to the function within a minute; function logs: %s", fn.Logs())
-		_, err := runner.Poll(ctx)
-		require.NoError(t, err, "function logs: %s", fn.Logs())
-	}
-	require.Equal(t, []string{"delivered"}, outcomesIn(t, fn.Logs(), id), "function logs: %s", fn.Logs())
-	emails, err := localenv.SentEmails(ctx, os.Getenv("AWS_ENDPOINT_URL_SESV2"))
-	require.NoError(t, err)
-	var sent []localenv.SentEmail
-	for _, e := range emails {
-		if e.Subject == subject {
-			sent = append(sent, e)
-		}
-	}
-	require.Len(t, sent, 1, "SES got the email once")
-	attrs := queueAttributes(ctx, t, sqsc, queueURL)
-	require.Equal(t, "0", attrs["ApproximateNumberOfMessages"], "the delivered message left the queue")
-	require.Equal(t, "0", attrs["ApproximateNumberOfMessagesNotVisible"], "the delivered message left the queue")
-}
-
 // deployLocal runs scripts/deploy-local.sh against the stack the tests use
-// (the ports are those of AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_SESV2).
-func deployLocal(ctx context.Context, t *testing.T, stack string) {
+// (the ports are those of AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_SESV2), with
+// parameters, Key="Value" words, beyond its own.
+func deployLocal(ctx context.Context, t *testing.T, stack, parameters string) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "scripts", "deploy-local.sh"))
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(),
-		"HERALD_STACK_NAME="+stack,
+		"HERALD_STACK_NAME="+stack, "HERALD_DEPLOY_PARAMETERS="+parameters,
 		"LOCALSTACK_PORT="+portOf(t, os.Getenv("AWS_ENDPOINT_URL")),
 		"SES_PORT="+portOf(t, os.Getenv("AWS_ENDPOINT_URL_SESV2")))
 	out, err := cmd.CombinedOutput()
@@ -377,7 +324,7 @@ func readStack(ctx context.Context, t *testing.T, cfn *cloudformation.Client, la
 	s := out.Stacks[0]
 	require.Contains(t, []cfntypes.StackStatus{cfntypes.StackStatusCreateComplete, cfntypes.StackStatusUpdateComplete}, s.StackStatus,
 		"stack %s: %s", stack, aws.ToString(s.StackStatusReason))
-	d := deployed{params: map[string]string{}, outputs: map[string]string{}, resources: map[string]cfntypes.StackResourceSummary{}}
+	d := deployed{stack: stack, params: map[string]string{}, outputs: map[string]string{}, resources: map[string]cfntypes.StackResourceSummary{}}
 	for _, p := range s.Parameters {
 		d.params[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
 	}
@@ -464,52 +411,6 @@ func theEventSourceMapping(ctx context.Context, t *testing.T, c *lambda.Client, 
 	require.NoError(t, err)
 	require.Len(t, out.EventSourceMappings, 1, "DeliverFunction has one event source mapping")
 	return out.EventSourceMappings[0]
-}
-
-func setMappingEnabled(ctx context.Context, t *testing.T, c *lambda.Client, uuid string, enabled bool) {
-	t.Helper()
-	_, err := c.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{UUID: aws.String(uuid), Enabled: aws.Bool(enabled)})
-	require.NoError(t, err)
-	want := map[bool]string{true: "Enabled", false: "Disabled"}[enabled]
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		m, err := c.GetEventSourceMapping(ctx, &lambda.GetEventSourceMappingInput{UUID: aws.String(uuid)})
-		require.NoError(t, err)
-		if aws.ToString(m.State) == want {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "event source mapping %s is %s, not %s, after 30 s", uuid, aws.ToString(m.State), want)
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// buildBootstrap builds a function's bootstrap as `make build` does, for
-// this machine's architecture (the emulator runs it here).
-func buildBootstrap(t *testing.T, pkg string) string {
-	t.Helper()
-	bootstrap := filepath.Join(t.TempDir(), "bootstrap")
-	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bootstrap, pkg)
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bootstrap
-}
-
-// outcomesIn returns the outcome of every JSON log line about id.
-func outcomesIn(t *testing.T, logs, id string) []string {
-	t.Helper()
-	var out []string
-	for _, line := range strings.Split(logs, "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil || m["id"] != id {
-			continue
-		}
-		if o, ok := m["outcome"].(string); ok {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 var rateExpr = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)

@@ -1,0 +1,491 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/feedback"
+	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/pause"
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+// functionLog reads what LocalStack wrote to a function's CloudWatch Logs
+// group (/aws/lambda/<function>: each invocation's output, START to REPORT,
+// in one stream per execution environment).
+type functionLog struct {
+	c        *cloudwatchlogs.Client
+	function string
+}
+
+// invocations returns the lines of each invocation so far, in order within
+// each execution environment.
+func (l functionLog) invocations(ctx context.Context, t *testing.T) [][]string {
+	t.Helper()
+	group := "/aws/lambda/" + l.function
+	streams, err := l.c.DescribeLogStreams(ctx, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(group)})
+	if err != nil {
+		return nil // no invocation has finished yet: LocalStack creates the group then
+	}
+	var out [][]string
+	for _, s := range streams.LogStreams {
+		var lines []string
+		var token *string
+		for {
+			page, err := l.c.GetLogEvents(ctx, &cloudwatchlogs.GetLogEventsInput{
+				LogGroupName: aws.String(group), LogStreamName: s.LogStreamName, StartFromHead: aws.Bool(true), NextToken: token,
+			})
+			require.NoError(t, err)
+			for _, e := range page.Events {
+				lines = append(lines, strings.TrimRight(aws.ToString(e.Message), "\n"))
+			}
+			if len(page.Events) == 0 || aws.ToString(page.NextForwardToken) == aws.ToString(token) {
+				break
+			}
+			token = page.NextForwardToken
+		}
+		var inv []string
+		for _, line := range lines {
+			if strings.HasPrefix(line, "START RequestId: ") {
+				inv = nil
+			}
+			inv = append(inv, line)
+			if strings.HasPrefix(line, "REPORT RequestId: ") {
+				out = append(out, inv)
+				inv = nil
+			}
+		}
+	}
+	return out
+}
+
+// records returns the function's JSON lines with msg, in invocation order.
+func (l functionLog) records(ctx context.Context, t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, inv := range l.invocations(ctx, t) {
+		out = append(out, jsonLines(inv, msg)...)
+	}
+	return out
+}
+
+// waitRecords polls the log until match finds lines with msg, within timeout.
+func (l functionLog) waitRecords(ctx context.Context, t *testing.T, msg string, timeout time.Duration, match func([]map[string]any) bool) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		recs := l.records(ctx, t, msg)
+		if match(recs) {
+			return recs
+		}
+		require.True(t, time.Now().Before(deadline), "no %q lines as expected in /aws/lambda/%s within %s; got %v", msg, l.function, timeout, recs)
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func jsonLines(lines []string, msg string) []map[string]any {
+	var out []map[string]any
+	for _, line := range lines {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && (msg == "" || m["msg"] == msg) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// scheduleRunsRetention makes the stack's retention rule fire every minute
+// (LocalStack checks its schedules once a minute, so an hourly rate would
+// not fire within the test) with its target kept, and waits for the
+// retention function's summary line.
+func scheduleRunsRetention(ctx context.Context, t *testing.T, awsCfg aws.Config, d deployed) {
+	eb := eventbridge.NewFromConfig(awsCfg)
+	var rule string
+	for _, name := range d.ofType("AWS::Events::Rule") {
+		r, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(name)})
+		require.NoError(t, err)
+		if aws.ToString(r.ScheduleExpression) != "" {
+			rule = name
+		}
+	}
+	require.NotEmpty(t, rule)
+	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rule)})
+	require.NoError(t, err)
+	_, err = eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(rule), ScheduleExpression: aws.String("rate(1 minute)"), State: ebtypes.RuleStateEnabled})
+	require.NoError(t, err)
+	// LocalStack schedules a rule's job when its targets are put.
+	_, err = eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(rule), Targets: targets.Targets})
+	require.NoError(t, err)
+
+	log := functionLog{cloudwatchlogs.NewFromConfig(awsCfg), aws.ToString(d.retention.FunctionName)}
+	recs := log.waitRecords(ctx, t, "retention sweep", 150*time.Second, func(r []map[string]any) bool { return len(r) > 0 })
+	require.Equal(t, d.params["DeadLetterMaxAgeHours"], strings.TrimSuffix(jsonNumber(recs[0]["max_age_hours"]), ".0"),
+		"the sweep ran with the deployed DeadLetterMaxAgeHours")
+}
+
+func jsonNumber(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// sesEventReachesFeedback puts an SES event, as SES publishes it, on the
+// default event bus: the stack's rule invokes the feedback function, which
+// logs it with the notification id from the herald-id tag.
+func sesEventReachesFeedback(ctx context.Context, t *testing.T, awsCfg aws.Config, d deployed) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "ses-events", "delivery.json"))
+	require.NoError(t, err)
+	var ev struct {
+		Source     string          `json:"source"`
+		DetailType string          `json:"detail-type"`
+		Detail     json.RawMessage `json:"detail"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &ev))
+	out, err := eventbridge.NewFromConfig(awsCfg).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+		Source: aws.String(ev.Source), DetailType: aws.String(ev.DetailType), Detail: aws.String(string(ev.Detail)),
+	}}})
+	require.NoError(t, err)
+	require.Zero(t, out.FailedEntryCount, "%+v", out.Entries)
+
+	log := functionLog{cloudwatchlogs.NewFromConfig(awsCfg), aws.ToString(d.functions["FeedbackFunction"].FunctionName)}
+	recs := log.waitRecords(ctx, t, "email_event", time.Minute, func(r []map[string]any) bool { return len(r) > 0 })
+	require.Len(t, recs, 1)
+	require.Equal(t, "welcome-jana.2026:1", recs[0]["id"], "the notification id, from the herald-id tag")
+	require.Equal(t, string(feedback.Delivered), recs[0]["event_type"])
+}
+
+// invokeDirectly calls the functions as `aws lambda invoke` does: the
+// feedback function answers an SES event with its result (null); the
+// deliver function, given a payload that is no SQS event, fails, and
+// LocalStack reports the function error the emulator put in its answer.
+func invokeDirectly(ctx context.Context, t *testing.T, awsCfg aws.Config, d deployed) {
+	c := lambda.NewFromConfig(awsCfg)
+	event, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "ses-events", "send.json"))
+	require.NoError(t, err)
+	ok, err := c.Invoke(ctx, &lambda.InvokeInput{FunctionName: d.functions["FeedbackFunction"].FunctionName, Payload: event})
+	require.NoError(t, err)
+	require.Equal(t, int32(200), ok.StatusCode)
+	require.Nil(t, ok.FunctionError, "%s", ok.Payload)
+	require.Equal(t, "null", string(ok.Payload))
+
+	bad, err := c.Invoke(ctx, &lambda.InvokeInput{FunctionName: d.deliver.FunctionName, Payload: []byte(`"not an SQS event"`)})
+	require.NoError(t, err)
+	require.Equal(t, "Unhandled", aws.ToString(bad.FunctionError), "%s", bad.Payload)
+	var fnErr struct{ ErrorMessage, ErrorType string }
+	require.NoError(t, json.Unmarshal(bad.Payload, &fnErr), "%s", bad.Payload)
+	require.NotEmpty(t, fnErr.ErrorMessage, "%s", bad.Payload)
+}
+
+// deployedRun is the deployed deliver function at work, fed by LocalStack's
+// event source mapping from the deployed queue.
+type deployedRun struct {
+	ctx      context.Context
+	d        deployed
+	sqs      *sqs.Client
+	lambda   *lambda.Client
+	secrets  *secretsmanager.Client
+	log      functionLog
+	queueURL string
+	dlqURL   string
+	sesURL   string
+	// visibility is the queue's VisibilityTimeout as deployed (seconds).
+	visibility string
+}
+
+func newDeployedRun(ctx context.Context, t *testing.T, awsCfg aws.Config, d deployed) *deployedRun {
+	r := &deployedRun{
+		ctx: ctx, d: d, sqs: sqs.NewFromConfig(awsCfg), lambda: lambda.NewFromConfig(awsCfg),
+		secrets:  secretsmanager.NewFromConfig(awsCfg),
+		log:      functionLog{cloudwatchlogs.NewFromConfig(awsCfg), aws.ToString(d.deliver.FunctionName)},
+		queueURL: d.outputs["NotificationQueueUrl"], dlqURL: d.outputs["DeadLetterQueueUrl"],
+		sesURL: os.Getenv("AWS_ENDPOINT_URL_SESV2"),
+	}
+	r.visibility = queueAttributes(ctx, t, r.sqs, r.queueURL)["VisibilityTimeout"]
+	return r
+}
+
+// email is a notification to the SES emulator with a subject of its own.
+func (r *deployedRun) email(t *testing.T, id string) string {
+	var n map[string]any
+	require.NoError(t, json.Unmarshal([]byte(sample(t, "email-welcome.json")), &n))
+	n["id"] = id
+	n["email"].(map[string]any)["subject"] = "deployed stack " + id
+	body, err := json.Marshal(n)
+	require.NoError(t, err)
+	return string(body)
+}
+
+// mailed counts the emails the SES emulator holds for notification id.
+func (r *deployedRun) mailed(t *testing.T, id string) int {
+	emails, err := localenv.SentEmails(r.ctx, r.sesURL)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range emails {
+		if e.Subject == "deployed stack "+id {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *deployedRun) sendBatch(t *testing.T, bodies ...string) {
+	entries := make([]types.SendMessageBatchRequestEntry, len(bodies))
+	for i, b := range bodies {
+		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(string(rune('a' + i))), MessageBody: aws.String(b)}
+	}
+	out, err := r.sqs.SendMessageBatch(r.ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(r.queueURL), Entries: entries})
+	require.NoError(t, err)
+	require.Empty(t, out.Failed)
+}
+
+// held is how many messages the queue holds, visible or not.
+func (r *deployedRun) held(t *testing.T, queueURL string) int {
+	a := queueAttributes(r.ctx, t, r.sqs, queueURL)
+	n := 0
+	for _, k := range []string{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"} {
+		var v int
+		require.NoError(t, json.Unmarshal([]byte(a[k]), &v), "%s=%q", k, a[k])
+		n += v
+	}
+	return n
+}
+
+// mixedBatch sends two emails and a webhook to a receiver that is down
+// while the event source mapping is disabled, then enables it: LocalStack's
+// poller finds all three and hands them to the function in one batch (sent
+// while it polls, they may straddle the end of a batching window). The
+// partial batch response names only the webhook, so the
+// poller deletes the emails (each delivered once, never received again)
+// while the webhook comes back after herald's backoff (1 s, then 2 s: the
+// visibility timeout herald set, not the queue's 150 s) and, on its third
+// receive (MaxReceiveCount), is dead-lettered with its reason.
+func (r *deployedRun) mixedBatch(t *testing.T) {
+	suffix := randHex(4)
+	mail1, mail2, hook := "mixed-mail-1-"+suffix, "mixed-mail-2-"+suffix, "mixed-hook-"+suffix
+	port, err := localenv.FreePort()
+	require.NoError(t, err)
+	down := `{"version":1,"id":"` + hook + `","channel":"webhook","webhook":{"url":"https://127.0.0.1:` + port +
+		`/down","event_type":"t","payload":{}}}`
+	m := theEventSourceMapping(r.ctx, t, r.lambda, r.d)
+	r.setMappingEnabled(t, aws.ToString(m.UUID), false)
+	r.sendBatch(t, r.email(t, mail1), down, r.email(t, mail2))
+	r.setMappingEnabled(t, aws.ToString(m.UUID), true)
+
+	recs := r.log.waitRecords(r.ctx, t, "notification", time.Minute, func(recs []map[string]any) bool {
+		return slices.Contains(outcomesOf(recs, hook), string(processor.DeadLettered))
+	})
+	require.Equal(t, []string{"delivered"}, outcomesOf(recs, mail1), "delivered once, never back")
+	require.Equal(t, []string{"delivered"}, outcomesOf(recs, mail2), "delivered once, never back")
+	require.Equal(t, []string{"retry", "retry", "dead_lettered"}, outcomesOf(recs, hook))
+	require.Equal(t, 1, r.mailed(t, mail1))
+	require.Equal(t, 1, r.mailed(t, mail2))
+
+	// One invocation held all three: the one whose partial batch response
+	// named only the webhook.
+	var first []string
+	for _, inv := range r.log.invocations(r.ctx, t) {
+		if slices.Contains(outcomesOf(jsonLines(inv, "notification"), hook), "retry") {
+			first = inv
+			break
+		}
+	}
+	got := jsonLines(first, "notification")
+	require.Equal(t, []string{"delivered"}, outcomesOf(got, mail1), "LocalStack's poller gave the function the batch as sent; invocation: %v", first)
+	require.Equal(t, []string{"delivered"}, outcomesOf(got, mail2), "LocalStack's poller gave the function the batch as sent; invocation: %v", first)
+
+	// Each attempt came back after the backoff herald set as the message's
+	// visibility timeout (less up to 20 % jitter), not the queue's.
+	var at []time.Time
+	var counts []float64
+	for _, m := range recs {
+		if m["id"] == hook {
+			ts, err := time.Parse(time.RFC3339Nano, m["time"].(string))
+			require.NoError(t, err)
+			at = append(at, ts)
+			counts = append(counts, m["receive_count"].(float64))
+		}
+	}
+	require.Equal(t, []float64{1, 2, 3}, counts)
+	for i, least := range []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond} {
+		gap := at[i+1].Sub(at[i])
+		require.GreaterOrEqual(t, gap, least, "attempt %d came back before its backoff", i+2)
+		require.Less(t, gap, 30*time.Second, "attempt %d waited for the queue's visibility timeout, not herald's backoff", i+2)
+	}
+
+	var letter *localenv.DeadLetter
+	deadline := time.Now().Add(30 * time.Second)
+	for letter == nil {
+		require.True(t, time.Now().Before(deadline), "the webhook is not in the dead-letter queue")
+		letters, err := localenv.ReceiveAll(r.ctx, r.sqs, r.dlqURL, time.Second)
+		require.NoError(t, err)
+		for _, l := range letters {
+			if strings.Contains(l.Body, hook) {
+				letter = &l
+			}
+		}
+	}
+	reason := reasonOf(t, *letter)
+	require.Equal(t, "attempts_exhausted", reason.Outcome)
+	require.Equal(t, delivery.Class("webhook_connection"), reason.ErrorClass)
+	require.Equal(t, 3, reason.Attempts)
+	require.Equal(t, hook, reason.NotificationID)
+	require.Equal(t, r.d.outputs["NotificationQueueArn"], reason.SourceQueueARN)
+	require.Eventually(t, func() bool { return r.held(t, r.queueURL) == 0 }, 10*time.Second, 200*time.Millisecond, "the queue is empty")
+}
+
+func outcomesOf(recs []map[string]any, id string) []string {
+	var out []string
+	for _, m := range recs {
+		if m["id"] == id {
+			o, _ := m["outcome"].(string)
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// brokenSecretPauses breaks the stack's signing secret and starts fresh
+// execution environments (a new WebhookSigningSecretVersion, as a rotation
+// does). The function cannot deliver: it disables its own event source
+// mapping through LocalStack's Lambda API, hands its batch back and logs how
+// to resume; the messages stay in the queue, none in the dead-letter queue.
+// With the secret fixed, `herald resume --stack` enables the mapping and they
+// are delivered on their second receive.
+func (r *deployedRun) brokenSecretPauses(t *testing.T) {
+	secretARN := r.d.outputs["WebhookSigningSecretArn"]
+	good, err := r.secrets.GetSecretValue(r.ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretARN)})
+	require.NoError(t, err)
+	const malformed = "whsec_this-is-not-base64!"
+	_, err = r.secrets.PutSecretValue(r.ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(secretARN), SecretString: aws.String(malformed)})
+	require.NoError(t, err)
+	r.newEnvironments(t, "broken-"+randHex(3))
+	// The batch the paused function hands back is visible again after the
+	// queue's visibility timeout: 5 s instead of 150 s for this part. (The
+	// function stops at the secret, before its queue check would object.)
+	r.setVisibilityTimeout(t, "5")
+	// A receive that is already waiting (LocalStack's poller long-polls for
+	// the batching window) hides what it takes for the timeout it started with.
+	time.Sleep(2 * time.Second)
+	dlqBefore := r.held(t, r.dlqURL)
+
+	suffix := randHex(4)
+	ids := []string{"paused-1-" + suffix, "paused-2-" + suffix}
+	r.sendBatch(t, r.email(t, ids[0]), r.email(t, ids[1]))
+	m := theEventSourceMapping(r.ctx, t, r.lambda, r.d)
+	require.Eventually(t, func() bool { return r.mappingState(t, aws.ToString(m.UUID)) == "Disabled" }, time.Minute, 250*time.Millisecond,
+		"the function disabled its event source mapping")
+	paused := r.log.waitRecords(r.ctx, t, "", 30*time.Second, func(recs []map[string]any) bool { return len(pausedLines(recs)) > 0 })
+	line := pausedLines(paused)[0]
+	require.Equal(t, "ERROR", line["level"])
+	require.Contains(t, line["error"], "HERALD_WEBHOOK_SECRET", "the ERROR names the bad setting")
+	require.Equal(t, pause.ResumeCommand(aws.ToString(m.UUID)), line["resume"])
+	for _, inv := range r.log.invocations(r.ctx, t) {
+		require.NotContains(t, strings.Join(inv, "\n"), "this-is-not-base64", "never the secret itself")
+	}
+
+	// Paused: the batch is visible again and nobody takes it.
+	require.Eventually(t, func() bool { return queueAttributes(r.ctx, t, r.sqs, r.queueURL)["ApproximateNumberOfMessages"] == "2" },
+		30*time.Second, 250*time.Millisecond, "both notifications wait in the queue, visible")
+	time.Sleep(3 * time.Second)
+	a := queueAttributes(r.ctx, t, r.sqs, r.queueURL)
+	require.Equal(t, "2", a["ApproximateNumberOfMessages"], "nobody takes them; invocations: %v", r.log.invocations(r.ctx, t))
+	require.Equal(t, "0", a["ApproximateNumberOfMessagesNotVisible"])
+	require.Equal(t, dlqBefore, r.held(t, r.dlqURL), "nothing dead-lettered")
+	for _, id := range ids {
+		require.Zero(t, r.mailed(t, id))
+	}
+
+	// Fixed: the secret back, fresh environments, the queue as deployed.
+	_, err = r.secrets.PutSecretValue(r.ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(secretARN), SecretString: good.SecretString})
+	require.NoError(t, err)
+	r.newEnvironments(t, "fixed-"+randHex(3))
+	r.setVisibilityTimeout(t, r.visibility)
+	cmd := exec.CommandContext(r.ctx, heraldBinary(t), "resume", "--json", "--stack", r.d.stack)
+	out, err := cmd.Output()
+	require.NoError(t, err, "herald resume --stack: %s", out)
+	var rows []struct{ UUID, Action string }
+	require.NoError(t, json.Unmarshal(out, &rows), "%s", out)
+	require.Len(t, rows, 1)
+	require.Equal(t, aws.ToString(m.UUID), rows[0].UUID)
+	require.Equal(t, "enabled", rows[0].Action)
+
+	recs := r.log.waitRecords(r.ctx, t, "notification", time.Minute, func(recs []map[string]any) bool {
+		return slices.Contains(outcomesOf(recs, ids[0]), "delivered") && slices.Contains(outcomesOf(recs, ids[1]), "delivered")
+	})
+	for _, id := range ids {
+		require.Equal(t, []string{"delivered"}, outcomesOf(recs, id))
+		require.Equal(t, 1, r.mailed(t, id))
+		for _, m := range recs {
+			if m["id"] == id {
+				require.Equal(t, 2.0, m["receive_count"], "%s: delivered on the receive after the one the paused function handed back", id)
+			}
+		}
+	}
+	require.Eventually(t, func() bool { return r.held(t, r.queueURL) == 0 }, 10*time.Second, 200*time.Millisecond, "the queue is empty")
+}
+
+func pausedLines(recs []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, m := range recs {
+		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, "paused:") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// newEnvironments changes the deliver function's
+// HERALD_WEBHOOK_SECRET_VERSION, which makes Lambda (and LocalStack) start
+// new execution environments that read the secret again.
+func (r *deployedRun) newEnvironments(t *testing.T, version string) {
+	env := maps.Clone(r.d.deliver.Environment.Variables)
+	env["HERALD_WEBHOOK_SECRET_VERSION"] = version
+	_, err := r.lambda.UpdateFunctionConfiguration(r.ctx, &lambda.UpdateFunctionConfigurationInput{
+		FunctionName: r.d.deliver.FunctionName, Environment: &lambdatypes.Environment{Variables: env},
+	})
+	require.NoError(t, err)
+	w := lambda.NewFunctionUpdatedV2Waiter(r.lambda, func(o *lambda.FunctionUpdatedV2WaiterOptions) {
+		o.MinDelay, o.MaxDelay = 200*time.Millisecond, time.Second
+	})
+	require.NoError(t, w.Wait(r.ctx, &lambda.GetFunctionInput{FunctionName: r.d.deliver.FunctionName}, time.Minute))
+}
+
+func (r *deployedRun) setVisibilityTimeout(t *testing.T, seconds string) {
+	_, err := r.sqs.SetQueueAttributes(r.ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(r.queueURL),
+		Attributes: map[string]string{string(types.QueueAttributeNameVisibilityTimeout): seconds}})
+	require.NoError(t, err)
+}
+
+func (r *deployedRun) setMappingEnabled(t *testing.T, uuid string, enabled bool) {
+	_, err := r.lambda.UpdateEventSourceMapping(r.ctx, &lambda.UpdateEventSourceMappingInput{UUID: aws.String(uuid), Enabled: aws.Bool(enabled)})
+	require.NoError(t, err)
+	want := map[bool]string{true: "Enabled", false: "Disabled"}[enabled]
+	require.Eventually(t, func() bool { return r.mappingState(t, uuid) == want }, 30*time.Second, 200*time.Millisecond, "mapping %s never %s", uuid, want)
+}
+
+func (r *deployedRun) mappingState(t *testing.T, uuid string) string {
+	m, err := r.lambda.GetEventSourceMapping(r.ctx, &lambda.GetEventSourceMappingInput{UUID: aws.String(uuid)})
+	require.NoError(t, err)
+	return aws.ToString(m.State)
+}
