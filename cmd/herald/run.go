@@ -219,15 +219,18 @@ func (r *recordLines) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for line := range bytes.Lines(p) {
-		fmt.Fprintln(r.w, formatRecord(line))
+		if s := formatRecord(line); s != "" {
+			fmt.Fprintln(r.w, s)
+		}
 	}
 	return len(p), nil
 }
 
 // formatRecord formats one JSON log line: a record's line
 // (processor.LineNotification) as
-// "15:04:05  ID  CHANNEL  OUTCOME  receive N  [in Ds]  [CLASS: ERROR]", any
-// other line as its level and message.
+// "15:04:05  ID  CHANNEL  OUTCOME  receive N  [in Ds]  [CLASS: ERROR]", a
+// batch's metrics line (processor.LineBatch) as "" (not printed), any other
+// line as its level and message.
 func formatRecord(line []byte) string {
 	var m struct {
 		Time         time.Time `json:"time"`
@@ -244,6 +247,9 @@ func formatRecord(line []byte) string {
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return strings.TrimSpace(string(line))
+	}
+	if m.Msg == processor.LineBatch {
+		return "" // the batch's metrics (EMF): for CloudWatch, not a record; --json shows it
 	}
 	if m.Msg != processor.LineNotification {
 		return fmt.Sprintf("%s  %s  %s", m.Time.Local().Format(time.TimeOnly), m.Level, m.Msg)
