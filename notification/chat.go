@@ -63,8 +63,9 @@ type Chat struct {
 // lengths count Unicode code points.
 const (
 	// MaxSlackTextChars is the longest Slack text: Slack truncates a
-	// message's text beyond 40,000 characters (chat.postMessage,
-	// "Truncating content"), so a longer one would arrive cut.
+	// message's text beyond 40,000 characters (changelog 2018-04,
+	// "Truncating really long messages"; chat.postMessage), so a longer one
+	// would arrive cut.
 	MaxSlackTextChars = 40000
 	// MaxSlackBlocks is the most blocks of one Slack message (Block Kit:
 	// "up to 50 blocks in each message").
