@@ -3,11 +3,12 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
@@ -32,6 +33,8 @@ type service struct {
 	reason func(status int, body []byte) (token string, permanent bool)
 	// retryAfter reads a 429's body for a delay the header may not carry.
 	retryAfter func(body []byte) time.Duration
+	// classes are the service's error classes by reason (declareClasses).
+	classes map[string]delivery.Class
 }
 
 // services are the chat services by name.
@@ -245,7 +248,42 @@ func (svc *service) answeredStatus(status int, body []byte) int {
 	return status
 }
 
-// class is the error class of reason r of svc: "slack_no_service".
+// commonReasons are the reasons every service's classes name besides its
+// own: what herald checks before sending, the statuses the service names
+// no reason for, and the transport failures (webhook.TransportFailure's
+// kinds).
+var commonReasons = []string{
+	"invalid_url", "host_not_allowed", "blocked_destination",
+	"rate_limited", "redirect", "http_408", "http_4xx", "http_5xx", "http_other",
+	"timeout", "dns", "connection", "tls", "network",
+}
+
+func init() {
+	// Every class a service can write, declared once (delivery.NewClass):
+	// "slack_no_service", "discord_rate_limited", "teams_timeout" …
+	for _, svc := range []*service{slack, discord, teams} {
+		reasons := slices.Clone(commonReasons)
+		switch svc {
+		case slack:
+			reasons = slices.AppendSeq(reasons, maps.Keys(slackReasons))
+		case discord:
+			reasons = slices.AppendSeq(reasons, maps.Values(discordReasons))
+		case teams:
+			reasons = slices.AppendSeq(reasons, maps.Values(teamsReasons))
+		}
+		svc.classes = map[string]delivery.Class{}
+		for _, r := range reasons {
+			svc.classes[r] = delivery.NewClass(string(svc.name) + "_" + r)
+		}
+	}
+}
+
+// class is the error class of reason r of svc: "slack_no_service". A reason
+// without a declared class (none: the tests send every one) is written as
+// the service's http_other.
 func (svc *service) class(r string) delivery.Class {
-	return delivery.Class(string(svc.name) + "_" + strings.ReplaceAll(r, "-", "_"))
+	if c, ok := svc.classes[r]; ok {
+		return c
+	}
+	return svc.classes["http_other"]
 }
