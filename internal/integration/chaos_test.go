@@ -251,8 +251,10 @@ func TestChaosNothingLost(t *testing.T) {
 	}
 	dropped := map[string]bool{}
 	for _, l := range logs.all() {
-		if l["outcome"] == "dropped" {
-			dropped[l["id"].(string)] = true
+		// Record lines only: a batch's metrics line carries an outcome
+		// dimension and no id.
+		if id, ok := l["id"].(string); ok && l["outcome"] == "dropped" {
+			dropped[id] = true
 		}
 	}
 	dl, err := localenv.ReceiveAll(ctx, client, queues.DLQURL, time.Minute)
