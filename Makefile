@@ -15,8 +15,8 @@ help: ## List the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_%-]+:.*## /{printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
-demo: ## Demo: samples through the local stack and runner, each one's fate printed
-	scripts/with-local-stack.sh $(GO) run ./cmd/herald-demo
+demo: ## Demo: samples through the local stack and runner, each one's fate printed (STACK=herald-local: through that deployed stack)
+	scripts/with-local-stack.sh $(GO) run ./cmd/herald-demo $(if $(STACK),-stack $(STACK))
 
 .PHONY: test
 test: test-unit test-integration ## Run every test (unit, then integration against the local stack)

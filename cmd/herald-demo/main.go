@@ -22,6 +22,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -44,14 +45,26 @@ import (
 // demoSecret signs the demo's webhooks; it is not a secret anywhere else.
 const demoSecret = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItaGVyYWxkLWxvY2Fs"
 
+// The demo's delivery settings, in process and for a deployed stack
+// (demoEnv): quick retries, and webhooks and chat webhooks to its receivers
+// on 127.0.0.1, which they may not reach by default (docs/security.md).
+const (
+	demoBackoffBase    = time.Second
+	demoBackoffCap     = 30 * time.Second
+	demoWebhookTimeout = 5 * time.Second
+	demoAllowCIDR      = "127.0.0.1/32"
+	demoChatHost       = "127.0.0.1"
+)
+
 func main() {
 	cases := flag.String("cases", "testdata/cases", "folder of sample notifications with expected.tsv")
 	queue := flag.String("queue", "herald-notifications", "notification queue name")
 	dlq := flag.String("dlq", "herald-notifications-dlq", "dead-letter queue name")
 	logPath := flag.String("log", ".local/demo-deliver.log", "where the delivery function's JSON log lines go")
 	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for every notification's fate")
+	stack := flag.String("stack", "", "run through this stack deployed into the local stack (make deploy-local) instead of the in-process runner; -queue and -dlq are then its own")
 	flag.Parse()
-	if err := run(*cases, *queue, *dlq, *logPath, *timeout); err != nil {
+	if err := run(*cases, *queue, *dlq, *logPath, *stack, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "herald-demo:", err)
 		os.Exit(1)
 	}
@@ -65,7 +78,7 @@ type sample struct {
 	msgID    string // SQS message id
 }
 
-func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) error {
+func run(casesDir, queueName, dlqName, logPath, stackName string, timeout time.Duration) error {
 	if err := localOnly(os.Getenv); err != nil {
 		return err
 	}
@@ -78,13 +91,21 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 		return err
 	}
 	sqsClient := sqs.NewFromConfig(awsCfg)
-	queueURL, err := lookupQueue(ctx, sqsClient, queueName)
-	if err != nil {
-		return err
-	}
-	dlqURL, err := lookupQueue(ctx, sqsClient, dlqName)
-	if err != nil {
-		return err
+	var queueURL, dlqURL string
+	var stack *deployedStack
+	if stackName != "" {
+		if stack, err = openStack(ctx, awsCfg, stackName); err != nil {
+			return err
+		}
+		queueURL, dlqURL = stack.queueURL, stack.dlqURL
+		queueName, dlqName = path.Base(queueURL), path.Base(dlqURL)
+	} else {
+		if queueURL, err = lookupQueue(ctx, sqsClient, queueName); err != nil {
+			return err
+		}
+		if dlqURL, err = lookupQueue(ctx, sqsClient, dlqName); err != nil {
+			return err
+		}
 	}
 	maxReceive, err := localenv.MaxReceiveCount(ctx, sqsClient, queueURL)
 	if err != nil {
@@ -141,19 +162,19 @@ func run(casesDir, queueName, dlqName, logPath string, timeout time.Duration) er
 
 	cfg := config.Deliver{
 		QueueURL: queueURL, DeadLetterQueueURL: dlqURL, MaxReceiveCount: maxReceive,
-		BackoffBase: time.Second, BackoffCap: 30 * time.Second, Concurrency: 10,
-		WebhookSecret: demoSecret, WebhookTimeout: 5 * time.Second,
-		// The local receiver listens on 127.0.0.1, which webhooks may not
-		// reach by default (docs/security.md).
-		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-		// The chat receivers too stand on 127.0.0.1, not the services' hosts.
-		ChatAllowHosts: []string{"127.0.0.1"},
+		BackoffBase: demoBackoffBase, BackoffCap: demoBackoffCap, Concurrency: 10,
+		WebhookSecret: demoSecret, WebhookTimeout: demoWebhookTimeout,
+		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(demoAllowCIDR)},
+		ChatAllowHosts:    []string{demoChatHost},
 	}
 	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{WebhookTLS: receiver.TLSConfig(), Logger: logger})
 	if err != nil {
 		return err
 	}
 
+	if stack != nil {
+		return runDeployed(ctx, stack, samples, receiver, sqsClient, dlqName, maxReceive, logPath, started, timeout)
+	}
 	fmt.Printf("herald demo: %d notifications → %s (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, maxReceive)
 	for _, s := range samples {
 		out, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(s.body)})
@@ -185,6 +206,12 @@ wait:
 		return err
 	}
 
+	return finish(ctx, samples, fates, receiver, sqsClient, dlqURL, dlqName, logPath, started)
+}
+
+// finish prints each notification's fate, the dead letters and the mail the
+// run sent, and fails when a fate is not the expected one.
+func finish(ctx context.Context, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, dlqURL, dlqName, logPath string, started time.Time) error {
 	ok := report(os.Stdout, samples, fates)
 	letters, err := localenv.ReceiveAll(ctx, sqsClient, dlqURL, 5*time.Second)
 	if err != nil {
