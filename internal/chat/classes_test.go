@@ -1,0 +1,40 @@
+package chat
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/webhook"
+)
+
+// TestEveryChatClassIsDeclared: every reason the sender names literally
+// (svc.class("...")) and every transport kind webhook.TransportFailure
+// returns has a declared class for each service (not the http_other
+// fallback), and each is in delivery.Classes, so the runbook test sees it.
+func TestEveryChatClassIsDeclared(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("sender.go")
+	require.NoError(t, err)
+	var reasons []string
+	for _, m := range regexp.MustCompile(`svc\.class\("([a-z0-9_]+)"\)`).FindAllStringSubmatch(string(src), -1) {
+		reasons = append(reasons, m[1])
+	}
+	require.NotEmpty(t, reasons)
+	for _, c := range []delivery.Class{webhook.ClassDNS, webhook.ClassTLS, webhook.ClassTimeout, webhook.ClassConnection, webhook.ClassNetwork} {
+		reasons = append(reasons, strings.TrimPrefix(string(c), "webhook_"))
+	}
+	all := delivery.Classes()
+	for _, svc := range []*service{slack, discord, teams} {
+		for _, r := range reasons {
+			c, ok := svc.classes[r]
+			require.True(t, ok, "%s: reason %q has no declared class", svc.name, r)
+			require.True(t, slices.Contains(all, c), "%s", c)
+		}
+	}
+}
