@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -31,13 +32,27 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	s, err := app.NewRetention(cfg, awsCfg, nil)
+	sweepers, err := app.NewRetention(cfg, awsCfg, nil)
 	if err != nil {
 		return err
 	}
 	// The EventBridge schedule's event carries nothing the sweep needs.
+	// Each dead-letter queue (one per channel) is swept in turn; a failed
+	// sweep does not stop the next one.
 	lambda.Start(func(ctx context.Context, _ json.RawMessage) (retention.Summary, error) {
-		return s.Sweep(ctx)
+		var total retention.Summary
+		var errs []error
+		for _, s := range sweepers {
+			sum, err := s.Sweep(ctx)
+			total.Scanned += sum.Scanned
+			total.Deleted += sum.Deleted
+			total.Kept += sum.Kept
+			total.Failed += sum.Failed
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return total, errors.Join(errs...)
 	})
 	return nil
 }

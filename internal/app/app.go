@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,7 +73,7 @@ func lambdaAttr(groups []string, a slog.Attr) slog.Attr {
 
 // DeliverOptions adjust the deliver function's wiring for local use.
 type DeliverOptions struct {
-	// WebhookTLS, when set, replaces the system roots for webhook and chat requests:
+	// WebhookTLS, when set, replaces the system roots for webhook requests:
 	// the demo and tests use it to trust their local receivers.
 	WebhookTLS *tls.Config
 	// Logger replaces the JSON logger on standard output.
@@ -89,19 +90,79 @@ func NewDeliver(cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*pr
 // cfg.WebhookSecretARN is set it reads the signing secrets from AWS Secrets
 // Manager (secretsmanager:GetSecretValue) once, here, within ctx and at most
 // 5 s; the processor keeps them for its lifetime. Errors name the variable
-// and the ARN, never a secret.
+// and the ARN, never a secret. A channel whose setup fails fails the whole
+// build here; [NewDeliverChannels] starts the others.
 func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*processor.Processor, error) {
+	p, down, err := NewDeliverChannels(ctx, cfg, awsCfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, c := range notification.Channels {
+		if down[c] != nil {
+			errs = append(errs, down[c])
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return p, nil
+}
+
+// NewDeliverChannels builds the deliver function's processor with a sender
+// for each channel whose setup succeeds, and returns the setup error of each
+// other channel (email: "email sender: …"; webhook: "webhook signing
+// secret: …" or "webhook sender …"; chat: "chat sender: …"): the function pauses those channels'
+// queues alone (package pause, Gate). It returns an error when the
+// processor itself cannot be built.
+func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*processor.Processor, map[notification.Channel]error, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = Logger(cfg.LogLevel)
 	}
-	mail, err := email.NewSender(sesv2.NewFromConfig(awsCfg), email.Config{
+	senders := map[notification.Channel]processor.Sender{}
+	down := map[notification.Channel]error{}
+	if mail, err := email.NewSender(sesv2.NewFromConfig(awsCfg), email.Config{
 		DefaultFrom:      cfg.EmailDefaultFrom,
 		ConfigurationSet: cfg.EmailConfigurationSet,
+	}); err != nil {
+		down[notification.ChannelEmail] = fmt.Errorf("email sender: %w", err)
+	} else {
+		senders[notification.ChannelEmail] = mail
+	}
+	if hook, err := newWebhookSender(ctx, cfg, awsCfg, opts); err != nil {
+		down[notification.ChannelWebhook] = err
+	} else {
+		senders[notification.ChannelWebhook] = hook
+	}
+	if chatSender, err := chat.NewSender(chat.Config{
+		Timeout:         cfg.WebhookTimeout,
+		TLSClientConfig: opts.WebhookTLS,
+		AllowCIDRs:      cfg.WebhookAllowCIDRs,
+		AllowHTTP:       cfg.WebhookAllowHTTP,
+		AllowHosts:      cfg.ChatAllowHosts,
+	}); err != nil {
+		down[notification.ChannelChat] = fmt.Errorf("chat sender: %w", err)
+	} else {
+		senders[notification.ChannelChat] = chatSender
+	}
+	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
+		QueueURL:           cfg.QueueURL,
+		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
+		Queues:             cfg.Queues,
+		MaxReceiveCount:    cfg.MaxReceiveCount,
+		Backoff:            cfg.Backoff(),
+		Concurrency:        cfg.Concurrency,
+		Senders:            senders,
+		Logger:             logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("email sender: %w", err)
+		return nil, nil, err
 	}
+	return p, down, nil
+}
+
+func newWebhookSender(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*webhook.Sender, error) {
 	secrets, source, err := WebhookSecrets(ctx, cfg, awsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook signing secret: %w", err)
@@ -119,39 +180,23 @@ func NewDeliverContext(ctx context.Context, cfg config.Deliver, awsCfg aws.Confi
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)
 	}
-	chatSender, err := chat.NewSender(chat.Config{
-		Timeout:         cfg.WebhookTimeout,
-		TLSClientConfig: opts.WebhookTLS,
-		AllowCIDRs:      cfg.WebhookAllowCIDRs,
-		AllowHTTP:       cfg.WebhookAllowHTTP,
-		AllowHosts:      cfg.ChatAllowHosts,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("chat sender: %w", err)
-	}
-	return processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
-		QueueURL:           cfg.QueueURL,
-		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
-		MaxReceiveCount:    cfg.MaxReceiveCount,
-		Backoff:            cfg.Backoff(),
-		Concurrency:        cfg.Concurrency,
-		Senders: map[notification.Channel]processor.Sender{
-			notification.ChannelEmail:   mail,
-			notification.ChannelWebhook: hook,
-			notification.ChannelChat:    chatSender,
-		},
-		Logger: logger,
-	})
+	return hook, nil
 }
 
-// NewRetention builds the retention function's sweeper.
-func NewRetention(cfg config.Retention, awsCfg aws.Config, logger *slog.Logger) (*retention.Sweeper, error) {
+// NewRetention builds the retention function's sweepers, one per
+// dead-letter queue, in cfg's order.
+func NewRetention(cfg config.Retention, awsCfg aws.Config, logger *slog.Logger) ([]*retention.Sweeper, error) {
 	if logger == nil {
 		logger = Logger(cfg.LogLevel)
 	}
-	return retention.New(sqs.NewFromConfig(awsCfg), retention.Config{
-		QueueURL: cfg.DeadLetterQueueURL,
-		MaxAge:   cfg.MaxAge,
-		Logger:   logger,
-	})
+	client := sqs.NewFromConfig(awsCfg)
+	out := make([]*retention.Sweeper, 0, len(cfg.DeadLetterQueueURLs))
+	for _, u := range cfg.DeadLetterQueueURLs {
+		s, err := retention.New(client, retention.Config{QueueURL: u, MaxAge: cfg.MaxAge, Logger: logger})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/notification"
 )
 
 // TestCheckQueuesNamesTheEnvironmentVariables: the deliver function's queue
@@ -40,4 +43,26 @@ func TestCheckQueuesNamesTheEnvironmentVariables(t *testing.T) {
 	cfg.CheckQueues = false
 	require.NoError(t, app.CheckQueues(context.Background(), cfg, awsCfg, 0), "off: no call")
 	require.Len(t, srv.Requests("GetQueueAttributes"), 2)
+}
+
+// TestQueueCauses: a channel's setup error stops its own queue and the
+// queue of every channel, never another channel's; a queue's own check
+// stops that queue alone.
+func TestQueueCauses(t *testing.T) {
+	t.Parallel()
+	email := processor.Queue{Channel: notification.ChannelEmail, URL: "e", DeadLetterURL: "ed"}
+	hook := processor.Queue{Channel: notification.ChannelWebhook, URL: "w", DeadLetterURL: "wd"}
+	shared := processor.Queue{URL: "s", DeadLetterURL: "sd"}
+	secret := errors.New("webhook signing secret: bad")
+	got := app.QueueCauses([]processor.Queue{email, hook, shared}, map[notification.Channel]error{notification.ChannelWebhook: secret}, nil)
+	require.Len(t, got, 2)
+	require.NotContains(t, got, email, "email is served")
+	require.ErrorIs(t, got[hook], secret)
+	require.ErrorIs(t, got[shared], secret)
+
+	refused := errors.New("queue settings: e has no RedrivePolicy")
+	got = app.QueueCauses([]processor.Queue{email, hook}, nil, map[processor.Queue]error{email: refused})
+	require.Len(t, got, 1)
+	require.ErrorIs(t, got[email], refused)
+	require.Empty(t, app.QueueCauses([]processor.Queue{email, hook}, map[notification.Channel]error{}, nil))
 }

@@ -16,10 +16,12 @@ import (
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/notification"
 )
 
 // Names of the environment variables other packages' errors refer to.
 const (
+	EnvSharedQueueURL     = "HERALD_QUEUE_URL"
 	EnvDeadLetterQueueURL = "HERALD_DLQ_URL"
 	EnvMaxReceiveCount    = "HERALD_MAX_RECEIVE_COUNT"
 	EnvBackoffBase        = "HERALD_BACKOFF_BASE_SECONDS"
@@ -27,15 +29,37 @@ const (
 	EnvBatchingWindow     = "HERALD_BATCHING_WINDOW_SECONDS"
 )
 
+// EnvQueueURL is the variable naming channel c's queue:
+// HERALD_<CHANNEL>_QUEUE_URL, such as HERALD_EMAIL_QUEUE_URL.
+func EnvQueueURL(c notification.Channel) string {
+	return "HERALD_" + strings.ToUpper(string(c)) + "_QUEUE_URL"
+}
+
+// EnvChannelDeadLetterQueueURL is the variable naming the dead-letter queue
+// of channel c's queue: HERALD_<CHANNEL>_DLQ_URL, such as
+// HERALD_EMAIL_DLQ_URL.
+func EnvChannelDeadLetterQueueURL(c notification.Channel) string {
+	return "HERALD_" + strings.ToUpper(string(c)) + "_DLQ_URL"
+}
+
 // maxBackoffSeconds is the longest backoff setting: backoff.MaxDelay.
 const maxBackoffSeconds = int(backoff.MaxDelay / time.Second)
 
 // Deliver is the configuration of the deliver function.
 type Deliver struct {
-	// QueueURL is the notification queue (HERALD_QUEUE_URL). Required.
+	// QueueURL is a queue of every channel (HERALD_QUEUE_URL): the single
+	// queue of herald before each channel had its own, kept for a
+	// deployment moving to channel queues (docs/deploy.md). Optional when
+	// Queues has a queue.
 	QueueURL string
-	// DeadLetterQueueURL is its dead-letter queue (HERALD_DLQ_URL). Required.
+	// DeadLetterQueueURL is its dead-letter queue (HERALD_DLQ_URL).
+	// Required with QueueURL.
 	DeadLetterQueueURL string
+	// Queues are the channels' queues, each with its dead-letter queue
+	// (HERALD_<CHANNEL>_QUEUE_URL and HERALD_<CHANNEL>_DLQ_URL, both or
+	// neither, for each channel of notification.Channels), in that order.
+	// At least one queue, here or QueueURL, is required.
+	Queues []processor.Queue
 	// MaxReceiveCount must equal the queue's redrive policy maxReceiveCount
 	// (HERALD_MAX_RECEIVE_COUNT, 1–1000). Defaults to 13.
 	MaxReceiveCount int
@@ -133,8 +157,10 @@ func (d Deliver) Backoff() backoff.Policy {
 
 // Retention is the configuration of the retention function.
 type Retention struct {
-	// DeadLetterQueueURL is the queue swept (HERALD_DLQ_URL). Required.
-	DeadLetterQueueURL string
+	// DeadLetterQueueURLs are the queues swept: each channel's dead-letter
+	// queue (HERALD_<CHANNEL>_DLQ_URL), then HERALD_DLQ_URL's, those that
+	// are set. At least one is required.
+	DeadLetterQueueURLs []string
 	// MaxAge is how long a dead letter is kept, from its original
 	// SentTimestamp (HERALD_DLQ_MAX_AGE_HOURS, 1–336, the SQS retention
 	// limit of 14 days). Defaults to 168 h (7 days).
@@ -148,8 +174,9 @@ type Retention struct {
 func LoadDeliver(getenv func(string) string) (Deliver, error) {
 	r := reader{getenv: getenv}
 	d := Deliver{
-		QueueURL:              r.required("HERALD_QUEUE_URL"),
-		DeadLetterQueueURL:    r.required(EnvDeadLetterQueueURL),
+		QueueURL:              strings.TrimSpace(getenv(EnvSharedQueueURL)),
+		DeadLetterQueueURL:    strings.TrimSpace(getenv(EnvDeadLetterQueueURL)),
+		Queues:                r.channelQueues(),
 		MaxReceiveCount:       r.integer(EnvMaxReceiveCount, 13, 1, 1000),
 		BackoffBase:           time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
 		BackoffCap:            time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
@@ -172,6 +199,14 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		ChatAllowHosts: r.hosts("HERALD_CHAT_ALLOW_HOSTS"),
 	}
 	switch {
+	case d.QueueURL == "" && len(d.Queues) == 0:
+		r.problem(EnvQueueURL(notification.Channels[0]), "required: a queue for each channel (HERALD_<CHANNEL>_QUEUE_URL), or "+EnvSharedQueueURL+" for one queue of every channel")
+	case d.QueueURL != "" && d.DeadLetterQueueURL == "":
+		r.problem(EnvDeadLetterQueueURL, "required with "+EnvSharedQueueURL)
+	case d.QueueURL == "" && d.DeadLetterQueueURL != "":
+		r.problem(EnvSharedQueueURL, "required with "+EnvDeadLetterQueueURL)
+	}
+	switch {
 	case d.WebhookSecret == "" && d.WebhookSecretARN == "":
 		r.problem("HERALD_WEBHOOK_SECRET", "required, or HERALD_WEBHOOK_SECRET_ARN instead")
 	case d.WebhookSecret != "" && d.WebhookSecretARN != "":
@@ -192,9 +227,19 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 func LoadRetention(getenv func(string) string) (Retention, error) {
 	r := reader{getenv: getenv}
 	c := Retention{
-		DeadLetterQueueURL: r.required(EnvDeadLetterQueueURL),
-		MaxAge:             time.Duration(r.integer("HERALD_DLQ_MAX_AGE_HOURS", 168, 1, 336)) * time.Hour,
-		LogLevel:           r.level("HERALD_LOG_LEVEL"),
+		MaxAge:   time.Duration(r.integer("HERALD_DLQ_MAX_AGE_HOURS", 168, 1, 336)) * time.Hour,
+		LogLevel: r.level("HERALD_LOG_LEVEL"),
+	}
+	for _, c2 := range notification.Channels {
+		if u := strings.TrimSpace(getenv(EnvChannelDeadLetterQueueURL(c2))); u != "" {
+			c.DeadLetterQueueURLs = append(c.DeadLetterQueueURLs, u)
+		}
+	}
+	if u := strings.TrimSpace(getenv(EnvDeadLetterQueueURL)); u != "" {
+		c.DeadLetterQueueURLs = append(c.DeadLetterQueueURLs, u)
+	}
+	if len(c.DeadLetterQueueURLs) == 0 {
+		r.problem(EnvChannelDeadLetterQueueURL(notification.Channels[0]), "required: each channel's dead-letter queue (HERALD_<CHANNEL>_DLQ_URL), or "+EnvDeadLetterQueueURL)
 	}
 	return c, r.err()
 }
@@ -230,6 +275,46 @@ func (r *reader) required(name string) string {
 		r.problem(name, "required")
 	}
 	return v
+}
+
+// channelQueues reads each channel's queue and dead-letter queue URLs,
+// both or neither.
+func (r *reader) channelQueues() []processor.Queue {
+	var out []processor.Queue
+	for _, c := range notification.Channels {
+		q := processor.Queue{Channel: c, URL: strings.TrimSpace(r.getenv(EnvQueueURL(c))), DeadLetterURL: strings.TrimSpace(r.getenv(EnvChannelDeadLetterQueueURL(c)))}
+		switch {
+		case q.URL == "" && q.DeadLetterURL == "":
+			continue
+		case q.URL == "":
+			r.problem(EnvQueueURL(c), "required with "+EnvChannelDeadLetterQueueURL(c))
+		case q.DeadLetterURL == "":
+			r.problem(EnvChannelDeadLetterQueueURL(c), "required with "+EnvQueueURL(c))
+		default:
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// DeadLetterQueueURLs returns every dead-letter queue of d: each channel
+// queue's, then the queue of every channel's.
+func (d Deliver) DeadLetterQueueURLs() []string {
+	var out []string
+	for _, q := range d.AllQueues() {
+		out = append(out, q.DeadLetterURL)
+	}
+	return out
+}
+
+// AllQueues returns d's queues: each channel's, then the queue of every
+// channel (QueueURL) when set.
+func (d Deliver) AllQueues() []processor.Queue {
+	out := append([]processor.Queue(nil), d.Queues...)
+	if d.QueueURL != "" {
+		out = append(out, processor.Queue{URL: d.QueueURL, DeadLetterURL: d.DeadLetterQueueURL})
+	}
+	return out
 }
 
 func (r *reader) integer(name string, def, lo, hi int) int {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -116,7 +118,7 @@ func TestLoadDeliverNamesEveryBadVariable(t *testing.T) {
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
-		"HERALD_QUEUE_URL: required", "HERALD_DLQ_URL: required", "HERALD_WEBHOOK_SECRET: required, or HERALD_WEBHOOK_SECRET_ARN instead",
+		"HERALD_EMAIL_QUEUE_URL: required: a queue for each channel (HERALD_<CHANNEL>_QUEUE_URL), or HERALD_QUEUE_URL", "HERALD_WEBHOOK_SECRET: required, or HERALD_WEBHOOK_SECRET_ARN instead",
 		`HERALD_MAX_RECEIVE_COUNT: "zero": want a whole number from 1 to 1000`,
 		`HERALD_BACKOFF_CAP_SECONDS: "86400": want a whole number from 1 to 42300`,
 		`HERALD_WEBHOOK_TIMEOUT_MS: "5"`, `HERALD_LOG_LEVEL: "LOUD"`,
@@ -174,8 +176,12 @@ func TestLoadRetention(t *testing.T) {
 	r, err := config.LoadRetention(env(map[string]string{"HERALD_DLQ_URL": "d", "HERALD_DLQ_MAX_AGE_HOURS": "24"}))
 	require.NoError(t, err)
 	require.Equal(t, 24*time.Hour, r.MaxAge)
+	require.Equal(t, []string{"d"}, r.DeadLetterQueueURLs)
+	r, err = config.LoadRetention(env(map[string]string{"HERALD_WEBHOOK_DLQ_URL": "w", "HERALD_DLQ_URL": "d", "HERALD_EMAIL_DLQ_URL": "e"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"e", "w", "d"}, r.DeadLetterQueueURLs, "every channel's, in notification.Channels order, then the shared one")
 	_, err = config.LoadRetention(env(map[string]string{"HERALD_DLQ_MAX_AGE_HOURS": "400"}))
-	require.ErrorContains(t, err, "HERALD_DLQ_URL: required")
+	require.ErrorContains(t, err, "HERALD_EMAIL_DLQ_URL: required: each channel's dead-letter queue (HERALD_<CHANNEL>_DLQ_URL), or HERALD_DLQ_URL")
 	require.ErrorContains(t, err, "HERALD_DLQ_MAX_AGE_HOURS")
 }
 
@@ -189,4 +195,49 @@ func TestLoadFeedback(t *testing.T) {
 	require.Equal(t, slog.LevelInfo, f.LogLevel, "defaults to INFO")
 	_, err = config.LoadFeedback(env(map[string]string{"HERALD_LOG_LEVEL": "LOUD"}))
 	require.ErrorContains(t, err, "HERALD_LOG_LEVEL")
+}
+
+// TestLoadDeliverChannelQueues: each channel's queue and its dead-letter
+// queue come as a pair; the queue of every channel (HERALD_QUEUE_URL) may
+// stand beside them while a deployment moves; one queue at least.
+func TestLoadDeliverChannelQueues(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	d, err := config.LoadDeliver(env(map[string]string{
+		"HERALD_WEBHOOK_QUEUE_URL": "wq", "HERALD_WEBHOOK_DLQ_URL": "wd",
+		"HERALD_EMAIL_QUEUE_URL": " eq ", "HERALD_EMAIL_DLQ_URL": "ed",
+		"HERALD_WEBHOOK_SECRET": secret,
+	}))
+	require.NoError(t, err)
+	require.Equal(t, []processor.Queue{
+		{Channel: notification.ChannelEmail, URL: "eq", DeadLetterURL: "ed"},
+		{Channel: notification.ChannelWebhook, URL: "wq", DeadLetterURL: "wd"},
+	}, d.Queues)
+	require.Equal(t, d.Queues, d.AllQueues(), "no queue of every channel")
+	require.Equal(t, []string{"ed", "wd"}, d.DeadLetterQueueURLs())
+
+	d, err = config.LoadDeliver(env(map[string]string{
+		"HERALD_EMAIL_QUEUE_URL": "eq", "HERALD_EMAIL_DLQ_URL": "ed",
+		"HERALD_QUEUE_URL": "q", "HERALD_DLQ_URL": "d", "HERALD_WEBHOOK_SECRET": secret,
+	}))
+	require.NoError(t, err, "a channel queue beside the queue of every channel")
+	require.Equal(t, []processor.Queue{
+		{Channel: notification.ChannelEmail, URL: "eq", DeadLetterURL: "ed"},
+		{URL: "q", DeadLetterURL: "d"},
+	}, d.AllQueues())
+
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HERALD_EMAIL_QUEUE_URL": "eq"}, "HERALD_EMAIL_DLQ_URL: required with HERALD_EMAIL_QUEUE_URL"},
+		{map[string]string{"HERALD_WEBHOOK_DLQ_URL": "wd"}, "HERALD_WEBHOOK_QUEUE_URL: required with HERALD_WEBHOOK_DLQ_URL"},
+		{map[string]string{"HERALD_QUEUE_URL": "q"}, "HERALD_DLQ_URL: required with HERALD_QUEUE_URL"},
+		{map[string]string{"HERALD_DLQ_URL": "d", "HERALD_EMAIL_QUEUE_URL": "eq", "HERALD_EMAIL_DLQ_URL": "ed"}, "HERALD_QUEUE_URL: required with HERALD_DLQ_URL"},
+		{map[string]string{}, "HERALD_EMAIL_QUEUE_URL: required"},
+	} {
+		tc.env["HERALD_WEBHOOK_SECRET"] = secret
+		_, err := config.LoadDeliver(env(tc.env))
+		require.ErrorContains(t, err, tc.want, "%v", tc.env)
+	}
 }

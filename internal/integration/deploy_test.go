@@ -124,7 +124,7 @@ func TestDeployedStack(t *testing.T) {
 	t.Run("queues", func(t *testing.T) {
 		require.Equal(t, d.physical(t, "NotificationQueue"), dc.QueueURL)
 		require.Equal(t, d.physical(t, "DeadLetterQueue"), dc.DeadLetterQueueURL)
-		require.Equal(t, dc.DeadLetterQueueURL, retentionCfg.v.DeadLetterQueueURL, "both functions work on one dead-letter queue")
+		require.Equal(t, dc.DeadLetterQueueURLs(), retentionCfg.v.DeadLetterQueueURLs, "both functions work on the same dead-letter queues")
 		timeout := time.Duration(aws.ToInt32(d.deliver.Timeout)) * time.Second
 		require.Equal(t, d.params["FunctionTimeoutSeconds"], strconv.Itoa(int(timeout.Seconds())))
 		// herald's cold-start check, told the function's timeout, which

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
 )
 
 // Handler is the deliver function's handler when its setup failed and it
@@ -34,6 +35,10 @@ type Handler struct {
 	// Cause is the setup error. Its text names the bad setting; it must
 	// not hold a secret. Required.
 	Cause error
+	// Channel is the channel whose setup failed, when the batch's queue is
+	// that channel's (the ERROR line's channel member and the Paused
+	// metric's channel dimension); "" when nothing can be delivered.
+	Channel notification.Channel
 	// Logger receives the ERROR line. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the metric's timestamp. Defaults to time.Now.
@@ -58,34 +63,81 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
 		source = r.EventSourceARN
 	}
-	cause := delivery.Truncate(h.Cause.Error(), maxCauseText)
 	mappings, err := Pause(ctx, h.API, h.FunctionName, source)
 	if err != nil {
-		logger.LogAttrs(ctx, slog.LevelError, "cannot deliver and could not pause the event source mapping: the batch is returned and will be received again",
-			slog.String("error", cause),
-			slog.String("pause_error", delivery.Truncate(err.Error(), maxCauseText)),
-			slog.Int("records", len(ev.Records)))
-		return resp, fmt.Errorf("cannot deliver (%s) and could not pause: %w", cause, err)
+		return resp, h.failed(ctx, logger, err, len(ev.Records))
 	}
+	h.paused(ctx, logger, now, mappings, len(ev.Records))
+	return resp, nil
+}
+
+// PauseQueue pauses the function's mappings from the queue queueURL before
+// any batch comes (the deliver function calls it at cold start for each
+// queue whose channel could not start, so that not even one receive is
+// spent), and logs the same ERROR line as Handle. It returns the Lambda
+// API's error, or ErrNoMapping when the function has no mapping from that
+// queue; then the first batch pauses it.
+func (h *Handler) PauseQueue(ctx context.Context, queueURL string) error {
+	logger, now := h.Logger, h.Now
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	all, err := List(ctx, h.API, h.FunctionName, "")
+	if err != nil {
+		return h.failed(ctx, logger, err, 0)
+	}
+	var mappings []Mapping
+	for _, m := range all {
+		if processor.QueueKey(m.EventSourceARN) != processor.QueueKey(queueURL) {
+			continue
+		}
+		got, err := Pause(ctx, h.API, h.FunctionName, m.EventSourceARN)
+		if err != nil {
+			return h.failed(ctx, logger, err, 0)
+		}
+		mappings = append(mappings, got...)
+	}
+	if len(mappings) == 0 {
+		return fmt.Errorf("%w for function %s from queue %s", ErrNoMapping, h.FunctionName, queueURL)
+	}
+	h.paused(ctx, logger, now, mappings, 0)
+	return nil
+}
+
+func (h *Handler) failed(ctx context.Context, logger *slog.Logger, err error, records int) error {
+	cause := delivery.Truncate(h.Cause.Error(), maxCauseText)
+	logger.LogAttrs(ctx, slog.LevelError, "cannot deliver and could not pause the event source mapping: the batch is returned and will be received again",
+		slog.String("error", cause),
+		slog.String(metrics.DimChannel, string(h.Channel)),
+		slog.String("pause_error", delivery.Truncate(err.Error(), maxCauseText)),
+		slog.Int("records", records))
+	return fmt.Errorf("cannot deliver (%s) and could not pause: %w", cause, err)
+}
+
+// paused logs the ERROR line of a pause, with the Paused metric by
+// function, and by function and channel when the pause is one channel's.
+func (h *Handler) paused(ctx context.Context, logger *slog.Logger, now func() time.Time, mappings []Mapping, records int) {
 	uuids := make([]string, 0, len(mappings))
 	commands := make([]string, 0, len(mappings))
 	for _, m := range mappings {
 		uuids = append(uuids, m.UUID)
 		commands = append(commands, ResumeCommand(m.UUID))
 	}
-	emf := metrics.Entry{
-		Time:       now(),
-		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: processor.FunctionName}},
-		Metrics:    []metrics.Metric{{Name: metrics.Paused, Unit: metrics.Count, Value: 1}},
+	emf := processor.PausedMetric(now(), h.Channel, 1)
+	msg := "paused: cannot deliver, event source mapping disabled; fix the setting, then resume"
+	if h.Channel != "" {
+		msg = "paused channel " + string(h.Channel) + ": cannot deliver it, its event source mapping disabled (other channels deliver); fix the setting, then resume"
 	}
-	logger.LogAttrs(ctx, slog.LevelError, "paused: cannot deliver, event source mapping disabled; fix the setting, then resume",
+	logger.LogAttrs(ctx, slog.LevelError, msg,
 		append([]slog.Attr{
-			slog.String("error", cause),
+			slog.String("error", delivery.Truncate(h.Cause.Error(), maxCauseText)),
 			slog.String("event_source_mappings", strings.Join(uuids, ",")),
 			slog.String("resume", strings.Join(commands, " && ")),
-			slog.Int("records", len(ev.Records)),
+			slog.Int("records", records),
 		}, emf.Attrs()...)...)
-	return resp, nil
 }
 
 // Validate reports a missing required field.

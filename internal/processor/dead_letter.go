@@ -183,11 +183,11 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 	all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reasonJSON))}
 	all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
 	in := &sqs.SendMessageInput{
-		QueueUrl:          aws.String(p.cfg.DeadLetterQueueURL),
+		QueueUrl:          aws.String(r.queue.DeadLetterURL),
 		MessageBody:       aws.String(body),
 		MessageAttributes: all,
 	}
-	if producer.IsFIFO(p.cfg.DeadLetterQueueURL) {
+	if producer.IsFIFO(r.queue.DeadLetterURL) {
 		// A FIFO queue requires a group; the original's keeps the dead
 		// letters of a group in order. The source message ID as
 		// deduplication ID makes a repeated move (a retried send, or a

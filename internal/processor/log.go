@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/notification"
 )
 
 // This file is the one home of the deliver function's log lines: one
@@ -60,6 +61,13 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	}
 	if r.class != "" {
 		attrs = append(attrs, slog.String(metrics.DimErrorClass, string(r.class)))
+	}
+	if r.n != nil && r.queue.Channel != "" && r.n.Channel != r.queue.Channel {
+		// A producer sent it to another channel's queue.
+		attrs = append(attrs, slog.String("queue_channel", string(r.queue.Channel)))
+	}
+	if r.movedTo != "" {
+		attrs = append(attrs, slog.String("moved_to", r.movedTo))
 	}
 	if r.outcome == Retry {
 		attrs = append(attrs, slog.Int("delay_seconds", int(r.delay.Seconds())))
@@ -130,14 +138,14 @@ func channelOf(r *record) string {
 // one they get an INFO line of their own.
 func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	now := p.cfg.Now()
-	batch := metrics.Entry{
-		Time:       now,
-		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: FunctionName}},
-		Metrics: []metrics.Metric{
-			{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))},
-			{Name: metrics.Paused, Unit: metrics.Count, Value: 0},
-		},
+	// A batch comes from one queue: a channel queue's Paused 0 is by its
+	// channel too.
+	var queueChannel notification.Channel
+	if len(recs) > 0 {
+		queueChannel = recs[0].queue.Channel
 	}
+	batch := PausedMetric(now, queueChannel, 0)
+	batch.Metrics = append([]metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))}}, batch.Metrics...)
 	pending := true
 	for _, g := range groupByOutcome(recs) {
 		for start := 0; start < len(g); start += metrics.MaxValuesPerMetric {
@@ -147,7 +155,9 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 				level = max(level, lineLevel(r))
 			}
 			es := []metrics.Entry{outcomeMetrics(now, part)}
-			if pending && level == slog.LevelInfo {
+			// Entries of one line share its members: the batch's channel
+			// dimension must be the line's.
+			if pending && level == slog.LevelInfo && (queueChannel == "" || channelOf(part[0]) == string(queueChannel)) {
 				es, pending = append(es, batch), false
 			}
 			p.cfg.Logger.LogAttrs(ctx, level, LineBatch, metrics.Attrs(es...)...)
@@ -260,6 +270,22 @@ func appendValues(ms []metrics.Metric, name string, unit metrics.Unit, vs []floa
 var outcomeSets = [][]string{
 	{metrics.DimChannel, metrics.DimOutcome},
 	{metrics.DimChannel, metrics.DimErrorClass},
+}
+
+// PausedMetric is the Paused metric: 1 on the ERROR line of a pause, 0 on
+// every batch delivered. It is by function, and by function and channel
+// when channel is set (a channel queue's batch or pause): each channel's
+// paused alarm watches its own.
+func PausedMetric(t time.Time, channel notification.Channel, value float64) metrics.Entry {
+	return metrics.Entry{
+		Time: t,
+		Dimensions: []metrics.Dimension{
+			{Name: metrics.DimFunction, Value: FunctionName},
+			{Name: metrics.DimChannel, Value: string(channel)},
+		},
+		Sets:    [][]string{{metrics.DimFunction}, {metrics.DimFunction, metrics.DimChannel}},
+		Metrics: []metrics.Metric{{Name: metrics.Paused, Unit: metrics.Count, Value: value}},
+	}
 }
 
 // FunctionName is the function dimension of the deliver function's metrics.

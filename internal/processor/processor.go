@@ -42,10 +42,15 @@ const DefaultConcurrency = 100
 
 // Config configures a Processor.
 type Config struct {
-	// QueueURL is the URL of the queue the records come from. Required.
-	QueueURL string
-	// DeadLetterQueueURL is the URL of its dead-letter queue. Required.
+	// QueueURL is the URL of a queue of every channel the records come
+	// from (a [Queue] without Channel), and DeadLetterQueueURL its
+	// dead-letter queue's. Optional when Queues names the queues.
+	QueueURL           string
 	DeadLetterQueueURL string
+	// Queues are the channels' queues the records come from, besides
+	// QueueURL. Each record's queue is found by its eventSourceARN
+	// ([FindQueue]); its retries and dead letters go to that queue's.
+	Queues []Queue
 	// MaxReceiveCount is the redrive policy's maxReceiveCount: a transient
 	// failure on this receive is dead-lettered by herald itself. Required, ≥ 1.
 	MaxReceiveCount int
@@ -70,8 +75,9 @@ type Config struct {
 
 // Processor handles SQS batches. It is safe for concurrent use.
 type Processor struct {
-	q   QueueAPI
-	cfg Config
+	q      QueueAPI
+	cfg    Config
+	queues []Queue
 }
 
 // New returns a Processor that calls q for visibility changes and
@@ -81,12 +87,19 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	switch {
 	case q == nil:
 		return nil, errors.New("processor: nil QueueAPI")
-	case cfg.QueueURL == "":
+	case cfg.QueueURL == "" && len(cfg.Queues) == 0:
 		return nil, errors.New("processor: QueueURL is required")
-	case cfg.DeadLetterQueueURL == "":
+	case cfg.QueueURL != "" && cfg.DeadLetterQueueURL == "":
 		return nil, errors.New("processor: DeadLetterQueueURL is required")
 	case cfg.MaxReceiveCount < 1:
 		return nil, fmt.Errorf("processor: MaxReceiveCount %d: must be at least 1", cfg.MaxReceiveCount)
+	}
+	queues := slices.Clone(cfg.Queues)
+	if cfg.QueueURL != "" {
+		queues = append(queues, Queue{URL: cfg.QueueURL, DeadLetterURL: cfg.DeadLetterQueueURL})
+	}
+	if err := checkQueues(queues); err != nil {
+		return nil, err
 	}
 	cfg.Backoff = cfg.Backoff.WithDefaults()
 	if cfg.Concurrency <= 0 {
@@ -101,7 +114,7 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Processor{q: q, cfg: cfg}, nil
+	return &Processor{q: q, cfg: cfg, queues: queues}, nil
 }
 
 // Outcome is how a record's invocation ended.
@@ -127,11 +140,20 @@ const (
 	// earlier record's SQS message id. The earlier record's outcome is the
 	// notification's.
 	Duplicate Outcome = "duplicate"
+	// Moved is a record on another channel's queue whose own channel has
+	// a queue but no sender here (its setup failed): not attempted, sent
+	// to its channel's queue, where it waits for that channel, and
+	// acknowledged. A misrouted record whose channel has a sender is
+	// delivered where it is.
+	Moved Outcome = "moved"
 )
 
 // record is one SQS record's way through an invocation.
 type record struct {
 	msg          *events.SQSMessage
+	queue        Queue // the queue it came from
+	queueFound   bool
+	movedTo      string                // the queue URL a Moved record was sent to
 	n            *notification.Message // nil when the body is invalid
 	id           string                // n's id, or an invalid body's when it has one
 	receiveCount int
@@ -188,6 +210,9 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	var wg sync.WaitGroup
 	batches := groups(ev.Records, recs, receiveCount)
 	prepare(recs)
+	for _, r := range recs {
+		r.queue, r.queueFound = FindQueue(p.queues, r.msg.EventSourceARN)
+	}
 	for _, group := range batches {
 		wg.Add(1)
 		go func(group []*record) {
@@ -195,6 +220,12 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 			var blocker *record
 			for _, r := range group {
 				switch {
+				case !r.queueFound:
+					// Neither a retry nor a dead letter can be sent without
+					// knowing the queue: handed back.
+					r.outcome, r.class = Failed, ClassUnknownQueue
+					r.err = delivery.Transient(ClassUnknownQueue, fmt.Errorf("the record's queue %s is none of this function's queues; not attempted", r.msg.EventSourceARN))
+					continue
 				case r.duplicate != nil:
 					r.outcome = Duplicate
 					continue
@@ -238,6 +269,10 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	}
 	return resp, nil
 }
+
+// ClassUnknownQueue is the class of a record from a queue the processor
+// was not given.
+const ClassUnknownQueue delivery.Class = "unknown_queue"
 
 // ClassMessageTooLarge is the class of a message above
 // notification.MaxMessageBytes: its dead letter would not leave room for
@@ -387,6 +422,10 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 	}
 	sender, ok := p.cfg.Senders[n.Channel]
 	if !ok {
+		if own, has := queueOfChannel(p.queues, n.Channel); has && own.URL != r.queue.URL {
+			p.move(ctx, r, own)
+			return
+		}
 		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}

@@ -14,17 +14,26 @@ import (
 // to the one message, also on a FIFO queue; the group's order holds because
 // SQS returns no message of a group while an earlier one is in flight.
 func (p *Processor) changeVisibility(ctx context.Context, recs []*record) {
-	var retry []*record
-	var changes []sqsbatch.Change
+	// A batch comes from one mapping, so from one queue; records are
+	// grouped by queue all the same.
+	retry := map[string][]*record{}
+	changes := map[string][]sqsbatch.Change{}
+	var order []string
 	for _, r := range recs {
 		if r.outcome == Retry || r.outcome == Skipped && r.follows != nil {
-			retry = append(retry, r)
-			changes = append(changes, sqsbatch.Change{ReceiptHandle: r.msg.ReceiptHandle, Timeout: r.delay})
+			url := r.queue.URL
+			if _, seen := retry[url]; !seen {
+				order = append(order, url)
+			}
+			retry[url] = append(retry[url], r)
+			changes[url] = append(changes[url], sqsbatch.Change{ReceiptHandle: r.msg.ReceiptHandle, Timeout: r.delay})
 		}
 	}
-	for i, err := range sqsbatch.ChangeVisibility(ctx, p.q, p.cfg.QueueURL, changes) {
-		if err != nil {
-			retry[i].outcome, retry[i].sqsErr = Failed, err
+	for _, url := range order {
+		for i, err := range sqsbatch.ChangeVisibility(ctx, p.q, url, changes[url]) {
+			if err != nil {
+				retry[url][i].outcome, retry[url][i].sqsErr = Failed, err
+			}
 		}
 	}
 }

@@ -1,0 +1,71 @@
+package pause
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/heraldhq/herald/internal/processor"
+)
+
+// Gate is the deliver function's handler when it has several queues: it
+// hands each batch to Deliver, unless the batch's queue cannot be served —
+// its channel's setup failed, or the queue's own check did — and then to
+// Paused with that cause, which pauses that queue's mapping alone. A batch
+// comes from one event source mapping, so from one queue: its records'
+// eventSourceARN names it (processor.FindQueue).
+type Gate struct {
+	// Deliver handles the batches of the queues that can be served: the
+	// processor's Handle. Required.
+	Deliver func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
+	// Queues are the function's queues.
+	Queues []processor.Queue
+	// Causes holds why each queue that cannot be served cannot; a queue
+	// absent (or nil) is served.
+	Causes map[processor.Queue]error
+	// Paused is the pause of a queue that cannot be served; Gate sets its
+	// Cause and Channel per batch. Its API and FunctionName are required
+	// when Causes has an error.
+	Paused Handler
+}
+
+// Handle hands ev to Deliver or to a pause (see Gate).
+func (g *Gate) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	if h := g.pauseOf(ev); h != nil {
+		return h.Handle(ctx, ev)
+	}
+	return g.Deliver(ctx, ev)
+}
+
+func (g *Gate) pauseOf(ev events.SQSEvent) *Handler {
+	if len(ev.Records) == 0 || len(g.Causes) == 0 {
+		return nil
+	}
+	q, ok := processor.FindQueue(g.Queues, ev.Records[0].EventSourceARN)
+	if !ok || g.Causes[q] == nil {
+		return nil
+	}
+	h := g.Paused
+	h.Cause, h.Channel = g.Causes[q], q.Channel
+	return &h
+}
+
+// PauseAtStart pauses, before any batch, the mapping of every queue that
+// cannot be served (Handler.PauseQueue), so that their messages keep their
+// receive counts. It returns the errors, one per queue; a queue it could
+// not pause is paused by its first batch.
+func (g *Gate) PauseAtStart(ctx context.Context) []error {
+	var errs []error
+	for _, q := range g.Queues {
+		cause := g.Causes[q]
+		if cause == nil {
+			continue
+		}
+		h := g.Paused
+		h.Cause, h.Channel = cause, q.Channel
+		if err := h.PauseQueue(ctx, q.URL); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}

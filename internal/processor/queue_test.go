@@ -1,0 +1,243 @@
+package processor_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
+)
+
+const (
+	emailQueue   = "https://sqs.us-east-1.amazonaws.com/123456789012/h-email"
+	emailDLQ     = "https://sqs.us-east-1.amazonaws.com/123456789012/h-email-dlq"
+	webhookQueue = "https://sqs.us-east-1.amazonaws.com/123456789012/h-webhook"
+	webhookDLQ   = "https://sqs.us-east-1.amazonaws.com/123456789012/h-webhook-dlq"
+	emailARN     = "arn:aws:sqs:us-east-1:123456789012:h-email"
+	webhookARN   = "arn:aws:sqs:us-east-1:123456789012:h-webhook"
+)
+
+func emailOf(id string) string {
+	return `{"version":1,"id":"` + id + `","channel":"email","email":{"from":"a@example.com","to":["b@example.org"],"subject":"s","text":"t"}}`
+}
+
+// channelQueues is a processor with an email and a webhook queue and no
+// queue of every channel; without lets a test leave a channel's sender out
+// (its setup failed).
+func channelQueues(t *testing.T, without ...notification.Channel) *bundle {
+	t.Helper()
+	b := setup(t, func(c *processor.Config) {
+		c.QueueURL, c.DeadLetterQueueURL = "", ""
+		c.Queues = []processor.Queue{
+			{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ},
+			{Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ},
+		}
+		for _, ch := range without {
+			delete(c.Senders, ch)
+		}
+	})
+	for _, u := range []string{emailQueue, emailDLQ, webhookQueue, webhookDLQ} {
+		b.wire.AddQueue(u, nil)
+	}
+	return b
+}
+
+func from(arn string, m events.SQSMessage) events.SQSMessage {
+	m.EventSourceARN = arn
+	return m
+}
+
+type sent struct {
+	QueueUrl    string
+	MessageBody string
+}
+
+func sends(t *testing.T, b *bundle) []sent {
+	var out []sent
+	for _, raw := range b.wire.Requests("SendMessage") {
+		var s sent
+		require.NoError(t, json.Unmarshal(raw, &s))
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestEachRecordRetriesAndDeadLettersOnItsOwnQueue: a retry changes the
+// visibility on the record's queue, a dead letter goes to that queue's
+// dead-letter queue.
+func TestEachRecordRetriesAndDeadLettersOnItsOwnQueue(t *testing.T) {
+	t.Parallel()
+	b := channelQueues(t)
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		from(webhookARN, rec("w-retry", webhookBody("transient-w"), 1)),
+		from(webhookARN, rec("w-gone", webhookBody("permanent-w"), 1)),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"w-retry"}, failures(resp))
+	vis := b.wire.Requests("ChangeMessageVisibilityBatch")
+	require.Len(t, vis, 1)
+	require.Contains(t, string(vis[0]), `"QueueUrl":"`+webhookQueue+`"`)
+	require.Equal(t, []sent{{QueueUrl: webhookDLQ, MessageBody: webhookBody("permanent-w")}}, sends(t, b))
+
+	resp, err = b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		from(emailARN, rec("e-retry", emailOf("transient-e"), 1)),
+		from(emailARN, rec("e-gone", emailOf("permanent-e"), 1)),
+		from(emailARN, rec("e-bad", `{"version":1,"id":"e-bad","channel":"email"}`, 1)),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"e-retry"}, failures(resp))
+	vis = b.wire.Requests("ChangeMessageVisibilityBatch")
+	require.Len(t, vis, 2)
+	require.Contains(t, string(vis[1]), `"QueueUrl":"`+emailQueue+`"`)
+	got := sends(t, b)[1:]
+	require.Len(t, got, 2)
+	for _, s := range got {
+		require.Equal(t, emailDLQ, s.QueueUrl, "an email queue's dead letters, the invalid one too")
+	}
+}
+
+// TestMisroutedNotificationIsDeliveredWhereItIs: a webhook on the email
+// queue, with the webhook channel up, is delivered from the email queue
+// and its line names the queue's channel.
+func TestMisroutedNotificationIsDeliveredWhereItIs(t *testing.T) {
+	t.Parallel()
+	b := channelQueues(t)
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		from(emailARN, rec("m1", webhookBody("ok-misrouted"), 1)),
+		from(emailARN, rec("m2", emailOf("ok-routed"), 1)),
+	}})
+	require.NoError(t, err)
+	require.Empty(t, failures(resp))
+	_, ok := b.sent.Load("ok-misrouted")
+	require.True(t, ok, "delivered")
+	require.Empty(t, sends(t, b), "not moved")
+	lines := b.logs.lines(t)
+	require.Len(t, lines, 2)
+	require.Equal(t, "delivered", lines[0]["outcome"])
+	require.Equal(t, "email", lines[0]["queue_channel"], "the misrouting is visible")
+	require.NotContains(t, lines[1], "queue_channel", "a record on its own queue")
+}
+
+// TestMisroutedNotificationOfADownChannelMovesToItsQueue: a webhook on the
+// email queue while the webhook channel cannot start is moved, unchanged,
+// to the webhook queue (where it waits for the webhook channel) and
+// acknowledged; when the move fails it stays, reported failed.
+func TestMisroutedNotificationOfADownChannelMovesToItsQueue(t *testing.T) {
+	t.Parallel()
+	b := channelQueues(t, notification.ChannelWebhook)
+	m := from(emailARN, rec("m1", webhookBody("ok-moved"), 2))
+	m.MessageAttributes = map[string]events.SQSMessageAttribute{"trace": {DataType: "String", StringValue: ptr("abc")}}
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m, from(emailARN, rec("m2", emailOf("ok-e"), 1))}})
+	require.NoError(t, err)
+	require.Empty(t, failures(resp), "moved and acknowledged")
+	_, tried := b.sent.Load("ok-moved")
+	require.False(t, tried, "not attempted")
+	stored := b.wire.Messages(webhookQueue)
+	require.Len(t, stored, 1)
+	require.Equal(t, webhookBody("ok-moved"), stored[0].Body, "the body unchanged")
+	require.Equal(t, "abc", *stored[0].MsgAttrs["trace"].StringValue, "its attributes too")
+	require.Empty(t, b.wire.Messages(emailDLQ))
+	lines := b.logs.lines(t)
+	require.Equal(t, "moved", lines[0]["outcome"])
+	require.Equal(t, webhookQueue, lines[0]["moved_to"])
+	require.Equal(t, "delivered", lines[1]["outcome"])
+
+	// The send fails: the record stays on the email queue.
+	b = channelQueues(t, notification.ChannelWebhook)
+	b.wire.FailAction("SendMessage")
+	resp, err = b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(emailARN, rec("m1", webhookBody("ok-moved"), 1))}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"m1"}, failures(resp))
+	require.Equal(t, "failed", b.logs.lines(t)[0]["outcome"])
+}
+
+// TestRecordOfAnUnknownQueueIsHandedBack: with several queues, a record
+// from none of them is neither attempted nor acknowledged.
+func TestRecordOfAnUnknownQueueIsHandedBack(t *testing.T) {
+	t.Parallel()
+	b := channelQueues(t)
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		from("arn:aws:sqs:us-east-1:123456789012:someone-else", rec("m1", webhookBody("ok-1"), 1)),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"m1"}, failures(resp))
+	_, tried := b.sent.Load("ok-1")
+	require.False(t, tried)
+	l := b.logs.lines(t)[0]
+	require.Equal(t, "failed", l["outcome"])
+	require.Equal(t, string(processor.ClassUnknownQueue), l["error_class"])
+}
+
+func TestQueueKeyAndFindQueue(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://sqs.us-east-1.amazonaws.com/123456789012/h-email":            "123456789012/h-email",
+		"http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/q": "000000000000/q",
+		"http://127.0.0.1:4566/000000000000/q.fifo":                           "000000000000/q.fifo",
+		"arn:aws:sqs:us-east-1:123456789012:h-email":                          "123456789012/h-email",
+		"arn:aws-cn:sqs:cn-north-1:123456789012:h-email":                      "123456789012/h-email",
+		"arn:aws:sns:us-east-1:123456789012:h-email":                          "",
+		"arn:aws:sqs:us-east-1::h-email":                                      "",
+		"https://sqs.us-east-1.amazonaws.com/h-email":                         "",
+		"":          "",
+		"not a url": "",
+		"arn:aws:sqs:us-east-1:123456789012:h-email:extra": "",
+	} {
+		require.Equal(t, want, processor.QueueKey(in), in)
+	}
+	qs := []processor.Queue{
+		{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ},
+		{Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ},
+	}
+	q, ok := processor.FindQueue(qs, webhookARN)
+	require.True(t, ok)
+	require.Equal(t, notification.ChannelWebhook, q.Channel)
+	_, ok = processor.FindQueue(qs, "arn:aws:sqs:us-east-1:999999999999:h-webhook")
+	require.False(t, ok, "the account counts")
+	_, ok = processor.FindQueue(qs, "")
+	require.False(t, ok)
+	q, ok = processor.FindQueue(qs[:1], "")
+	require.True(t, ok, "a single queue is every record's")
+	require.Equal(t, emailQueue, q.URL)
+}
+
+func TestNewRefusesBadQueues(t *testing.T) {
+	t.Parallel()
+	_, client := newSQSWire(t)
+	for _, tc := range []struct {
+		queues []processor.Queue
+		want   string
+	}{
+		{nil, "QueueURL is required"},
+		{[]processor.Queue{{Channel: "email", DeadLetterURL: emailDLQ}}, `the queue of channel "email" has no URL`},
+		{[]processor.Queue{{Channel: "email", URL: emailQueue}}, "has no dead-letter queue URL"},
+		{[]processor.Queue{{Channel: "email", URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: "email", URL: webhookQueue, DeadLetterURL: webhookDLQ}}, `two queues of channel "email"`},
+		{[]processor.Queue{{Channel: "email", URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: "webhook", URL: emailQueue, DeadLetterURL: webhookDLQ}}, "is given twice"},
+	} {
+		_, err := processor.New(client, processor.Config{Queues: tc.queues, MaxReceiveCount: 3})
+		require.ErrorContains(t, err, tc.want)
+	}
+	_, err := processor.New(client, processor.Config{Queues: []processor.Queue{{URL: emailQueue}}, QueueURL: webhookQueue, MaxReceiveCount: 3})
+	require.ErrorContains(t, err, "DeadLetterQueueURL is required")
+}
+
+func ptr(s string) *string { return &s }
+
+// TestRecordOfADownChannelOnItsOwnQueueIsNotMovedToItself: without a
+// sender for the queue's own channel (the gate pauses such a queue before
+// the processor sees it) the record is dead-lettered with its reason, as
+// on a queue of every channel, never sent back to its own queue.
+func TestRecordOfADownChannelOnItsOwnQueueIsNotMovedToItself(t *testing.T) {
+	t.Parallel()
+	b := channelQueues(t, notification.ChannelWebhook)
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(webhookARN, rec("w1", webhookBody("ok-w"), 1))}})
+	require.NoError(t, err)
+	require.Empty(t, failures(resp))
+	require.Empty(t, b.wire.Messages(webhookQueue), "not moved to itself")
+	require.Len(t, b.wire.Messages(webhookDLQ), 1)
+	require.Equal(t, "channel_not_configured", b.logs.lines(t)[0]["error_class"])
+}
