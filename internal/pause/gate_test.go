@@ -92,8 +92,7 @@ func TestGatePausesOnlyTheChannelThatCannotStart(t *testing.T) {
 	require.Contains(t, l["msg"], "paused channel webhook")
 	require.Equal(t, pause.ResumeCommand("webhook-1"), l["resume"])
 	require.EqualValues(t, 1, l[metrics.Paused])
-	require.Contains(t, line, `["function","channel"]`, "Paused by function and channel: the channel's alarm")
-	require.Contains(t, line, `["function"]`)
+	require.Contains(t, line, `"Dimensions":[["function","channel"]]`, "Paused by function and channel alone: the channel's alarm, not the alarm of everything")
 }
 
 // TestGatePausesAtStart: before any batch, the queue that cannot be served

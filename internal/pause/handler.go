@@ -126,7 +126,7 @@ func (h *Handler) paused(ctx context.Context, logger *slog.Logger, now func() ti
 		uuids = append(uuids, m.UUID)
 		commands = append(commands, ResumeCommand(m.UUID))
 	}
-	emf := processor.PausedMetric(now(), h.Channel, 1)
+	emf := processor.PausedMetric(now(), h.Channel, true)
 	msg := "paused: cannot deliver, event source mapping disabled; fix the setting, then resume"
 	if h.Channel != "" {
 		msg = "paused channel " + string(h.Channel) + ": cannot deliver it, its event source mapping disabled (other channels deliver); fix the setting, then resume"

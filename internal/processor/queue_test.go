@@ -3,6 +3,7 @@ package processor_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -240,4 +241,47 @@ func TestRecordOfADownChannelOnItsOwnQueueIsNotMovedToItself(t *testing.T) {
 	require.Empty(t, b.wire.Messages(webhookQueue), "not moved to itself")
 	require.Len(t, b.wire.Messages(webhookDLQ), 1)
 	require.Equal(t, "channel_not_configured", b.logs.lines(t)[0]["error_class"])
+}
+
+// TestBatchOfAChannelQueueReportsPausedZeroForItsChannel: the batch line
+// of a channel queue carries Paused 0 by function and by function and
+// channel, so that channel's paused alarm returns to OK; a queue of every
+// channel's, by function alone.
+func TestBatchOfAChannelQueueReportsPausedZeroForItsChannel(t *testing.T) {
+	t.Parallel()
+	pausedLine := func(b *bundle) map[string]any {
+		t.Helper()
+		b.logs.lines(t) // every line is EMF
+		for _, l := range strings.Split(strings.TrimSpace(b.logs.b.String()), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m))
+			if _, ok := m["Paused"]; ok {
+				return m
+			}
+		}
+		t.Fatalf("no line with Paused: %s", b.logs.b.String())
+		return nil
+	}
+	b := channelQueues(t)
+	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(webhookARN, rec("w1", webhookBody("ok-w"), 1))}})
+	require.NoError(t, err)
+	l := pausedLine(b)
+	require.EqualValues(t, 0, l["Paused"])
+	require.Equal(t, "webhook", l["channel"])
+	require.Contains(t, b.logs.b.String(), `"Dimensions":[["function"],["function","channel"]]`)
+
+	// A webhook on the email queue: the line's channel is the record's,
+	// so the batch's Paused (by the email queue's channel) goes apart.
+	b = channelQueues(t)
+	_, err = b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(emailARN, rec("w1", webhookBody("ok-w"), 1))}})
+	require.NoError(t, err)
+	l = pausedLine(b)
+	require.Equal(t, "email", l["channel"], "Paused 0 for the email queue's channel")
+	require.NotContains(t, l, "outcome", "on a line of its own")
+
+	shared := setup(t, nil)
+	_, err = shared.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec("w1", webhookBody("ok-w"), 1)}})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, pausedLine(shared)["Paused"])
+	require.NotContains(t, shared.logs.b.String(), `["function","channel"]]`, "a queue of every channel: by function alone")
 }
