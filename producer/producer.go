@@ -35,11 +35,19 @@ type API interface {
 
 var _ API = (*sqs.Client)(nil)
 
-// Client sends notifications to one queue.
+// Client sends notifications to their channels' queues.
 type Client struct {
 	// SQS is the SQS client, usually sqs.NewFromConfig. Required.
 	SQS API
-	// QueueURL is the notification queue. Required.
+	// Queues are the URLs of the channels' queues: each notification goes
+	// to its channel's (a herald stack's outputs EmailQueueUrl,
+	// WebhookQueueUrl, ChatQueueUrl: [QueueOutput]). A channel without one
+	// goes to QueueURL.
+	Queues map[notification.Channel]string
+	// QueueURL is a queue of every channel (the NotificationQueueUrl
+	// output, herald's single queue before channel queues), for the
+	// channels Queues does not name. Required unless Queues names every
+	// channel sent.
 	QueueURL string
 	// GroupID is the MessageGroupId of every notification sent to a FIFO
 	// queue. Required for a FIFO queue unless GroupBy is set; ignored on a
@@ -125,6 +133,13 @@ func (e *InvalidError) Error() string {
 // repeat on a FIFO queue (it is the deduplication id) and receivers drop
 // it on any queue, while the send would report it sent.
 func Validate(bodies [][]byte) error {
+	_, err := validate(bodies)
+	return err
+}
+
+// validate is Validate, returning each valid body's channel.
+func validate(bodies [][]byte) ([]notification.Channel, error) {
+	channels := make([]notification.Channel, len(bodies))
 	var bad []Invalid
 	first := map[string]int{}
 	for i, b := range bodies {
@@ -148,11 +163,12 @@ func Validate(bodies [][]byte) error {
 			continue
 		}
 		first[m.ID] = i
+		channels[i] = m.Channel
 	}
 	if len(bad) > 0 {
-		return &InvalidError{Items: bad}
+		return nil, &InvalidError{Items: bad}
 	}
-	return nil
+	return channels, nil
 }
 
 // Send marshals and sends msgs: [Client.SendBodies] of their JSON.
@@ -169,10 +185,11 @@ func (c *Client) Send(ctx context.Context, msgs ...*notification.Message) ([]Res
 }
 
 // SendBodies validates every body first and, when one is invalid, returns an
-// *InvalidError and sends nothing. Otherwise it sends them in batches and
-// returns one Result per body, in input order. The error is a
-// *NotSentError when any body was not sent (each Result's Err says why), or
-// names what is missing from c.
+// *InvalidError and sends nothing. Otherwise it sends each to its channel's
+// queue (Queues, else QueueURL) in batches and returns one Result per body,
+// in input order. The error is a *NotSentError when any body was not sent
+// (each Result's Err says why), or names what is missing from c (a channel
+// with no queue, a FIFO queue without a group): then nothing is sent.
 //
 // On a FIFO queue the order of each message group is kept whatever SQS
 // fails: a batch holds at most one notification of a group, the group's
@@ -184,29 +201,55 @@ func (c *Client) Send(ctx context.Context, msgs ...*notification.Message) ([]Res
 // only way to keep the order; a single group sends one notification per
 // call.
 func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, error) {
-	if c.SQS == nil || c.QueueURL == "" {
-		return nil, errors.New("producer: SQS and QueueURL are required")
+	if c.SQS == nil || (c.QueueURL == "" && len(c.Queues) == 0) {
+		return nil, errors.New("producer: SQS and Queues or QueueURL are required")
 	}
-	fifo := IsFIFO(c.QueueURL)
-	if fifo && c.GroupID == "" && c.GroupBy == nil {
-		return nil, fmt.Errorf("producer: queue %s is a FIFO queue: a GroupID or GroupBy is required", c.QueueURL)
-	}
-	if err := Validate(bodies); err != nil {
+	channels, err := validate(bodies)
+	if err != nil {
 		return nil, err
+	}
+	// Each queue's bodies, in input order; queues in order of first use.
+	var order []string
+	byQueue := map[string][]int{}
+	for i, ch := range channels {
+		url, err := c.QueueOf(ch)
+		if err != nil {
+			return nil, err
+		}
+		if _, seen := byQueue[url]; !seen {
+			order = append(order, url)
+		}
+		byQueue[url] = append(byQueue[url], i)
+	}
+	groups := make(map[string][]string, len(order))
+	for _, url := range order {
+		if !IsFIFO(url) {
+			continue
+		}
+		if c.GroupID == "" && c.GroupBy == nil {
+			return nil, fmt.Errorf("producer: queue %s is a FIFO queue: a GroupID or GroupBy is required", url)
+		}
+		if groups[url], err = c.groups(subset(bodies, byQueue[url])); err != nil {
+			return nil, err
+		}
 	}
 	results := make([]Result, len(bodies))
 	for i, b := range bodies {
 		results[i].ID = notification.IDOf(b)
 	}
-	if fifo {
-		groups, err := c.groups(bodies)
-		if err != nil {
-			return nil, err
+	for _, url := range order {
+		idx := byQueue[url]
+		sub := subset(bodies, idx)
+		subResults := subset(results, idx)
+		if IsFIFO(url) {
+			c.sendFIFO(ctx, url, sub, groups[url], subResults)
+		} else {
+			for _, chunk := range Chunks(sub, MaxBatchEntries, MaxBatchBytes) {
+				c.sendChunk(ctx, url, sub, chunk, subResults)
+			}
 		}
-		c.sendFIFO(ctx, bodies, groups, results)
-	} else {
-		for _, chunk := range Chunks(bodies, MaxBatchEntries, MaxBatchBytes) {
-			c.sendChunk(ctx, bodies, chunk, results)
+		for k, i := range idx {
+			results[i] = subResults[k]
 		}
 	}
 	var notSent []string
@@ -222,6 +265,59 @@ func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, err
 		return results, &NotSentError{IDs: notSent, Total: len(bodies)}
 	}
 	return results, nil
+}
+
+// subset returns the elements of all at idx, in that order.
+func subset[T any](all []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for k, i := range idx {
+		out[k] = all[i]
+	}
+	return out
+}
+
+// QueueOf returns the URL of the queue a notification of channel ch goes
+// to: Queues[ch], else QueueURL. It returns an error naming the stack
+// output and the variable to set when there is none.
+func (c *Client) QueueOf(ch notification.Channel) (string, error) {
+	if url := c.Queues[ch]; url != "" {
+		return url, nil
+	}
+	if c.QueueURL != "" {
+		return c.QueueURL, nil
+	}
+	return "", fmt.Errorf("producer: no queue for channel %s: give its queue's URL (stack output %s, variable %s)", ch, QueueOutput(ch), QueueURLEnv(ch))
+}
+
+// QueueOutput is the name of the herald stack output holding channel ch's
+// queue URL: the channel's name with a capital first letter, then
+// "QueueUrl" (EmailQueueUrl, WebhookQueueUrl, ChatQueueUrl; template.yaml,
+// Outputs). Producers in other languages read these outputs.
+func QueueOutput(ch notification.Channel) string {
+	name := string(ch)
+	if name == "" {
+		return "QueueUrl"
+	}
+	return strings.ToUpper(name[:1]) + name[1:] + "QueueUrl"
+}
+
+// DeadLetterQueueOutput is the name of the stack output holding the URL of
+// channel ch's dead-letter queue (EmailDeadLetterQueueUrl, …).
+func DeadLetterQueueOutput(ch notification.Channel) string {
+	return strings.TrimSuffix(QueueOutput(ch), "QueueUrl") + "DeadLetterQueueUrl"
+}
+
+// QueueURLEnv is the environment variable holding channel ch's queue URL,
+// for the deliver function, the herald command and the local stack's
+// herald.env: HERALD_<CHANNEL>_QUEUE_URL (HERALD_EMAIL_QUEUE_URL, …).
+func QueueURLEnv(ch notification.Channel) string {
+	return "HERALD_" + strings.ToUpper(string(ch)) + "_QUEUE_URL"
+}
+
+// DeadLetterQueueURLEnv is the environment variable holding the URL of
+// channel ch's dead-letter queue: HERALD_<CHANNEL>_DLQ_URL.
+func DeadLetterQueueURLEnv(ch notification.Channel) string {
+	return "HERALD_" + strings.ToUpper(string(ch)) + "_DLQ_URL"
 }
 
 // groups returns each body's MessageGroupId.
@@ -269,7 +365,7 @@ func Chunks(bodies [][]byte, maxEntries, maxBytes int) [][]int {
 
 // sendChunk sends one batch to a standard queue, retrying the entries SQS
 // failed on its side.
-func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, results []Result) {
+func (c *Client) sendChunk(ctx context.Context, queueURL string, bodies [][]byte, idx []int, results []Result) {
 	pending := idx
 	delay := c.retryDelay()
 	for attempt := 1; len(pending) > 0; attempt++ {
@@ -277,7 +373,7 @@ func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, resu
 		for k, i := range pending {
 			entries[k] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}
 		}
-		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.QueueURL), Entries: entries})
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		var retry []int
 		if err != nil {
 			// The SDK has already retried what it retries; the call as a whole failed.
@@ -326,7 +422,7 @@ func (c *Client) sendChunk(ctx context.Context, bodies [][]byte, idx []int, resu
 // next of its group; one SQS failed on its side is sent again in a later
 // round, after a wait that doubles, up to MaxAttempts; one that is not sent
 // for good blocks the rest of its group.
-func (c *Client) sendFIFO(ctx context.Context, bodies [][]byte, groups []string, results []Result) {
+func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte, groups []string, results []Result) {
 	var order []string
 	queue := map[string][]int{}
 	for i, g := range groups {
@@ -370,7 +466,7 @@ func (c *Client) sendFIFO(ctx context.Context, bodies [][]byte, groups []string,
 				MessageDeduplicationId: aws.String(DeduplicationID(results[i].ID)),
 			}
 		}
-		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.QueueURL), Entries: entries})
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		if err != nil {
 			// The SDK has already retried what it retries; the call as a whole failed.
 			for _, i := range batch {

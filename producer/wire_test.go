@@ -29,6 +29,8 @@ type sqsWire struct {
 	mu sync.Mutex
 	// batches are the entries of each accepted call.
 	batches [][]wireEntry
+	// queues are the QueueUrl of each accepted call.
+	queues []string
 	// failTimes makes an entry whose body contains the key fail that many
 	// times with an SQS-side error (SenderFault false).
 	failTimes map[string]int
@@ -128,6 +130,7 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.batches = append(w.batches, in.Entries)
+	w.queues = append(w.queues, in.QueueUrl)
 	for _, e := range in.Entries {
 		if key := w.match(w.refuse, e.MessageBody); key != "" {
 			out.Failed = append(out.Failed, failed{Id: e.Id, Code: "InvalidMessageContents", Message: "refused", SenderFault: true})

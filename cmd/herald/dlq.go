@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -23,7 +22,10 @@ func newDLQCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "List, read and redrive dead letters",
-		Long: `Work with the dead-letter queue.
+		Long: `Work with the dead-letter queues: each channel's (email, webhook, chat) and,
+while a stack keeps it, the dead-letter queue of the queue of every channel.
+Every command reads all of them; redrive sends each letter back to the queue
+whose dead-letter queue held it.
 
 Reading never consumes: the dead letters are received with a short visibility
 timeout (--hold, 60s) and made visible again (visibility timeout 0) as soon as
@@ -81,34 +83,80 @@ func checkHold(hold time.Duration) error {
 	return nil
 }
 
-// scanDLQ resolves the dead-letter queue and reads it; release must be
-// called with the letters that are still held. partial reports a FIFO
-// dead-letter queue read only in part (deadletter.ErrIncomplete): a warning
-// is printed, the command works on the letters read and exits 1.
-func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (_ *sqs.Client, _ queues, _ []deadletter.Letter, partial bool, _ error) {
+// scanned is one dead-letter queue, read.
+type scanned struct {
+	pair    queuePair
+	letters []deadletter.Letter
+	// partial reports a FIFO dead-letter queue read only in part
+	// (deadletter.ErrIncomplete).
+	partial bool
+}
+
+// scanDLQ resolves the dead-letter queues (each channel's, and the queue of
+// every channel's) and reads each; release must be called with what is still
+// held. A FIFO dead-letter queue read only in part gets a warning: the
+// command works on the letters read and exits 1. needQueue asks for each
+// dead-letter queue's own queue as well (redrive sends letters back there).
+func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.Duration) (*sqs.Client, []scanned, error) {
 	q, err := g.resolve(ctx, e, needQueue, true)
 	if err != nil {
-		return nil, q, nil, false, err
+		return nil, nil, err
 	}
-	if needQueue && strings.TrimRight(q.queueURL, "/") == strings.TrimRight(q.dlqURL, "/") {
-		// A redrive would put each letter back where it is, without
-		// herald's attributes: its reason would be lost.
-		return nil, q, nil, false, usagef("the notification queue and the dead-letter queue are the same (%s, from %s)", q.queueURL, q.source)
+	if needQueue {
+		for _, p := range q.withDLQ() {
+			switch {
+			case p.url == "":
+				return nil, nil, usagef("no queue to send the dead letters of %s back to (from %s)", p.dlq, q.source)
+			case sameQueue(p.url, p.dlq):
+				// A redrive would put each letter back where it is, without
+				// herald's attributes: its reason would be lost.
+				return nil, nil, usagef("the notification queue and the dead-letter queue are the same (%s, from %s)", p.url, q.source)
+			}
+		}
 	}
 	cfg, err := g.awsConfig(ctx)
 	if err != nil {
-		return nil, q, nil, false, err
+		return nil, nil, err
 	}
 	client := sqs.NewFromConfig(cfg)
-	letters, err := deadletter.Scan(ctx, client, q.dlqURL, hold)
-	if errors.Is(err, deadletter.ErrIncomplete) {
-		fmt.Fprintf(e.stderr, "herald: warning: %v; what follows covers only the letters read (redriving or deleting them lets the next run read further)\n", err)
-		return client, q, letters, true, nil
+	var out []scanned
+	for _, p := range q.withDLQ() {
+		letters, err := deadletter.Scan(ctx, client, p.dlq, hold)
+		if errors.Is(err, deadletter.ErrIncomplete) {
+			fmt.Fprintf(e.stderr, "herald: warning: %v; what follows covers only the letters read (redriving or deleting them lets the next run read further)\n", err)
+			out = append(out, scanned{pair: p, letters: letters, partial: true})
+			continue
+		}
+		if err != nil {
+			out = append(out, scanned{pair: p, letters: letters})
+			return nil, nil, errors.Join(err, release(context.WithoutCancel(ctx), client, out))
+		}
+		out = append(out, scanned{pair: p, letters: letters})
 	}
-	if err != nil {
-		return nil, q, nil, false, errors.Join(err, deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters))
+	return client, out, nil
+}
+
+// release makes every letter of scans visible again (deadletter.Release).
+func release(ctx context.Context, client *sqs.Client, scans []scanned) error {
+	var errs []error
+	for _, s := range scans {
+		if err := deadletter.Release(ctx, client, s.pair.dlq, s.letters); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return client, q, letters, false, nil
+	return errors.Join(errs...)
+}
+
+// lettersOf returns the letters of every scan, in queue order, and whether
+// any queue was read only in part.
+func lettersOf(scans []scanned) ([]deadletter.Letter, bool) {
+	var out []deadletter.Letter
+	partial := false
+	for _, s := range scans {
+		out = append(out, s.letters...)
+		partial = partial || s.partial
+	}
+	return out, partial
 }
 
 // lsRow is the table form of a dead letter.
@@ -147,11 +195,12 @@ holds at that moment are not listed; their number is printed after the table.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, f.hold)
+			client, scans, err := scanDLQ(ctx, e, g, false, f.hold)
 			if err != nil {
 				return err
 			}
-			relErr := deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters)
+			relErr := release(context.WithoutCancel(ctx), client, scans)
+			letters, partial := lettersOf(scans)
 			now := e.now()
 			var shown []deadletter.Letter
 			for i := range letters {
@@ -175,8 +224,14 @@ holds at that moment are not listed; their number is printed after the table.`,
 					return err
 				}
 				fmt.Fprintf(e.stderr, "%d of %d dead letters shown", len(shown), len(letters))
-				if c, err := deadletter.Count(ctx, client, q.dlqURL); err == nil && c.InFlight > 0 {
-					fmt.Fprintf(e.stderr, "; %d more held by another reader, not listed", c.InFlight)
+				held := 0
+				for _, s := range scans {
+					if c, err := deadletter.Count(ctx, client, s.pair.dlq); err == nil {
+						held += c.InFlight
+					}
+				}
+				if held > 0 {
+					fmt.Fprintf(e.stderr, "; %d more held by another reader, not listed", held)
 				}
 				fmt.Fprintln(e.stderr)
 			}
@@ -225,11 +280,12 @@ attempts, failed at, source message). Nothing is consumed.`,
 				return usagef("dlq show: the ID is empty")
 			}
 			ctx := cmd.Context()
-			client, q, letters, partial, err := scanDLQ(ctx, e, g, false, hold)
+			client, scans, err := scanDLQ(ctx, e, g, false, hold)
 			if err != nil {
 				return err
 			}
-			relErr := deadletter.Release(context.WithoutCancel(ctx), client, q.dlqURL, letters)
+			relErr := release(context.WithoutCancel(ctx), client, scans)
+			letters, partial := lettersOf(scans)
 			filter := deadletter.Filter{IDs: args}
 			var found []deadletter.Letter
 			for i := range letters {
@@ -309,7 +365,8 @@ func newDLQRedriveCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "redrive (--id ID... | --class C | --older-than D | --all) [--dry-run]",
 		Short: "Send chosen dead letters back to the queue, then delete them from the dead-letter queue",
-		Long: `Send the chosen dead letters back to the notification queue with their
+		Long: `Send the chosen dead letters back to their queues (each dead-letter queue's
+letters to its own queue: the email dead letters to the email queue) with their
 original body and the producer's own message attributes (not herald's), then
 delete each from the dead-letter queue. Send comes before delete, so an
 interruption can leave a message in both queues (receivers deduplicate on the
@@ -335,25 +392,37 @@ an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 				return err
 			}
 			ctx := cmd.Context()
-			client, q, letters, partial, err := scanDLQ(ctx, e, g, true, f.hold)
+			client, scans, err := scanDLQ(ctx, e, g, true, f.hold)
 			if err != nil {
 				return err
 			}
+			letters, partial := lettersOf(scans)
 			now := e.now()
 			// Once sending starts, Ctrl-C does not cut a letter between its
 			// send and its delete.
 			interrupted := 0
-			rep, relErr := deadletter.Redrive(context.WithoutCancel(ctx), client, q.dlqURL, q.queueURL, letters,
-				func(l *deadletter.Letter) bool {
-					if !filter.Match(l, now) {
-						return false
-					}
-					if ctx.Err() != nil {
-						interrupted++
-						return false
-					}
-					return true
-				}, dryRun)
+			choose := func(l *deadletter.Letter) bool {
+				if !filter.Match(l, now) {
+					return false
+				}
+				if ctx.Err() != nil {
+					interrupted++
+					return false
+				}
+				return true
+			}
+			// Each dead-letter queue's letters go back to its own queue.
+			rep := deadletter.Report{DryRun: dryRun, Results: []deadletter.Result{}}
+			var relErrs []error
+			for _, s := range scans {
+				r, err := deadletter.Redrive(context.WithoutCancel(ctx), client, s.pair.dlq, s.pair.url, s.letters, choose, dryRun)
+				rep.Sent, rep.Skipped, rep.Failed = rep.Sent+r.Sent, rep.Skipped+r.Skipped, rep.Failed+r.Failed
+				rep.Results = append(rep.Results, r.Results...)
+				if err != nil {
+					relErrs = append(relErrs, err)
+				}
+			}
+			relErr := errors.Join(relErrs...)
 			missing := missingIDs(f.ids, letters)
 			if g.json {
 				if err := writeJSON(e.stdout, struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/notification"
 )
 
 type result struct {
@@ -246,23 +247,37 @@ func cfnWire(t *testing.T, stack string, outputs map[string]string) *cloudformat
 func TestResolveQueues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfn := cfnWire(t, "herald-prod", map[string]string{outputQueueURL: "https://sqs/q", outputDLQURL: "https://sqs/dlq", "Other": "x"})
+	cfn := cfnWire(t, "herald-prod", map[string]string{
+		"EmailQueueUrl": "https://sqs/e", "EmailDeadLetterQueueUrl": "https://sqs/e-dlq",
+		"WebhookQueueUrl": "https://sqs/w", "WebhookDeadLetterQueueUrl": "https://sqs/w-dlq",
+		outputQueueURL: "https://sqs/q", outputDLQURL: "https://sqs/dlq", "Other": "x",
+	})
 	api := func() (stackOutputs, error) { return cfn, nil }
-	env := map[string]string{"HERALD_QUEUE_URL": "https://env/q", "HERALD_DLQ_URL": "https://env/dlq"}
+	env := map[string]string{
+		"HERALD_QUEUE_URL": "https://env/q", "HERALD_DLQ_URL": "https://env/dlq",
+		"HERALD_WEBHOOK_QUEUE_URL": "https://env/w", "HERALD_WEBHOOK_DLQ_URL": "https://env/w-dlq",
+	}
 	get := func(k string) string { return env[k] }
 	none := func(string) string { return "" }
 
 	q, err := resolveQueues(ctx, &globals{}, get, api, true, true)
 	require.NoError(t, err)
-	require.Equal(t, []string{"https://env/q", "https://env/dlq"}, []string{q.queueURL, q.dlqURL})
+	require.Equal(t, []queuePair{{channel: "webhook", url: "https://env/w", dlq: "https://env/w-dlq"}, {url: "https://env/q", dlq: "https://env/dlq"}}, q.pairs)
+	byChannel, shared := q.producer()
+	require.Equal(t, map[notification.Channel]string{"webhook": "https://env/w"}, byChannel)
+	require.Equal(t, "https://env/q", shared)
 
 	q, err = resolveQueues(ctx, &globals{stack: "herald-prod"}, get, api, true, true)
 	require.NoError(t, err)
-	require.Equal(t, []string{"https://sqs/q", "https://sqs/dlq"}, []string{q.queueURL, q.dlqURL}, "--stack wins over the environment")
+	require.Equal(t, []queuePair{
+		{channel: "email", url: "https://sqs/e", dlq: "https://sqs/e-dlq"},
+		{channel: "webhook", url: "https://sqs/w", dlq: "https://sqs/w-dlq"},
+		{url: "https://sqs/q", dlq: "https://sqs/dlq"},
+	}, q.pairs, "--stack wins over the environment: every channel's outputs, and the queue of every channel's")
 
 	q, err = resolveQueues(ctx, &globals{stack: "herald-prod", queueURL: "https://flag/q"}, get, api, true, true)
 	require.NoError(t, err)
-	require.Equal(t, []string{"https://flag/q", "https://sqs/dlq"}, []string{q.queueURL, q.dlqURL}, "a flag wins over --stack")
+	require.Equal(t, []queuePair{{url: "https://flag/q", dlq: "https://env/dlq"}}, q.pairs, "a flag names the one queue, of every channel")
 
 	_, err = resolveQueues(ctx, &globals{stack: "nope"}, none, api, true, true)
 	require.ErrorContains(t, err, "does not exist")
@@ -270,8 +285,8 @@ func TestResolveQueues(t *testing.T) {
 	_, err = resolveQueues(ctx, &globals{}, none, api, false, true)
 	var ue usageError
 	require.ErrorAs(t, err, &ue)
-	require.ErrorContains(t, err, "HERALD_DLQ_URL")
-	q, err = resolveQueues(ctx, &globals{}, none, api, false, false)
+	require.ErrorContains(t, err, "HERALD_<CHANNEL>_DLQ_URL")
+	_, err = resolveQueues(ctx, &globals{}, none, api, false, false)
 	require.NoError(t, err)
 
 	other := cfnWire(t, "other", map[string]string{"Foo": "x"})

@@ -26,7 +26,7 @@ func TestResumeEnablesOnlyTheDisabled(t *testing.T) {
 	}}
 	api := pausetest.Client(t, w)
 
-	rows, err := resume(ctx, api, "herald-DeliverFunction-AbC", true)
+	rows, err := resume(ctx, api, "herald-DeliverFunction-AbC", "", true)
 	require.NoError(t, err)
 	require.Equal(t, []resumeRow{
 		{UUID: "a", EventSourceARN: mainQueue, State: "Disabled", Action: actionWouldEnable},
@@ -34,7 +34,7 @@ func TestResumeEnablesOnlyTheDisabled(t *testing.T) {
 	}, rows)
 	require.Empty(t, w.Updates, "--dry-run changes nothing")
 
-	rows, err = resume(ctx, api, "herald-DeliverFunction-AbC", false)
+	rows, err = resume(ctx, api, "herald-DeliverFunction-AbC", "", false)
 	require.NoError(t, err)
 	require.Equal(t, []resumeRow{
 		{UUID: "a", EventSourceARN: mainQueue, State: "Enabling", Action: actionEnabled},
@@ -43,12 +43,49 @@ func TestResumeEnablesOnlyTheDisabled(t *testing.T) {
 	require.Equal(t, []string{"a"}, w.Updates, "only the disabled mapping of this function")
 	require.Equal(t, "Disabled", w.Mappings[2].State)
 
-	_, err = resume(ctx, api, "nobody", false)
+	_, err = resume(ctx, api, "nobody", "", false)
 	require.ErrorIs(t, err, pause.ErrNoMapping)
 
 	w.Mappings[0].State, w.Deny = "Disabled", map[string]bool{"a": true}
-	_, err = resume(ctx, api, "herald-DeliverFunction-AbC", false)
+	_, err = resume(ctx, api, "herald-DeliverFunction-AbC", "", false)
 	require.ErrorContains(t, err, "AccessDeniedException")
+}
+
+// TestResumeOneChannel: --channel resumes the mapping of that channel's
+// queue alone; the other paused channel stays paused.
+func TestResumeOneChannel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const (
+		emailQ = "arn:aws:sqs:us-east-1:123456789012:herald-email"
+		hookQ  = "arn:aws:sqs:us-east-1:123456789012:herald-webhook"
+	)
+	w := &pausetest.Lambda{PageSize: 1, Mappings: []pausetest.Mapping{
+		{UUID: "e", FunctionArn: deliverArn, EventSourceArn: emailQ, State: "Disabled"},
+		{UUID: "w", FunctionArn: deliverArn, EventSourceArn: hookQ, State: "Disabled"},
+	}}
+	api := pausetest.Client(t, w)
+	hookURL := "https://sqs.us-east-1.amazonaws.com/123456789012/herald-webhook"
+
+	rows, err := resume(ctx, api, "herald-DeliverFunction-AbC", hookURL, true)
+	require.NoError(t, err)
+	require.Equal(t, []resumeRow{{UUID: "w", EventSourceARN: hookQ, State: "Disabled", Action: actionWouldEnable}}, rows)
+
+	rows, err = resume(ctx, api, "herald-DeliverFunction-AbC", hookURL, false)
+	require.NoError(t, err)
+	require.Equal(t, []resumeRow{{UUID: "w", EventSourceARN: hookQ, State: "Enabling", Action: actionEnabled}}, rows)
+	require.Equal(t, []string{"w"}, w.Updates)
+	require.Equal(t, "Disabled", w.Mappings[0].State, "email stays paused")
+
+	_, err = resume(ctx, api, "herald-DeliverFunction-AbC", "https://sqs.us-east-1.amazonaws.com/123456789012/herald-chat", false)
+	require.ErrorIs(t, err, pause.ErrNoMapping)
+
+	r := herald(t, "", "resume", "--function", "f", "--channel", "sms")
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, `--channel "sms"`)
+	r = herald(t, "", "resume", "--function", "f", "--channel", "chat")
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "HERALD_CHAT_QUEUE_URL")
 }
 
 func TestResumeFunctionFromFlagOrStack(t *testing.T) {

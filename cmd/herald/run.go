@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/producer"
 )
 
 func newRunCmd(e *env, g *globals) *cobra.Command {
@@ -31,8 +33,9 @@ func newRunCmd(e *env, g *globals) *cobra.Command {
 	var localReceivers bool
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run the deliver function locally against the queue (a local event source mapping)",
-		Long: `Long-poll the notification queue and hand each batch to the same handler the
+		Short: "Run the deliver function locally against the queues (a local event source mapping each)",
+		Long: `Long-poll every queue (each channel's, and the queue of every channel when one
+is given), each with its own local event source mapping, and hand each batch to the same handler the
 deliver Lambda runs, with the same HERALD_* configuration (docs/configuration.md),
 deleting what it settled and leaving retries to their visibility timeout, as the
 SQS event source mapping with ReportBatchItemFailures does.
@@ -59,12 +62,19 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 			if err != nil {
 				return err
 			}
+			// The queues as resolved (--stack's outputs, the flags, or the
+			// environment) are the configuration's.
+			resolved := map[string]string{}
+			for _, p := range q.pairs {
+				if p.channel == "" {
+					resolved[config.EnvSharedQueueURL], resolved[config.EnvDeadLetterQueueURL] = p.url, p.dlq
+					continue
+				}
+				resolved[producer.QueueURLEnv(p.channel)], resolved[producer.DeadLetterQueueURLEnv(p.channel)] = p.url, p.dlq
+			}
 			getenv := func(k string) string {
-				switch k {
-				case "HERALD_QUEUE_URL":
-					return q.queueURL
-				case "HERALD_DLQ_URL":
-					return q.dlqURL
+				if strings.HasSuffix(k, "_QUEUE_URL") || strings.HasSuffix(k, "_DLQ_URL") {
+					return resolved[k]
 				}
 				return e.getenv(k)
 			}
@@ -92,15 +102,32 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 				return err
 			}
 			client := sqs.NewFromConfig(awsCfg)
-			runner := &localrunner.Runner{
-				SQS: client, QueueURL: q.queueURL, Handler: p.Handle,
-				BatchSize: batchSize, WaitTime: wait, FunctionTimeout: functionTimeout,
-				Region: awsCfg.Region,
-				Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			// One local event source mapping per queue, as the stack has.
+			var runners []*localrunner.Runner
+			var names []string
+			for _, dq := range cfg.AllQueues() {
+				runners = append(runners, &localrunner.Runner{
+					SQS: client, QueueURL: dq.URL, Handler: p.Handle,
+					BatchSize: batchSize, WaitTime: wait, FunctionTimeout: functionTimeout,
+					Region: awsCfg.Region,
+					Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				})
+				names = append(names, dq.URL)
 			}
-			fmt.Fprintf(e.stderr, "herald run: %s\n  queue %s (from %s)\n  SQS %s, SES v2 %s\n  webhooks: %s\n  Ctrl-C to stop\n",
-				"polling", q.queueURL, q.source, endpointOf(e.getenv, "SQS"), endpointOf(e.getenv, "SESV2"), webhookPolicy(cfg))
-			return runLoop(ctx, runner, e.stderr)
+			fmt.Fprintf(e.stderr, "herald run: %s\n  queues %s (from %s)\n  SQS %s, SES v2 %s\n  webhooks: %s\n  Ctrl-C to stop\n",
+				"polling", strings.Join(names, ", "), q.source, endpointOf(e.getenv, "SQS"), endpointOf(e.getenv, "SESV2"), webhookPolicy(cfg))
+			errs := make([]error, len(runners))
+			var wg sync.WaitGroup
+			for i, r := range runners {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = runLoop(ctx, r, e.stderr)
+				}()
+			}
+			wg.Wait()
+			fmt.Fprintln(e.stderr, "herald run: stopped")
+			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().IntVar(&batchSize, "batch-size", 10, "most records per invocation (1–10)")
@@ -131,7 +158,6 @@ func runLoop(ctx context.Context, r *localrunner.Runner, stderr io.Writer) error
 		}
 		failures = 0
 	}
-	fmt.Fprintln(stderr, "herald run: stopped")
 	return nil
 }
 

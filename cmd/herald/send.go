@@ -151,8 +151,11 @@ Prints each notification id with its SQS message id.`,
 			if err != nil {
 				return err
 			}
-			if producer.IsFIFO(q.queueURL) && group == "" {
-				return usagef("%s is a FIFO queue: give --group", q.queueURL)
+			byChannel, shared := q.producer()
+			for _, p := range q.pairs {
+				if producer.IsFIFO(p.url) && group == "" {
+					return usagef("%s is a FIFO queue: give --group", p.url)
+				}
 			}
 			cfg, err := g.awsConfig(cmd.Context())
 			if err != nil {
@@ -162,7 +165,9 @@ Prints each notification id with its SQS message id.`,
 			for i, in := range valid {
 				bodies[i] = in.body
 			}
-			client := &producer.Client{SQS: sqs.NewFromConfig(cfg), QueueURL: q.queueURL, GroupID: group}
+			// Each notification to its channel's queue (else the queue of
+			// every channel).
+			client := &producer.Client{SQS: sqs.NewFromConfig(cfg), Queues: byChannel, QueueURL: shared, GroupID: group}
 			results, sendErr := client.SendBodies(cmd.Context(), bodies)
 			if results == nil && sendErr != nil {
 				return sendErr

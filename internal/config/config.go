@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
+	"github.com/heraldhq/herald/producer"
 )
 
 // Names of the environment variables other packages' errors refer to.
@@ -31,15 +32,13 @@ const (
 
 // EnvQueueURL is the variable naming channel c's queue:
 // HERALD_<CHANNEL>_QUEUE_URL, such as HERALD_EMAIL_QUEUE_URL.
-func EnvQueueURL(c notification.Channel) string {
-	return "HERALD_" + strings.ToUpper(string(c)) + "_QUEUE_URL"
-}
+func EnvQueueURL(c notification.Channel) string { return producer.QueueURLEnv(c) }
 
 // EnvChannelDeadLetterQueueURL is the variable naming the dead-letter queue
 // of channel c's queue: HERALD_<CHANNEL>_DLQ_URL, such as
 // HERALD_EMAIL_DLQ_URL.
 func EnvChannelDeadLetterQueueURL(c notification.Channel) string {
-	return "HERALD_" + strings.ToUpper(string(c)) + "_DLQ_URL"
+	return producer.DeadLetterQueueURLEnv(c)
 }
 
 // maxBackoffSeconds is the longest backoff setting: backoff.MaxDelay.

@@ -10,8 +10,12 @@ Creates:
   * SQS DLQ   $HERALD_DLQ_NAME   (default herald-notifications-dlq): 14 days retention, SSE-SQS
   * SQS queue $HERALD_QUEUE_NAME (default herald-notifications): visibility timeout
     $HERALD_VISIBILITY_TIMEOUT (30), 4 days retention, SSE-SQS, RedrivePolicy to the DLQ with
-    maxReceiveCount $HERALD_MAX_RECEIVE_COUNT (13). Existing queues get their attributes
-    re-applied, so changed settings converge without a restart.
+    maxReceiveCount $HERALD_MAX_RECEIVE_COUNT (13): the queue of every channel, as
+    template.yaml keeps it (SharedQueue Keep).
+  * for each channel (CHANNELS: email, webhook, chat, as notification.Channels) a queue
+    herald-CHANNEL with its DLQ herald-CHANNEL-dlq, the same settings, as template.yaml's
+    channel queues. Existing queues get their attributes re-applied, so changed settings
+    converge without a restart.
   * SES v1 (LocalStack) identities noreply@example.com, billing@example.com, example.com
     (best effort: skipped if SES is not enabled).
   * SES v2 emulator (aws-ses-v2-local) template "password-reset" (created, or updated if it
@@ -26,7 +30,9 @@ HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005),
 HERALD_SESV2_WAIT (seconds to wait for the SES v2 emulator, default 30),
 HERALD_PROVISION_ENV_FILE (optional: write KEY=value lines there, e.g. .local/herald.env:
 AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_SESV2, AWS_REGION, AWS_DEFAULT_REGION, dummy credentials,
-AWS_EC2_METADATA_DISABLED=true, the queue URLs and the signing secret's ARN),
+AWS_EC2_METADATA_DISABLED=true, every queue's URL (HERALD_QUEUE_URL, HERALD_DLQ_URL and
+HERALD_<CHANNEL>_QUEUE_URL, HERALD_<CHANNEL>_DLQ_URL, as the functions read them) and the
+signing secret's ARN),
 AWS_REGION (default us-east-1). Credentials are always the dummy test/test.
 """
 
@@ -49,6 +55,10 @@ SECRET_NAME = os.environ.get("HERALD_SECRET_NAME") or "herald/webhook-signing"
 DEMO_SIGNING_SECRET = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItaGVyYWxkLWxvY2Fs"
 SESV2_WAIT = float(os.environ.get("HERALD_SESV2_WAIT") or 30)
 ENV_FILE = os.environ.get("HERALD_PROVISION_ENV_FILE") or ""
+
+# The channels, as notification.Channels: each gets its own queue and DLQ.
+CHANNELS = ["email", "webhook", "chat"]
+CHANNEL_QUEUE_PREFIX = os.environ.get("HERALD_CHANNEL_QUEUE_PREFIX") or "herald"
 
 SES_EMAIL_IDENTITIES = ["noreply@example.com", "billing@example.com"]
 SES_DOMAIN_IDENTITIES = ["example.com"]
@@ -132,17 +142,17 @@ def _ensure_queue(sqs, name, attributes):
     return url, arn
 
 
-def provision_sqs():
-    sqs = _client("sqs", SQS_ENDPOINT)
+def _ensure_pair(sqs, name, dlq_name):
+    """A queue and its DLQ with herald's settings. Returns (url, arn, dlq_url, dlq_arn)."""
     dlq_url, dlq_arn = _ensure_queue(
         sqs,
-        DLQ_NAME,
+        dlq_name,
         # MaximumMessageSize: 1 MiB, as template.yaml (notification.SQSMaxMessageBytes).
         {"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true", "MaximumMessageSize": "1048576"},
     )
     queue_url, queue_arn = _ensure_queue(
         sqs,
-        QUEUE_NAME,
+        name,
         {
             "VisibilityTimeout": str(VISIBILITY_TIMEOUT),
             "MessageRetentionPeriod": "345600",
@@ -153,7 +163,13 @@ def provision_sqs():
             ),
         },
     )
-    return {
+    return queue_url, queue_arn, dlq_url, dlq_arn
+
+
+def provision_sqs():
+    sqs = _client("sqs", SQS_ENDPOINT)
+    queue_url, queue_arn, dlq_url, dlq_arn = _ensure_pair(sqs, QUEUE_NAME, DLQ_NAME)
+    values = {
         "HERALD_QUEUE_NAME": QUEUE_NAME,
         "HERALD_QUEUE_URL": queue_url,
         "HERALD_QUEUE_ARN": queue_arn,
@@ -162,6 +178,12 @@ def provision_sqs():
         "HERALD_DLQ_ARN": dlq_arn,
         "HERALD_MAX_RECEIVE_COUNT": str(MAX_RECEIVE_COUNT),
     }
+    for channel in CHANNELS:
+        name = f"{CHANNEL_QUEUE_PREFIX}-{channel}"
+        url, _, dlq, _ = _ensure_pair(sqs, name, name + "-dlq")
+        values[f"HERALD_{channel.upper()}_QUEUE_URL"] = url
+        values[f"HERALD_{channel.upper()}_DLQ_URL"] = dlq
+    return values
 
 
 def provision_ses_v1():
@@ -282,6 +304,8 @@ def main():
     values.update(provision_secrets())
     _log(f"queue URL: {values['HERALD_QUEUE_URL']}")
     _log(f"DLQ URL:   {values['HERALD_DLQ_URL']}")
+    for channel in CHANNELS:
+        _log(f"{channel} queue URL: {values[f'HERALD_{channel.upper()}_QUEUE_URL']}")
     if ENV_FILE:
         _write_env_file(values)
     _log(f"done in {time.monotonic() - started:.1f}s")
