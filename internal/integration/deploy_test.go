@@ -33,6 +33,9 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
+	"github.com/heraldhq/herald/producer"
 )
 
 // deployStackPrefix starts the name of the stack the test deploys, apart
@@ -122,8 +125,14 @@ func TestDeployedStack(t *testing.T) {
 	dc := deliverCfg.v
 
 	t.Run("queues", func(t *testing.T) {
-		require.Equal(t, d.physical(t, "NotificationQueue"), dc.QueueURL)
-		require.Equal(t, d.physical(t, "DeadLetterQueue"), dc.DeadLetterQueueURL)
+		// Each channel's queue and dead-letter queue, and the queue of
+		// every channel (SharedQueue Keep, the default).
+		logical := map[notification.Channel][2]string{"": {"NotificationQueue", "DeadLetterQueue"}}
+		for _, c := range notification.Channels {
+			name := strings.ToUpper(string(c)[:1]) + string(c)[1:]
+			logical[c] = [2]string{name + "Queue", name + "DeadLetterQueue"}
+		}
+		require.Len(t, dc.AllQueues(), len(notification.Channels)+1, "every channel's queue and the queue of every channel")
 		require.Equal(t, dc.DeadLetterQueueURLs(), retentionCfg.v.DeadLetterQueueURLs, "both functions work on the same dead-letter queues")
 		timeout := time.Duration(aws.ToInt32(d.deliver.Timeout)) * time.Second
 		require.Equal(t, d.params["FunctionTimeoutSeconds"], strconv.Itoa(int(timeout.Seconds())))
@@ -135,39 +144,52 @@ func TestDeployedStack(t *testing.T) {
 		require.NoError(t, app.CheckQueues(ctx, dc, awsCfg, timeout))
 		require.Equal(t, d.params["MaxReceiveCount"], strconv.Itoa(dc.MaxReceiveCount))
 
-		main := queueAttributes(ctx, t, sqsc, dc.QueueURL)
-		dlq := queueAttributes(ctx, t, sqsc, dc.DeadLetterQueueURL)
-		var redrive struct {
-			DeadLetterTargetArn string `json:"deadLetterTargetArn"`
-			MaxReceiveCount     int    `json:"maxReceiveCount"`
+		for _, q := range dc.AllQueues() {
+			require.Equal(t, d.physical(t, logical[q.Channel][0]), q.URL, "channel %q", q.Channel)
+			require.Equal(t, d.physical(t, logical[q.Channel][1]), q.DeadLetterURL, "channel %q", q.Channel)
+			main := queueAttributes(ctx, t, sqsc, q.URL)
+			dlq := queueAttributes(ctx, t, sqsc, q.DeadLetterURL)
+			var redrive struct {
+				DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+				MaxReceiveCount     int    `json:"maxReceiveCount"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(main["RedrivePolicy"]), &redrive))
+			require.Equal(t, dlq["QueueArn"], redrive.DeadLetterTargetArn, "channel %q: its own dead-letter queue", q.Channel)
+			require.Equal(t, dc.MaxReceiveCount, redrive.MaxReceiveCount)
+			var allow struct {
+				RedrivePermission string   `json:"redrivePermission"`
+				SourceQueueArns   []string `json:"sourceQueueArns"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(dlq["RedriveAllowPolicy"]), &allow))
+			require.Equal(t, "byQueue", allow.RedrivePermission)
+			require.Equal(t, []string{main["QueueArn"]}, allow.SourceQueueArns, "only its own queue may dead-letter into it")
+			// The retention function keeps dead letters HERALD_DLQ_MAX_AGE_HOURS;
+			// SQS must not drop them first.
+			dlqRetention, err := strconv.Atoi(dlq["MessageRetentionPeriod"])
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, time.Duration(dlqRetention)*time.Second, retentionCfg.v.MaxAge)
 		}
-		require.NoError(t, json.Unmarshal([]byte(main["RedrivePolicy"]), &redrive))
-		require.Equal(t, dlq["QueueArn"], redrive.DeadLetterTargetArn)
-		require.Equal(t, dc.MaxReceiveCount, redrive.MaxReceiveCount)
-		var allow struct {
-			RedrivePermission string   `json:"redrivePermission"`
-			SourceQueueArns   []string `json:"sourceQueueArns"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(dlq["RedriveAllowPolicy"]), &allow))
-		require.Equal(t, "byQueue", allow.RedrivePermission)
-		require.Equal(t, []string{main["QueueArn"]}, allow.SourceQueueArns, "only the notification queue may dead-letter into it")
-		// The retention function keeps dead letters HERALD_DLQ_MAX_AGE_HOURS;
-		// SQS must not drop them first.
-		dlqRetention, err := strconv.Atoi(dlq["MessageRetentionPeriod"])
-		require.NoError(t, err)
-		require.GreaterOrEqual(t, time.Duration(dlqRetention)*time.Second, retentionCfg.v.MaxAge)
 	})
 
-	t.Run("event source mapping", func(t *testing.T) {
-		m := theEventSourceMapping(ctx, t, lambdac, d)
-		require.Equal(t, d.outputs["NotificationQueueArn"], aws.ToString(m.EventSourceArn))
-		// herald answers with a partial batch response; without
-		// ReportBatchItemFailures Lambda would retry the whole batch.
-		require.Contains(t, m.FunctionResponseTypes, lambdatypes.FunctionResponseTypeReportBatchItemFailures)
-		require.Equal(t, d.params["BatchSize"], strconv.Itoa(int(aws.ToInt32(m.BatchSize))))
-		require.Equal(t, d.params["MaximumBatchingWindowInSeconds"], strconv.Itoa(int(aws.ToInt32(m.MaximumBatchingWindowInSeconds))))
-		require.NotNil(t, m.ScalingConfig, "the mapping has a ScalingConfig")
-		require.Equal(t, d.params["MaximumConcurrency"], strconv.Itoa(int(aws.ToInt32(m.ScalingConfig.MaximumConcurrency))))
+	t.Run("event source mappings", func(t *testing.T) {
+		out, err := lambdac.ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{FunctionName: d.deliver.FunctionName})
+		require.NoError(t, err)
+		require.Len(t, out.EventSourceMappings, len(dc.AllQueues()), "one mapping per queue")
+		concurrency := map[notification.Channel]string{"": d.params["MaximumConcurrency"]}
+		for _, c := range notification.Channels {
+			concurrency[c] = d.params[strings.ToUpper(string(c)[:1])+string(c)[1:]+"MaximumConcurrency"]
+		}
+		for _, q := range dc.AllQueues() {
+			m := mappingOf(ctx, t, lambdac, d, q.URL)
+			// herald answers with a partial batch response; without
+			// ReportBatchItemFailures Lambda would retry the whole batch.
+			require.Contains(t, m.FunctionResponseTypes, lambdatypes.FunctionResponseTypeReportBatchItemFailures)
+			require.Equal(t, d.params["BatchSize"], strconv.Itoa(int(aws.ToInt32(m.BatchSize))))
+			require.Equal(t, d.params["MaximumBatchingWindowInSeconds"], strconv.Itoa(int(aws.ToInt32(m.MaximumBatchingWindowInSeconds))))
+			require.NotNil(t, m.ScalingConfig, "the mapping has a ScalingConfig")
+			require.NotEmpty(t, concurrency[q.Channel])
+			require.Equal(t, concurrency[q.Channel], strconv.Itoa(int(aws.ToInt32(m.ScalingConfig.MaximumConcurrency))), "channel %q: its own MaximumConcurrency", q.Channel)
+		}
 	})
 
 	t.Run("retention schedule", func(t *testing.T) {
@@ -251,6 +273,13 @@ func TestDeployedStack(t *testing.T) {
 		require.Equal(t, dc.DeadLetterQueueURL, d.outputs["DeadLetterQueueUrl"])
 		require.Equal(t, queueAttributes(ctx, t, sqsc, dc.QueueURL)["QueueArn"], d.outputs["NotificationQueueArn"])
 		require.Equal(t, queueAttributes(ctx, t, sqsc, dc.DeadLetterQueueURL)["QueueArn"], d.outputs["DeadLetterQueueArn"])
+		// Every channel's queue is named by the outputs producers read
+		// (producer.QueueOutput).
+		for _, q := range dc.Queues {
+			require.Equal(t, q.URL, d.outputs[producer.QueueOutput(q.Channel)])
+			require.Equal(t, q.DeadLetterURL, d.outputs[producer.DeadLetterQueueOutput(q.Channel)])
+			require.Equal(t, queueAttributes(ctx, t, sqsc, q.URL)["QueueArn"], d.outputs[strings.TrimSuffix(producer.QueueOutput(q.Channel), "Url")+"Arn"])
+		}
 		require.Equal(t, aws.ToString(d.deliver.FunctionName), d.outputs["DeliverFunctionName"])
 		require.Equal(t, aws.ToString(d.retention.FunctionName), d.outputs["RetentionFunctionName"])
 		require.Equal(t, aws.ToString(d.functions["FeedbackFunction"].FunctionName), d.outputs["FeedbackFunctionName"])
@@ -404,13 +433,20 @@ func queueAttributes(ctx context.Context, t *testing.T, c *sqs.Client, queueURL 
 	return out.Attributes
 }
 
-// theEventSourceMapping returns the deliver function's one event source mapping.
-func theEventSourceMapping(ctx context.Context, t *testing.T, c *lambda.Client, d deployed) lambdatypes.EventSourceMappingConfiguration {
+// mappingOf returns the deliver function's one event source mapping from
+// the queue queueURL.
+func mappingOf(ctx context.Context, t *testing.T, c *lambda.Client, d deployed, queueURL string) lambdatypes.EventSourceMappingConfiguration {
 	t.Helper()
 	out, err := c.ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{FunctionName: d.deliver.FunctionName})
 	require.NoError(t, err)
-	require.Len(t, out.EventSourceMappings, 1, "DeliverFunction has one event source mapping")
-	return out.EventSourceMappings[0]
+	var found []lambdatypes.EventSourceMappingConfiguration
+	for _, m := range out.EventSourceMappings {
+		if processor.QueueKey(aws.ToString(m.EventSourceArn)) == processor.QueueKey(queueURL) {
+			found = append(found, m)
+		}
+	}
+	require.Len(t, found, 1, "DeliverFunction has one event source mapping from %s", queueURL)
+	return found[0]
 }
 
 var rateExpr = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)

@@ -30,6 +30,8 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/pause"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
+	"github.com/heraldhq/herald/producer"
 )
 
 // functionLog reads what LocalStack wrote to a function's CloudWatch Logs
@@ -287,7 +289,7 @@ func (r *deployedRun) mixedBatch(t *testing.T) {
 	require.NoError(t, err)
 	down := `{"version":1,"id":"` + hook + `","channel":"webhook","webhook":{"url":"https://127.0.0.1:` + port +
 		`/down","event_type":"t","payload":{}}}`
-	m := theEventSourceMapping(r.ctx, t, r.lambda, r.d)
+	m := mappingOf(r.ctx, t, r.lambda, r.d, r.queueURL)
 	r.setMappingEnabled(t, aws.ToString(m.UUID), false)
 	r.sendBatch(t, r.email(t, mail1), down, r.email(t, mail2))
 	r.setMappingEnabled(t, aws.ToString(m.UUID), true)
@@ -388,7 +390,7 @@ func (r *deployedRun) brokenSecretPauses(t *testing.T) {
 	suffix := randHex(4)
 	ids := []string{"paused-1-" + suffix, "paused-2-" + suffix}
 	r.sendBatch(t, r.email(t, ids[0]), r.email(t, ids[1]))
-	m := theEventSourceMapping(r.ctx, t, r.lambda, r.d)
+	m := mappingOf(r.ctx, t, r.lambda, r.d, r.queueURL)
 	require.Eventually(t, func() bool { return r.mappingState(t, aws.ToString(m.UUID)) == "Disabled" }, time.Minute, 250*time.Millisecond,
 		"the function disabled its event source mapping")
 	paused := r.log.waitRecords(r.ctx, t, "", 30*time.Second, func(recs []map[string]any) bool { return len(pausedLines(recs)) > 0 })
@@ -422,9 +424,19 @@ func (r *deployedRun) brokenSecretPauses(t *testing.T) {
 	require.NoError(t, err, "herald resume --stack: %s", out)
 	var rows []struct{ UUID, Action string }
 	require.NoError(t, json.Unmarshal(out, &rows), "%s", out)
-	require.Len(t, rows, 1)
-	require.Equal(t, aws.ToString(m.UUID), rows[0].UUID)
-	require.Equal(t, "enabled", rows[0].Action)
+	// Every mapping of the function, one per queue: the queue of every
+	// channel's and the webhook queue's were paused (the broken secret is
+	// the webhook channel's), the others delivered all along.
+	actions := map[string]string{}
+	for _, row := range rows {
+		actions[row.UUID] = row.Action
+	}
+	require.Len(t, rows, len(notification.Channels)+1, "%s", out)
+	require.Equal(t, "enabled", actions[aws.ToString(m.UUID)], "%s", out)
+	hookMapping := mappingOf(r.ctx, t, r.lambda, r.d, r.d.outputs[producer.QueueOutput(notification.ChannelWebhook)])
+	require.Equal(t, "enabled", actions[aws.ToString(hookMapping.UUID)], "the webhook channel was paused too: %s", out)
+	emailMapping := mappingOf(r.ctx, t, r.lambda, r.d, r.d.outputs[producer.QueueOutput(notification.ChannelEmail)])
+	require.Equal(t, "already enabled", actions[aws.ToString(emailMapping.UUID)], "the email channel was not: %s", out)
 
 	recs := r.log.waitRecords(r.ctx, t, "notification", time.Minute, func(recs []map[string]any) bool {
 		return slices.Contains(outcomesOf(recs, ids[0]), "delivered") && slices.Contains(outcomesOf(recs, ids[1]), "delivered")
