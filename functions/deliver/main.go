@@ -82,7 +82,9 @@ func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler) (*pause.G
 	}
 	// Reads the signing secret from Secrets Manager, once, when
 	// HERALD_WEBHOOK_SECRET_ARN is set.
-	p, down, err := app.NewDeliverChannels(ctx, cfg, awsCfg, app.DeliverOptions{})
+	// SES answering that the account's sending is paused pauses the email
+	// queue alone, as a setup failure of the channel would.
+	p, down, err := app.NewDeliverChannels(ctx, cfg, awsCfg, app.DeliverOptions{Pauser: pause.QueuePauser{Handler: paused}})
 	if err != nil {
 		return nil, err
 	}

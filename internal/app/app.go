@@ -78,6 +78,10 @@ type DeliverOptions struct {
 	WebhookTLS *tls.Config
 	// Logger replaces the JSON logger on standard output.
 	Logger *slog.Logger
+	// Pauser pauses a channel's queue whose transport refuses every send
+	// (processor.Config.Pauser); the deliver function gives package
+	// pause's. Nil: such failures are retried on their schedule.
+	Pauser processor.Pauser
 }
 
 // NewDeliver builds the deliver function's processor: NewDeliverContext
@@ -154,6 +158,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		Backoff:            cfg.Backoff(),
 		Concurrency:        cfg.Concurrency,
 		Senders:            senders,
+		Pauser:             opts.Pauser,
 		Logger:             logger,
 	})
 	if err != nil {

@@ -35,6 +35,12 @@ type TransientError struct {
 	Class      Class
 	RetryAfter time.Duration
 	Err        error
+	// PausesChannel marks a failure that every delivery of the channel
+	// meets for a long while, whatever the notification (SES: the
+	// account's sending is paused): the deliver function pauses that
+	// channel's queue instead of spending its receives
+	// (docs/reliability.md).
+	PausesChannel bool
 }
 
 func (e *TransientError) Error() string { return string(e.Class) + ": " + e.Err.Error() }
@@ -45,6 +51,13 @@ func Permanent(c Class, err error) error { return &PermanentError{Class: c, Err:
 
 // Transient wraps err as a *TransientError of class c.
 func Transient(c Class, err error) error { return &TransientError{Class: c, Err: err} }
+
+// PausesChannel reports whether err is a *TransientError with
+// PausesChannel set.
+func PausesChannel(err error) bool {
+	var t *TransientError
+	return errors.As(err, &t) && t.PausesChannel
+}
 
 // Classify tells whether err is permanent, its class and the least retry
 // delay. A nil err is not classified; an error of neither type is transient

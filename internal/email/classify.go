@@ -92,7 +92,9 @@ func (s *Sender) classify(ctx context.Context, id string, in *sesv2.SendEmailInp
 		_, throttleCode := retry.DefaultThrottleErrorCodes[apiErr.ErrorCode()]
 		switch {
 		case is[*types.SendingPausedException](err):
-			return &delivery.TransientError{Class: ClassSendingPaused, RetryAfter: s.cfg.SendingPausedDelay, Err: e}
+			// Every email of the account (or configuration set) meets it:
+			// the email channel's queue is paused (PausesChannel).
+			return &delivery.TransientError{Class: ClassSendingPaused, RetryAfter: s.cfg.SendingPausedDelay, Err: e, PausesChannel: true}
 		case is[*types.LimitExceededException](err):
 			return delivery.Transient(ClassLimitExceeded, e)
 		case is[*types.TooManyRequestsException](err), throttleCode:

@@ -180,6 +180,9 @@ func TestSendClassifiesSESAnswers(t *testing.T) {
 			err := b.sender.Send(t.Context(), parse(t, simpleMessage))
 
 			requireOutcome(t, err, tt.permanent, tt.class, tt.retryAfter)
+			// Only the account's (or configuration set's) paused sending is
+			// met by every email: it alone pauses the email channel.
+			require.Equal(t, tt.class == ClassSendingPaused, delivery.PausesChannel(err), "PausesChannel of %v", err)
 			require.Contains(t, err.Error(), tt.text)
 			require.NotContains(t, err.Error(), "rcpt@example.com")
 			require.NotContains(t, err.Error(), "secret")

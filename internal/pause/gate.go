@@ -2,6 +2,8 @@ package pause
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -68,4 +70,35 @@ func (g *Gate) PauseAtStart(ctx context.Context) []error {
 		}
 	}
 	return errs
+}
+
+// QueuePauser pauses one channel queue's mapping at the processor's request
+// (processor.Pauser): a channel whose transport refuses every send, such as
+// SES with the account's sending paused. Its Handler gives the API, the
+// function name, the logger and the clock; the cause and channel are the
+// request's. The ERROR line and the Paused metric are those of a setup
+// failure of that channel.
+type QueuePauser struct {
+	Handler Handler
+}
+
+var _ processor.Pauser = QueuePauser{}
+
+// PauseQueue pauses the mappings from sourceARN, the batch's queue (q's).
+func (p QueuePauser) PauseQueue(ctx context.Context, q processor.Queue, sourceARN string, cause error) error {
+	h := p.Handler
+	h.Cause, h.Channel = cause, q.Channel
+	logger, now := h.Logger, h.Now
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	mappings, err := Pause(ctx, h.API, h.FunctionName, sourceARN)
+	if err != nil {
+		return err
+	}
+	h.paused(ctx, logger, now, mappings, 0)
+	return nil
 }

@@ -133,3 +133,24 @@ func TestGateWithTheQueueOfEveryChannel(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{webhookQueueARN}, b.delivered, "a queue without a cause is served")
 }
+
+// TestQueuePauserPausesOneChannel: the processor's request (SES sending
+// paused) pauses the email queue's mapping alone, with the channel's ERROR
+// line and Paused metric.
+func TestQueuePauserPausesOneChannel(t *testing.T) {
+	t.Parallel()
+	b := gateSetup(t)
+	p := pause.QueuePauser{Handler: b.gate.Paused}
+	cause := errors.New("ses_sending_paused: send email n-1: SES SendingPausedException")
+	require.NoError(t, p.PauseQueue(context.Background(), channelQueues[0], emailQueueARN, cause))
+	require.Equal(t, []string{"email-1"}, b.w.Updates)
+	require.Equal(t, "Enabled", b.w.Mappings[1].State, "the webhook channel is not touched")
+	line := b.logs.String()
+	require.Contains(t, line, `"channel":"email"`)
+	require.Contains(t, line, "SendingPausedException")
+	require.Contains(t, line, pause.ResumeCommand("email-1"))
+	require.NoError(t, metrics.Validate([]byte(strings.TrimSpace(line)), time.Time{}))
+
+	b.w.Deny = map[string]bool{"webhook-1": true}
+	require.ErrorContains(t, p.PauseQueue(context.Background(), channelQueues[1], webhookQueueARN, cause), "AccessDenied")
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -67,10 +68,24 @@ type Config struct {
 	// Senders deliver each channel. A channel without a sender is a
 	// permanent failure.
 	Senders map[notification.Channel]Sender
+	// Pauser, when set, pauses a channel queue's event source mapping when a
+	// delivery from it fails with an error that every delivery of the
+	// channel meets (delivery.PausesChannel: SES sending paused). The
+	// records keep their outcome (retried after their delay); the pause
+	// spares the rest of the queue's receives. Not used for a queue of every
+	// channel, whose pause would stop the other channels too.
+	Pauser Pauser
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
+}
+
+// Pauser pauses the event source mapping of the queue q (a channel's),
+// found by the batch's eventSourceARN sourceARN, because of cause. The
+// deliver function's is package pause's QueuePauser.
+type Pauser interface {
+	PauseQueue(ctx context.Context, q Queue, sourceARN string, cause error) error
 }
 
 // Processor handles SQS batches. It is safe for concurrent use.
@@ -250,6 +265,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	wg.Wait()
 
 	p.changeVisibility(ctx, recs)
+	p.pauseIfChannelRefuses(ctx, recs)
 
 	var resp events.SQSEventResponse
 	p.logBatch(ctx, recs)
@@ -268,6 +284,28 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 		return events.SQSEventResponse{}, fmt.Errorf("processor: the whole batch is retried: %w", errors.Join(unreported...))
 	}
 	return resp, nil
+}
+
+// pauseIfChannelRefuses asks the Pauser to pause the batch's channel queue
+// when one of its records failed with an error every delivery of the
+// channel meets (delivery.PausesChannel), once per batch. A failed pause is
+// logged: the records are retried on their schedule as without it.
+func (p *Processor) pauseIfChannelRefuses(ctx context.Context, recs []*record) {
+	if p.cfg.Pauser == nil {
+		return
+	}
+	for _, r := range recs {
+		if r.err == nil || r.queue.Channel == "" || !delivery.PausesChannel(r.err) {
+			continue
+		}
+		if err := p.cfg.Pauser.PauseQueue(ctx, r.queue, r.msg.EventSourceARN, r.err); err != nil {
+			p.cfg.Logger.LogAttrs(ctx, slog.LevelError, "could not pause the channel whose transport refuses every send: its notifications are retried on their schedule",
+				slog.String(metrics.DimChannel, string(r.queue.Channel)),
+				slog.String("error", delivery.Truncate(delivery.Detail(r.err), maxErrorText)),
+				slog.String("pause_error", delivery.Truncate(err.Error(), maxErrorText)))
+		}
+		return
+	}
 }
 
 // ClassUnknownQueue is the class of a record from a queue the processor

@@ -3,12 +3,17 @@ package processor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -284,4 +289,71 @@ func TestBatchOfAChannelQueueReportsPausedZeroForItsChannel(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 0, pausedLine(shared)["Paused"])
 	require.NotContains(t, shared.logs.b.String(), `["function","channel"]]`, "a queue of every channel: by function alone")
+}
+
+// pauserFunc records the processor's pause requests.
+type pauserFunc func(q processor.Queue, sourceARN string, cause error) error
+
+func (f pauserFunc) PauseQueue(_ context.Context, q processor.Queue, sourceARN string, cause error) error {
+	return f(q, sourceARN, cause)
+}
+
+// TestATransportThatRefusesEverySendPausesItsChannelQueue: SES answering
+// that sending is paused (delivery.PausesChannel) makes the processor ask,
+// once per batch, for the email queue's mapping to be paused; the records
+// keep their retry with the long delay. A queue of every channel is never
+// paused so, nor is a channel for an ordinary failure.
+func TestATransportThatRefusesEverySendPausesItsChannelQueue(t *testing.T) {
+	t.Parallel()
+	paused := &delivery.TransientError{Class: "ses_sending_paused", RetryAfter: time.Hour, Err: errors.New("SendingPausedException"), PausesChannel: true}
+	type call struct {
+		channel notification.Channel
+		arn     string
+	}
+	var calls []call
+	pauser := pauserFunc(func(q processor.Queue, arn string, cause error) error {
+		require.ErrorIs(t, cause, paused)
+		calls = append(calls, call{q.Channel, arn})
+		return nil
+	})
+	refuse := senderFunc(func(context.Context, *notification.Message) error { return paused })
+	b := channelQueues(t)
+	p, err := processor.New(b.wire.Client(), processor.Config{
+		Queues:          []processor.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ}},
+		MaxReceiveCount: 5, Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: refuse, notification.ChannelWebhook: refuse},
+		Pauser: pauser, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	resp, err := p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		from(emailARN, rec("e1", emailOf("e-1"), 1)), from(emailARN, rec("e2", emailOf("e-2"), 1)),
+	}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"e1", "e2"}, failures(resp), "retried, as before")
+	require.Equal(t, []call{{notification.ChannelEmail, emailARN}}, calls, "one pause, of the email queue")
+
+	// A queue of every channel: not paused.
+	calls = nil
+	shared, err := processor.New(b.wire.Client(), processor.Config{
+		QueueURL: emailQueue, DeadLetterQueueURL: emailDLQ, MaxReceiveCount: 5,
+		Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: refuse}, Pauser: pauser,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	_, err = shared.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(emailARN, rec("e1", emailOf("e-1"), 1))}})
+	require.NoError(t, err)
+	require.Empty(t, calls)
+
+	// An ordinary failure: not paused.
+	fails := senderFunc(func(context.Context, *notification.Message) error {
+		return &delivery.TransientError{Class: "ses_throttled", RetryAfter: time.Minute, Err: errors.New("Throttling")}
+	})
+	ordinary, err := processor.New(b.wire.Client(), processor.Config{
+		Queues: []processor.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}}, MaxReceiveCount: 5,
+		Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: fails}, Pauser: pauser,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	_, err = ordinary.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(emailARN, rec("e3", emailOf("e-3"), 1))}})
+	require.NoError(t, err)
+	require.Empty(t, calls)
 }
