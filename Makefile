@@ -43,7 +43,7 @@ lint: ## go vet, gofmt, and sam validate --lint / cfn-lint on template.yaml
 	scripts/lint-template.sh
 
 .PHONY: bench
-bench: ## Benchmarks vs goals, baseline, Powertools peers (TS, Python async and sequential), Go floor (BENCH_QUICK=1: smoke)
+bench: ## Benchmarks vs goals, baseline, Powertools peers (TS fetch and node:https, Python async and sequential), Go floor, all-in cost (BENCH_QUICK=1: smoke)
 	scripts/install-rie.sh >/dev/null
 	bench/peer/install.sh >/dev/null
 	bench/peer/install.sh bench/peer-async >/dev/null

@@ -1,9 +1,12 @@
 // Command bench is `make bench`: herald's performance side by side with its
 // goals, a one-at-a-time baseline, the local queue's own ceiling and peers
-// (Powertools for AWS Lambda handlers: TypeScript BatchProcessor, Python
-// AsyncBatchProcessor with aiohttp, Python BatchProcessor one record after
-// another), a Go floor program and an empty Go function, one table per
-// section. docs/benchmarks.md explains each figure and holds a run.
+// (Powertools for AWS Lambda handlers: TypeScript BatchProcessor with fetch
+// and with a keep-alive node:https agent, Python AsyncBatchProcessor with
+// aiohttp, Python BatchProcessor one record after another), a Go floor
+// program and an empty Go function, one table per section, and the all-in
+// cost per million notifications of each (Lambda, SQS, CloudWatch Logs,
+// custom metrics, KMS, DynamoDB). docs/benchmarks.md explains each figure
+// and holds a run.
 //
 // It runs from the repository root with the local stack up
 // (scripts/with-local-stack.sh go run ./bench), the Lambda Runtime Interface

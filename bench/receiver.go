@@ -160,7 +160,7 @@ func deliverer(awsCfg aws.Config, rcv *receiver, env map[string]string) (*proces
 		return nil, err
 	}
 	// One JSON line per record, as in the Lambda, but not on the terminal.
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	logger := app.LoggerTo(io.Discard, slog.LevelInfo)
 	return app.NewDeliver(cfg, awsCfg, app.DeliverOptions{WebhookTLS: rcv.tlsConfig(), Logger: logger})
 }
 

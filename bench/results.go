@@ -19,6 +19,10 @@ type results struct {
 	// under the RIE, for the cost estimate: herald first, then the peers
 	costRows []costInput
 
+	// AWS operations herald's processor made for a clean batch of 10
+	// (section 3), by operation name
+	clean10Ops map[string]int
+
 	// notifications per second end to end and the queue's ceiling
 	e2eRate, ceilingRate float64
 }
@@ -29,6 +33,11 @@ type costInput struct {
 	batch10 time.Duration // wall of a batch of 10 to the 100 ms receiver
 	rssKB   int64
 	cpuUS   float64 // CPU per record
+	// logBytes is what the function wrote to its log per delivered
+	// notification (batches of 10); series the custom metrics its EMF
+	// defined on the clean path.
+	logBytes float64
+	series   int
 }
 
 func quietLogger() *slog.Logger {

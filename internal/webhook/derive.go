@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SecretScope says which key signs a webhook: the deployment's secret
@@ -124,4 +125,35 @@ func originOf(u *url.URL) (string, error) {
 		}
 	}
 	return origin, nil
+}
+
+// maxCachedOrigins bounds keyCache: a warm function that meets more
+// destinations than this starts its cache afresh.
+const maxCachedOrigins = 1024
+
+// keyCache keeps the keys derived for recent origins. Deriving (HKDF-SHA256
+// per secret) costs more than the signature itself, and a warm function
+// sends to the same few origins again and again. The zero value is ready.
+type keyCache struct {
+	mu   sync.Mutex
+	keys map[string][][]byte
+}
+
+// get returns origin's keys when they are cached.
+func (c *keyCache) get(origin string) ([][]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.keys[origin]
+	return k, ok
+}
+
+// put caches origin's keys, after dropping every entry when the cache
+// holds maxCachedOrigins.
+func (c *keyCache) put(origin string, keys [][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil || len(c.keys) >= maxCachedOrigins {
+		c.keys = make(map[string][][]byte)
+	}
+	c.keys[origin] = keys
 }
