@@ -19,7 +19,8 @@ What an environment gets:
     AWS_ENDPOINT_URL_SESV2);
   * the timeout, which the emulator enforces ("Task timed out after N.00
     seconds"); the memory size is only reported, not enforced;
-  * a TMPDIR of its own, deleted when the environment stops.
+  * a TMPDIR of its own in LocalStack's tmp directory (under FILESYSTEM_ROOT),
+    deleted when the environment stops.
 
 LocalStack marks an environment ready when start() returns, so start() waits
 until the emulator accepts connections. invoke() posts the payload as Lambda
@@ -50,6 +51,7 @@ from collections import deque
 
 from plux import Plugin
 
+from localstack import config
 from localstack.services.lambda_.invocation.lambda_models import FunctionVersion, InvocationResult
 from localstack.services.lambda_.invocation.runtime_executor import (
     LambdaRuntimeException,
@@ -73,7 +75,9 @@ START_TIMEOUT_S = 10.0
 LOG_WAIT_S = 2.0
 # Lines kept for get_logs() (LocalStack prints them when a start fails).
 LOG_TAIL_LINES = 200
-STOP_GRACE_S = 2.0
+# The emulator takes about 2 s to shut its runtime down on SIGTERM; LocalStack
+# stops environments one after another when it shuts down.
+STOP_GRACE_S = 0.5
 
 
 class HostRuntimeError(LambdaRuntimeException):
@@ -208,7 +212,8 @@ class HostRuntimeExecutor(RuntimeExecutor):
     def start(self, env_vars: dict[str, str]) -> None:
         bootstrap = self._bootstrap()
         task_root = os.path.dirname(bootstrap)
-        self._tmpdir = tempfile.mkdtemp(prefix=f"herald-lambda-{self.id[:8]}-")
+        os.makedirs(config.dirs.tmp, exist_ok=True)
+        self._tmpdir = tempfile.mkdtemp(prefix=f"herald-lambda-{self.id[:8]}-", dir=config.dirs.tmp)
         env = {k[len(FORWARD_PREFIX) :]: v for k, v in os.environ.items() if k.startswith(FORWARD_PREFIX)}
         # LocalStack gives numbers as ints and LAMBDA_TASK_ROOT as /var/task.
         env.update({k: str(v) for k, v in env_vars.items()})
