@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/internal/feedback"
 )
 
 // savedQueries returns the QueryString of every AWS::Logs::QueryDefinition
@@ -217,4 +219,20 @@ func TestSavedQueriesReadTheLines(t *testing.T) {
 			}
 		}
 	}
+
+	// herald email events runs feedback.EventsQuery on the deliver
+	// function's log group too: it finds a delivered email's compact line
+	// by id, with its msg and outcome.
+	_, filter, ok := strings.Cut(feedback.EventsQuery("ok-mail"), "| filter ")
+	require.True(t, ok)
+	filter, _, _ = strings.Cut(filter, "\n")
+	var found []map[string]any
+	for _, l := range lines {
+		if matches(t, filter, l) {
+			found = append(found, l)
+		}
+	}
+	require.Len(t, found, 1)
+	require.Equal(t, "notification", found[0]["msg"])
+	require.Equal(t, "delivered", found[0]["outcome"])
 }
