@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts herald's local stack without Docker and provisions it:
-#   * LocalStack (open source, host mode) on 127.0.0.1:${LOCALSTACK_PORT:-4566}: SQS (+ SES v1)
+#   * LocalStack (open source, host mode) on 127.0.0.1:${LOCALSTACK_PORT:-4566}: SQS (+ SES v1),
+#     DynamoDB (served by moto: PROVIDER_OVERRIDE_DYNAMODB=moto)
 #   * aws-ses-v2-local (SES v2 emulator)   on 127.0.0.1:${SES_PORT:-8005}
-# then runs localstack/init/ready.d/provision.py (queues, SES identities, email templates).
+# then runs localstack/init/ready.d/provision.py (queues, SES identities, email templates, the table).
 #
 # Installs what it needs on first use (idempotent; a no-op when already installed):
 #   .venv/localstack        Python >= 3.12 venv with localstack/requirements.txt
@@ -181,6 +182,9 @@ start_localstack() {
   #                         host processes under the emulator HERALD_LAMBDA_RIE, on 127.0.0.1.
   #  HERALD_LAMBDA_ENV_AWS_ENDPOINT_URL_SESV2  given to every function as AWS_ENDPOINT_URL_SESV2
   #                         (the SES v2 emulator); LocalStack itself gives them AWS_ENDPOINT_URL.
+  #  PROVIDER_OVERRIDE_DYNAMODB=moto  DynamoDB answered by moto in-process (the same plugin,
+  #                         herald_localstack/dynamodb_moto.py), never LocalStack's default, which
+  #                         downloads DynamoDB Local (not from a package registry, not open source).
   start_bg "$LS_PID" "$LS_LOG" env \
     -u PERSISTENCE -u CONFIG_PROFILE -u LOCALSTACK_CLI -u DOCKER_HOST -u LOCALSTACK_AUTH_TOKEN \
     -u LOCALSTACK_API_KEY -u AWS_ENDPOINT_URL -u DATA_DIR -u RUNTIME_COMPONENTS \
@@ -191,8 +195,9 @@ start_localstack() {
     GATEWAY_LISTEN="127.0.0.1:$LOCALSTACK_PORT" \
     LOCALSTACK_HOST="127.0.0.1:$LOCALSTACK_PORT" \
     GATEWAY_SERVER="${LOCALSTACK_GATEWAY_SERVER:-hypercorn}" \
-    SERVICES="sqs,ses,secretsmanager,lambda,s3,cloudformation,iam,sts,logs,events,cloudwatch,sns,kms" \
+    SERVICES="sqs,ses,secretsmanager,lambda,s3,cloudformation,iam,sts,logs,events,cloudwatch,sns,kms,dynamodb" \
     LAMBDA_RUNTIME_EXECUTOR=herald-host \
+    PROVIDER_OVERRIDE_DYNAMODB=moto \
     HERALD_LAMBDA_RIE="$RIE_BIN" \
     HERALD_LAMBDA_ENV_AWS_ENDPOINT_URL_SESV2="http://127.0.0.1:$SES_PORT" \
     STRICT_SERVICE_LOADING=1 \
@@ -243,7 +248,7 @@ if [ -f "$SES_PID" ]; then
   wait_for "SES v2 emulator" "$TIMEOUT" "$SES_LOG" "$SES_PID" http_ok "http://127.0.0.1:$SES_PORT/health-check"
 fi
 if [ -f "$LS_PID" ]; then
-  wait_for "LocalStack" "$TIMEOUT" "$LS_LOG" "$LS_PID" localstack_healthy "$LOCALSTACK_PORT" sqs secretsmanager
+  wait_for "LocalStack" "$TIMEOUT" "$LS_LOG" "$LS_PID" localstack_healthy "$LOCALSTACK_PORT" sqs secretsmanager dynamodb
 fi
 log "services healthy ($(elapsed))"
 

@@ -20,19 +20,24 @@ Creates:
     (best effort: skipped if SES is not enabled).
   * SES v2 emulator (aws-ses-v2-local) template "password-reset" (created, or updated if it
     already exists).
+  * DynamoDB table $HERALD_STORE_TABLE (default herald-store), herald's store (internal/store):
+    string keys pk and sk, on-demand, encrypted, time to live on expires_at, as template.yaml's
+    StoreTable. Served by moto (PROVIDER_OVERRIDE_DYNAMODB=moto, localstack/lambda-executor);
+    skipped with a note when DynamoDB is not enabled (the Docker setup). Its name goes to the env
+    file as HERALD_STORE_TABLE.
   * Secrets Manager secret $HERALD_SECRET_NAME (default herald/webhook-signing) holding the demo
     webhook signing secret (created, or its value re-applied if it differs). Its ARN goes to the
     env file as HERALD_WEBHOOK_SECRET_ARN. The value is a published demo key, not a secret.
 
 Env: HERALD_SQS_ENDPOINT (default http://127.0.0.1:4566), HERALD_SES_ENDPOINT (SES v1,
 default = SQS endpoint), HERALD_SECRETSMANAGER_ENDPOINT (default = SQS endpoint),
-HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005),
+HERALD_SESV2_ENDPOINT (default http://127.0.0.1:8005), HERALD_DYNAMODB_ENDPOINT (default = SQS endpoint),
 HERALD_SESV2_WAIT (seconds to wait for the SES v2 emulator, default 30),
 HERALD_PROVISION_ENV_FILE (optional: write KEY=value lines there, e.g. .local/herald.env:
 AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_SESV2, AWS_REGION, AWS_DEFAULT_REGION, dummy credentials,
 AWS_EC2_METADATA_DISABLED=true, every queue's URL (HERALD_QUEUE_URL, HERALD_DLQ_URL and
 HERALD_<CHANNEL>_QUEUE_URL, HERALD_<CHANNEL>_DLQ_URL, as the functions read them) and the
-signing secret's ARN),
+signing secret's ARN and the table's name),
 AWS_REGION (default us-east-1). Credentials are always the dummy test/test.
 """
 
@@ -51,6 +56,8 @@ SES_ENDPOINT = os.environ.get("HERALD_SES_ENDPOINT") or SQS_ENDPOINT
 SESV2_ENDPOINT = os.environ.get("HERALD_SESV2_ENDPOINT") or "http://127.0.0.1:8005"
 SECRETSMANAGER_ENDPOINT = os.environ.get("HERALD_SECRETSMANAGER_ENDPOINT") or SQS_ENDPOINT
 SECRET_NAME = os.environ.get("HERALD_SECRET_NAME") or "herald/webhook-signing"
+DYNAMODB_ENDPOINT = os.environ.get("HERALD_DYNAMODB_ENDPOINT") or SQS_ENDPOINT
+STORE_TABLE = os.environ.get("HERALD_STORE_TABLE") or "herald-store"
 # The demo's signing key (cmd/herald-demo demoSecret): published, so not a secret anywhere.
 DEMO_SIGNING_SECRET = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItaGVyYWxkLWxvY2Fs"
 SESV2_WAIT = float(os.environ.get("HERALD_SESV2_WAIT") or 30)
@@ -269,6 +276,43 @@ def provision_secrets():
     return {"HERALD_WEBHOOK_SECRET_ARN": arn}
 
 
+def provision_store():
+    """herald's DynamoDB table, as template.yaml's StoreTable (internal/store/doc.go)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    ddb = _client("dynamodb", DYNAMODB_ENDPOINT)
+    try:
+        ddb.create_table(
+            TableName=STORE_TABLE,
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+            SSESpecification={"Enabled": True},
+        )
+        _log(f"DynamoDB table {STORE_TABLE} created")
+    except ClientError as e:
+        if _error_code(e) != "ResourceInUseException":
+            raise
+        _log(f"DynamoDB table {STORE_TABLE} exists")
+    except BotoCoreError as e:
+        _log(f"DynamoDB not available at {DYNAMODB_ENDPOINT}, table skipped ({e})")
+        return {}
+    ddb.get_waiter("table_exists").wait(TableName=STORE_TABLE, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
+    ttl = ddb.describe_time_to_live(TableName=STORE_TABLE)["TimeToLiveDescription"]
+    if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+        ddb.update_time_to_live(
+            TableName=STORE_TABLE,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"},
+        )
+    return {"HERALD_STORE_TABLE": STORE_TABLE}
+
+
 def _write_env_file(values):
     path = os.path.abspath(ENV_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -302,6 +346,7 @@ def main():
     provision_ses_v1()
     values.update(provision_sesv2())
     values.update(provision_secrets())
+    values.update(provision_store())
     _log(f"queue URL: {values['HERALD_QUEUE_URL']}")
     _log(f"DLQ URL:   {values['HERALD_DLQ_URL']}")
     for channel in CHANNELS:

@@ -1,0 +1,460 @@
+// Package dynamotest is an httptest server speaking Amazon DynamoDB's AWS
+// JSON 1.0 wire protocol (X-Amz-Target "DynamoDB_20120810.<Action>",
+// application/x-amz-json-1.0), for unit tests that need the real AWS SDK v2
+// client to serialize requests and parse answers, including faults the
+// local stack cannot be made to give (throttling, a failing call).
+//
+// It holds tables with a string partition key and an optional string sort
+// key in memory and answers PutItem, GetItem and DeleteItem, with condition
+// expressions (comparisons, BETWEEN, IN, AND, OR, NOT, parentheses,
+// attribute_exists, attribute_not_exists, begins_with on top-level
+// attributes) and ReturnValuesOnConditionCheckFailure. Like DynamoDB it
+// rejects what DynamoDB rejects (Amazon DynamoDB Developer Guide, "Service,
+// account, and table quotas" and "Reserved words"), as ValidationException
+// unless said otherwise:
+//   - an item over 400 KB (names and values, as DynamoDB sizes them);
+//   - an item without its key attributes, a key of the wrong type or an
+//     empty key value, a Key naming other attributes than the key's;
+//   - a reserved word used as an attribute name in an expression instead of
+//     an expression attribute name;
+//   - a #name or :value used but not defined, or defined but not used, and
+//     ExpressionAttributeNames or -Values without an expression;
+//   - a condition that does not parse, or names an unknown function;
+//   - an attribute value that is not one typed member (S, N, B, BOOL, NULL,
+//     M, L, SS, NS, BS), or a number that does not parse;
+//   - a table it does not hold (ResourceNotFoundException);
+//   - a condition that is false (ConditionalCheckFailedException, with the
+//     item when ReturnValuesOnConditionCheckFailure is ALL_OLD).
+//
+// Time to live is not applied: like moto, the server never deletes expired
+// items, so code under test must ignore them.
+package dynamotest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// MaxItemBytes is DynamoDB's item size limit, 400 KB (Developer Guide,
+// "Service, account, and table quotas": "Item size").
+const MaxItemBytes = 400 * 1024
+
+// targetPrefix is the X-Amz-Target prefix of DynamoDB's actions.
+const targetPrefix = "DynamoDB_20120810."
+
+// Server is an in-memory DynamoDB. Its fault methods may be called before
+// or between calls.
+type Server struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	tables   map[string]*table
+	calls    map[string]int
+	throttle map[string]int
+	fail     map[string]int
+}
+
+type table struct {
+	hash, rng string // key attribute names; rng is "" without a sort key
+	items     map[string]map[string]value
+}
+
+// New starts a server, closed when t ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{tables: map[string]*table{}, calls: map[string]int{}, throttle: map[string]int{}, fail: map[string]int{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// Client returns a real SDK client for the server, without SDK retries so
+// that each fault reaches the code under test once.
+func (s *Server) Client() *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		BaseEndpoint:     aws.String(s.srv.URL),
+		Region:           "us-east-1",
+		Credentials:      aws.AnonymousCredentials{},
+		RetryMaxAttempts: 1,
+	})
+}
+
+// AddTable creates a table keyed by the string attributes hash and (when
+// not empty) rng.
+func (s *Server) AddTable(name, hash, rng string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tables[name] = &table{hash: hash, rng: rng, items: map[string]map[string]value{}}
+}
+
+// Calls is the number of calls of action so far, rejected ones included.
+func (s *Server) Calls(action string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[action]
+}
+
+// Items returns a copy of the table's items as JSON attribute maps.
+func (s *Server) Items(tableName string) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, it := range s.tables[tableName].items {
+		m := map[string]any{}
+		for k, v := range it {
+			var a any
+			_ = json.Unmarshal(v[v.kind()], &a)
+			m[k] = map[string]any{v.kind(): a}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Throttle makes the next n calls of action answer 400
+// ProvisionedThroughputExceededException.
+func (s *Server) Throttle(action string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.throttle[action] = n
+}
+
+// Fail makes the next n calls of action answer 500 InternalServerError.
+func (s *Server) Fail(action string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[action] = n
+}
+
+// apiError is an error answer: the HTTP status, the code after "#" in
+// __type, the message, and extra members (a ConditionalCheckFailedException's
+// Item).
+type apiError struct {
+	status int
+	code   string
+	msg    string
+	item   map[string]value
+}
+
+func validation(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "ValidationException", msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
+	action, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
+	body, _ := io.ReadAll(r.Body)
+	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	s.mu.Lock()
+	s.calls[action]++
+	var out any
+	var aerr *apiError
+	if !ok || r.Header.Get("Content-Type") != "application/x-amz-json-1.0" {
+		aerr = &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "not a DynamoDB JSON 1.0 request"}
+	} else {
+		out, aerr = s.do(action, body)
+	}
+	s.mu.Unlock()
+	if aerr != nil {
+		e := map[string]any{"__type": "com.amazonaws.dynamodb.v20120810#" + aerr.code, "message": aerr.msg}
+		if aerr.item != nil {
+			e["Item"] = aerr.item
+		}
+		rw.WriteHeader(aerr.status)
+		_ = json.NewEncoder(rw).Encode(e)
+		return
+	}
+	_ = json.NewEncoder(rw).Encode(out)
+}
+
+// request is the union of the members the answered actions read.
+type request struct {
+	TableName                           string
+	Item                                map[string]value
+	Key                                 map[string]value
+	ConditionExpression                 *string
+	ExpressionAttributeNames            map[string]string
+	ExpressionAttributeValues           map[string]value
+	ReturnValuesOnConditionCheckFailure string
+	ReturnValues                        string
+	ConsistentRead                      bool
+}
+
+func (s *Server) do(action string, body []byte) (any, *apiError) {
+	if s.fail[action] > 0 {
+		s.fail[action]--
+		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalServerError", msg: "injected"}
+	}
+	if s.throttle[action] > 0 {
+		s.throttle[action]--
+		return nil, &apiError{status: http.StatusBadRequest, code: "ProvisionedThroughputExceededException",
+			msg: "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."}
+	}
+	if action != "PutItem" && action != "GetItem" && action != "DeleteItem" {
+		return nil, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "dynamotest does not answer " + action}
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: "SerializationException", msg: err.Error()}
+	}
+	t := s.tables[req.TableName]
+	if t == nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: "ResourceNotFoundException", msg: "Requested resource not found"}
+	}
+	for _, m := range []map[string]value{req.Item, req.Key, req.ExpressionAttributeValues} {
+		for name, v := range m {
+			if err := v.valid(); err != nil {
+				return nil, validation("One or more parameter values were invalid: %s: %v", name, err)
+			}
+		}
+	}
+	if aerr := checkReturnValues(req); aerr != nil {
+		return nil, aerr
+	}
+	cond, aerr := condition(req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	switch action {
+	case "PutItem":
+		return t.put(req, cond)
+	case "GetItem":
+		return t.get(req)
+	default:
+		return t.delete(req, cond)
+	}
+}
+
+func checkReturnValues(req request) *apiError {
+	if v := req.ReturnValuesOnConditionCheckFailure; v != "" && v != "ALL_OLD" && v != "NONE" {
+		return validation("1 validation error detected: Value '%s' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]", v)
+	}
+	if v := req.ReturnValues; v != "" && v != "ALL_OLD" && v != "NONE" {
+		return validation("ReturnValues can only be ALL_OLD or NONE")
+	}
+	return nil
+}
+
+// condition parses the request's condition expression and checks its
+// expression attribute names and values as DynamoDB does.
+func condition(req request) (node, *apiError) {
+	if req.ConditionExpression == nil {
+		if req.ExpressionAttributeNames != nil {
+			return nil, validation("ExpressionAttributeNames can only be specified when using expressions")
+		}
+		if req.ExpressionAttributeValues != nil {
+			return nil, validation("ExpressionAttributeValues can only be specified when using expressions")
+		}
+		return nil, nil
+	}
+	n, p, err := parseCondition(*req.ConditionExpression)
+	if err != nil {
+		return nil, validation("%v", err)
+	}
+	for name := range p.usedNames {
+		if _, ok := req.ExpressionAttributeNames[name]; !ok {
+			return nil, validation("Value provided in ExpressionAttributeNames unused in expressions: An expression attribute name used in the document path is not defined; attribute name: %s", name)
+		}
+	}
+	for v := range p.usedVals {
+		if _, ok := req.ExpressionAttributeValues[v]; !ok {
+			return nil, validation("Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: %s", v)
+		}
+	}
+	if unused := unusedKeys(req.ExpressionAttributeNames, p.usedNames); unused != "" {
+		return nil, validation("Value provided in ExpressionAttributeNames unused in expressions: keys: {%s}", unused)
+	}
+	if unused := unusedKeys(req.ExpressionAttributeValues, p.usedVals); unused != "" {
+		return nil, validation("Value provided in ExpressionAttributeValues unused in expressions: keys: {%s}", unused)
+	}
+	return n, nil
+}
+
+func unusedKeys[V any](defined map[string]V, used map[string]bool) string {
+	var out []string
+	for k := range defined {
+		if !used[k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// keyOf checks that item holds the table's key attributes as non-empty
+// strings (only: when exact) and returns the item's storage key.
+func (t *table) keyOf(item map[string]value, exact bool) (string, *apiError) {
+	names := []string{t.hash}
+	if t.rng != "" {
+		names = append(names, t.rng)
+	}
+	if exact && len(item) != len(names) {
+		return "", validation("The provided key element does not match the schema")
+	}
+	var parts []string
+	for _, n := range names {
+		v, ok := item[n]
+		switch {
+		case !ok && exact:
+			return "", validation("The provided key element does not match the schema")
+		case !ok:
+			return "", validation("One or more parameter values were invalid: Missing the key %s in the item", n)
+		case v.kind() != "S":
+			return "", validation("One or more parameter values were invalid: Type mismatch for key %s expected: S actual: %s", n, v.kind())
+		case v.str() == "":
+			return "", validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", n)
+		}
+		parts = append(parts, strconv.Quote(v.str()))
+	}
+	return strings.Join(parts, "/"), nil
+}
+
+func (t *table) check(key string, cond node, req request) *apiError {
+	if cond == nil {
+		return nil
+	}
+	old := t.items[key]
+	if cond.eval(old, req.ExpressionAttributeNames, req.ExpressionAttributeValues) {
+		return nil
+	}
+	e := &apiError{status: http.StatusBadRequest, code: "ConditionalCheckFailedException", msg: "The conditional request failed"}
+	if req.ReturnValuesOnConditionCheckFailure == "ALL_OLD" && old != nil {
+		e.item = old
+	}
+	return e
+}
+
+func (t *table) put(req request, cond node) (any, *apiError) {
+	key, aerr := t.keyOf(req.Item, false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if n := itemSize(req.Item); n > MaxItemBytes {
+		return nil, validation("Item size has exceeded the maximum allowed size")
+	}
+	if aerr := t.check(key, cond, req); aerr != nil {
+		return nil, aerr
+	}
+	old := t.items[key]
+	t.items[key] = req.Item
+	if req.ReturnValues == "ALL_OLD" && old != nil {
+		return map[string]any{"Attributes": old}, nil
+	}
+	return map[string]any{}, nil
+}
+
+func (t *table) get(req request) (any, *apiError) {
+	key, aerr := t.keyOf(req.Key, true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if it, ok := t.items[key]; ok {
+		return map[string]any{"Item": it}, nil
+	}
+	return map[string]any{}, nil
+}
+
+func (t *table) delete(req request, cond node) (any, *apiError) {
+	key, aerr := t.keyOf(req.Key, true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := t.check(key, cond, req); aerr != nil {
+		return nil, aerr
+	}
+	old := t.items[key]
+	delete(t.items, key)
+	if req.ReturnValues == "ALL_OLD" && old != nil {
+		return map[string]any{"Attributes": old}, nil
+	}
+	return map[string]any{}, nil
+}
+
+// value is an attribute value on the wire: one member named for its type.
+type value map[string]json.RawMessage
+
+var kinds = []string{"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"}
+
+func (v value) kind() string {
+	for k := range v {
+		return k
+	}
+	return ""
+}
+
+// str is the value of an S, N or B member.
+func (v value) str() string {
+	var s string
+	_ = json.Unmarshal(v[v.kind()], &s)
+	return s
+}
+
+func (v value) valid() error {
+	if len(v) != 1 || !slices.Contains(kinds, v.kind()) {
+		return fmt.Errorf("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
+	}
+	if v.kind() == "N" {
+		if _, err := strconv.ParseFloat(v.str(), 64); err != nil {
+			return fmt.Errorf("A value provided cannot be converted into a number")
+		}
+	}
+	return nil
+}
+
+// itemSize is an item's size as DynamoDB counts it against MaxItemBytes
+// (Developer Guide, "Item sizes and formats"): each name's UTF-8 length
+// plus its value's size.
+func itemSize(item map[string]value) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v value) int {
+	raw := v[v.kind()]
+	switch v.kind() {
+	case "S":
+		return len(v.str())
+	case "N":
+		// Up to 38 significant digits, about one byte per two digits, plus one.
+		return len(strings.TrimLeft(strings.TrimPrefix(v.str(), "-"), "0"))/2 + 1
+	case "B":
+		var b []byte
+		_ = json.Unmarshal(raw, &b)
+		return len(b)
+	case "BOOL", "NULL":
+		return 1
+	case "M":
+		var m map[string]value
+		_ = json.Unmarshal(raw, &m)
+		return 3 + itemSize(m) + len(m)
+	case "L":
+		var l []value
+		_ = json.Unmarshal(raw, &l)
+		n := 3 + len(l)
+		for _, e := range l {
+			n += valueSize(e)
+		}
+		return n
+	default: // sets
+		var l []string
+		_ = json.Unmarshal(raw, &l)
+		n := 0
+		for _, e := range l {
+			n += len(e)
+		}
+		return n
+	}
+}

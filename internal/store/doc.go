@@ -1,0 +1,37 @@
+// Package store is herald's memory between invocations: one Amazon
+// DynamoDB table that the deliver function writes to deliver each
+// notification once.
+//
+// # The table
+//
+// One table, single-table design, on-demand capacity, encrypted, with time
+// to live on ExpiresAt (template.yaml, StoreTable). Every item has a string
+// partition key [AttrPK] and a string sort key [AttrSK] and names its kind
+// in [AttrType]:
+//
+//	item      pk                          sk          attributes
+//	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
+//
+// A delivery item is a notification's delivered-once record (see
+// [Store.Claim]):
+//   - state is "in_progress" while one attempt holds its lease, then
+//     "delivered";
+//   - owner is the random token of the attempt that holds the lease;
+//   - lease_until is when that lease ends, Unix milliseconds: the end of the
+//     invocation that took it;
+//   - updated_at is the last write, Unix milliseconds (for a delivered item,
+//     when it was delivered);
+//   - expires_at is the time-to-live attribute, Unix seconds: a delivered
+//     item is kept for the delivered-once window, an abandoned lease for
+//     the window after its end.
+//
+// DynamoDB deletes expired items within a few days of expires_at, not at
+// once, and the local stack's DynamoDB (moto) never does; so every read
+// and condition here treats an item past its expires_at as absent.
+//
+// The deliver function needs dynamodb:PutItem and dynamodb:DeleteItem on
+// the table, nothing else.
+//
+// See https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
+// and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html.
+package store
