@@ -163,4 +163,3 @@ func token() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
 	return hex.EncodeToString(b[:])
 }
-
