@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/retention"
+	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
@@ -29,8 +31,8 @@ import (
 // AWSConfig loads the SDK's default configuration chain: credentials,
 // region, and the standard endpoint variables (AWS_ENDPOINT_URL,
 // AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2,
-// AWS_ENDPOINT_URL_SECRETS_MANAGER) that point herald at LocalStack or
-// another emulator.
+// AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL_DYNAMODB) that point
+// herald at LocalStack or another emulator.
 func AWSConfig(ctx context.Context) (aws.Config, error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -150,6 +152,14 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	} else {
 		senders[notification.ChannelChat] = chatSender
 	}
+	var once processor.OnceStore
+	if cfg.DeliveredOnce() {
+		st, err := store.New(dynamodb.NewFromConfig(awsCfg), store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow})
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: %w", err)
+		}
+		once = st
+	}
 	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
 		QueueURL:           cfg.QueueURL,
 		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
@@ -159,6 +169,8 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		Concurrency:        cfg.Concurrency,
 		Senders:            senders,
 		Pauser:             opts.Pauser,
+		Once:               once,
+		SendOnStoreError:   cfg.SendOnStoreError,
 		Logger:             logger,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
@@ -147,7 +148,36 @@ type Deliver struct {
 	// HERALD_WEBHOOK_ALLOW_HTTP apply to chat webhooks too. Defaults to none:
 	// each service's own hosts only.
 	ChatAllowHosts []string
+	// StoreTable is the name of herald's DynamoDB table (HERALD_STORE_TABLE;
+	// package store). Defaults to empty: no store, and every copy SQS hands
+	// over is sent (at least once).
+	StoreTable string
+	// DeliveredOnceWindow is how long the store remembers a delivered
+	// notification, so that a copy SQS hands over within it is not sent
+	// again (HERALD_DELIVERED_ONCE_WINDOW_SECONDS, 0–1209600: SQS keeps a
+	// message 14 days at most). 0 turns delivered-once off. Defaults to
+	// 86400 s (24 h).
+	DeliveredOnceWindow time.Duration
+	// SendOnStoreError sends a notification whose lease the store could not
+	// take (it failed or throttled) without one, instead of retrying it
+	// later (HERALD_ON_STORE_ERROR, "retry" or "send"; docs/reliability.md).
+	// Defaults to retry: nothing is sent that might have been sent.
+	SendOnStoreError bool
 }
+
+// Store values of HERALD_ON_STORE_ERROR.
+const (
+	OnStoreErrorRetry = "retry"
+	OnStoreErrorSend  = "send"
+)
+
+// maxDeliveredOnceWindowSeconds is SQS's longest message retention, 14
+// days: no copy of a message comes later.
+const maxDeliveredOnceWindowSeconds = 14 * 24 * 3600
+
+// DeliveredOnce reports whether the deliver function delivers each
+// notification once: a table is named and the window is not 0.
+func (d Deliver) DeliveredOnce() bool { return d.StoreTable != "" && d.DeliveredOnceWindow > 0 }
 
 // Backoff returns the retry schedule the settings describe.
 func (d Deliver) Backoff() backoff.Policy {
@@ -196,6 +226,10 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		WebhookMaxInFlightPerDestination: r.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION",
 			webhook.DefaultMaxInFlightPerDestination, 1, webhook.MaxMaxInFlightPerDestination),
 		ChatAllowHosts: r.hosts("HERALD_CHAT_ALLOW_HOSTS"),
+		StoreTable:     strings.TrimSpace(getenv("HERALD_STORE_TABLE")),
+		DeliveredOnceWindow: time.Duration(r.integer("HERALD_DELIVERED_ONCE_WINDOW_SECONDS",
+			int(store.DefaultWindow/time.Second), 0, maxDeliveredOnceWindowSeconds)) * time.Second,
+		SendOnStoreError: r.oneOf("HERALD_ON_STORE_ERROR", OnStoreErrorRetry, OnStoreErrorRetry, OnStoreErrorSend) == OnStoreErrorSend,
 	}
 	switch {
 	case d.QueueURL == "" && len(d.Queues) == 0:

@@ -62,8 +62,11 @@ type Server struct {
 	tables   map[string]*table
 	calls    map[string]int
 	throttle map[string]int
-	fail     map[string]int
+	fail     map[string]fault
 }
+
+// fault is a run of failing calls of one action: after skip calls, n fail.
+type fault struct{ skip, n int }
 
 type table struct {
 	hash, rng string // key attribute names; rng is "" without a sort key
@@ -73,7 +76,7 @@ type table struct {
 // New starts a server, closed when t ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{tables: map[string]*table{}, calls: map[string]int{}, throttle: map[string]int{}, fail: map[string]int{}}
+	s := &Server{tables: map[string]*table{}, calls: map[string]int{}, throttle: map[string]int{}, fail: map[string]fault{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -131,10 +134,14 @@ func (s *Server) Throttle(action string, n int) {
 }
 
 // Fail makes the next n calls of action answer 500 InternalServerError.
-func (s *Server) Fail(action string, n int) {
+func (s *Server) Fail(action string, n int) { s.FailAfter(action, 0, n) }
+
+// FailAfter lets the next skip calls of action through, then makes n
+// answer 500 InternalServerError.
+func (s *Server) FailAfter(action string, skip, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.fail[action] = n
+	s.fail[action] = fault{skip: skip, n: n}
 }
 
 // apiError is an error answer: the HTTP status, the code after "#" in
@@ -191,8 +198,12 @@ type request struct {
 }
 
 func (s *Server) do(action string, body []byte) (any, *apiError) {
-	if s.fail[action] > 0 {
-		s.fail[action]--
+	if f := s.fail[action]; f.skip > 0 {
+		f.skip--
+		s.fail[action] = f
+	} else if f.n > 0 {
+		f.n--
+		s.fail[action] = f
 		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalServerError", msg: "injected"}
 	}
 	if s.throttle[action] > 0 {

@@ -39,6 +39,11 @@ const (
 	// Paused is 1 each time the deliver function paused its event source
 	// mapping (or found it must be paused) because it cannot deliver.
 	Paused = "Paused"
+	// StoreErrors counts, per batch, the records whose call to herald's
+	// DynamoDB table failed or was throttled (package store): each was
+	// retried later, or sent anyway with HERALD_ON_STORE_ERROR=send, or,
+	// after a delivery, left its lease to end on its own.
+	StoreErrors = "StoreErrors"
 	// DeadLettersDeleted and DeadLettersKept are the retention function's
 	// counts per run: dead letters deleted as too old, and those kept.
 	DeadLettersDeleted = "DeadLettersDeleted"

@@ -19,9 +19,10 @@ import (
 // Every byte is billed as CloudWatch Logs ingestion, so a record that ends
 // well (delivered, dropped, duplicate) gets a compact line: id, channel,
 // outcome, receive_count, webhook_host and the send's duration_ms (the
-// saved queries of template.yaml read these), and duplicate_of. A
-// record with an error gets full detail: sqs_message_id, error_class, error,
-// delay_seconds, sqs_error and its metadata; at DEBUG every line does.
+// saved queries of template.yaml read these), and duplicate_of or, for a
+// copy the store says was delivered, delivered_at. A record with an error
+// gets full detail: sqs_message_id, error_class, error, delay_seconds,
+// store_error, sqs_error and its metadata; at DEBUG every line does.
 // Metrics are not repeated on each line but aggregated per batch: one EMF
 // document per channel, outcome and error class, each metric of many
 // values an array (the EMF specification allows up to MaxValuesPerMetric
@@ -56,6 +57,9 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	if r.duplicate != nil {
 		attrs = append(attrs, slog.String("duplicate_of", r.duplicate.msg.MessageId))
 	}
+	if !r.deliveredAt.IsZero() {
+		attrs = append(attrs, slog.Time("delivered_at", r.deliveredAt.UTC()))
+	}
 	if detail {
 		attrs = append(attrs, slog.String("sqs_message_id", r.msg.MessageId))
 	}
@@ -75,6 +79,9 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	if r.err != nil {
 		attrs = append(attrs, slog.String("error", delivery.Truncate(delivery.Detail(r.err), maxErrorText)))
 	}
+	if r.storeErr != nil {
+		attrs = append(attrs, slog.String("store_error", delivery.Truncate(r.storeErr.Error(), maxErrorText)))
+	}
 	if r.sqsErr != nil {
 		attrs = append(attrs, slog.String("sqs_error", delivery.Truncate(r.sqsErr.Error(), maxErrorText)))
 	}
@@ -89,12 +96,12 @@ func (p *Processor) log(ctx context.Context, r *record) {
 }
 
 // lineLevel is the level of r's line: ERROR when an SQS call for it
-// failed, WARN when its delivery did, else INFO.
+// failed, WARN when its delivery or a call to the store did, else INFO.
 func lineLevel(r *record) slog.Level {
 	switch {
 	case r.sqsErr != nil:
 		return slog.LevelError
-	case r.err != nil:
+	case r.err != nil, r.storeErr != nil:
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
@@ -134,8 +141,9 @@ func channelOf(r *record) string {
 // WARN). The first INFO line also carries BatchRecords, the number of
 // records the event source mapping passed, and Paused 0 (this function
 // delivers: the paused alarm, which keeps its state while no data comes,
-// returns to OK with the first batch after a resume), by function; without
-// one they get an INFO line of their own.
+// returns to OK with the first batch after a resume), and with a store
+// (Config.Once) StoreErrors, the records whose call to it failed, by
+// function; without one they get an INFO line of their own.
 func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	now := p.cfg.Now()
 	// A batch comes from one queue: a channel queue's Paused 0 is by its
@@ -146,6 +154,15 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	}
 	batch := PausedMetric(now, queueChannel, false)
 	batch.Metrics = append([]metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))}}, batch.Metrics...)
+	if p.cfg.Once != nil {
+		n := 0
+		for _, r := range recs {
+			if r.storeErr != nil {
+				n++
+			}
+		}
+		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.StoreErrors, Unit: metrics.Count, Value: float64(n)})
+	}
 	pending := true
 	for _, g := range groupByOutcome(recs) {
 		for start := 0; start < len(g); start += metrics.MaxValuesPerMetric {

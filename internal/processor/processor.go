@@ -75,6 +75,14 @@ type Config struct {
 	// spares the rest of the queue's receives. Not used for a queue of every
 	// channel, whose pause would stop the other channels too.
 	Pauser Pauser
+	// Once, when set, delivers each notification once: a lease is taken
+	// before each send and the delivery recorded after it (OnceStore).
+	// Defaults to nil: every copy SQS hands over is sent.
+	Once OnceStore
+	// SendOnStoreError sends a notification whose lease the store could not
+	// take (it failed or throttled) without one, instead of retrying it
+	// later. Defaults to false: nothing is sent that might have been sent.
+	SendOnStoreError bool
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -153,7 +161,9 @@ const (
 	// record of the same batch (a producer's retry landing in the same
 	// batch): not attempted, acknowledged, logged with duplicate_of, the
 	// earlier record's SQS message id. The earlier record's outcome is the
-	// notification's.
+	// notification's. With Config.Once, also a copy of a notification the
+	// store says was delivered: not sent, acknowledged, logged with
+	// delivered_at.
 	Duplicate Outcome = "duplicate"
 	// Moved is a record on another channel's queue whose own channel has
 	// a queue but no sender here (its setup failed): not attempted, sent
@@ -184,6 +194,10 @@ type record struct {
 	sendTime time.Duration
 	// settledAt is when the record's outcome was decided.
 	settledAt time.Time
+	// deliveredAt is when the store says a Duplicate was delivered.
+	deliveredAt time.Time
+	// storeErr is a failed call to Config.Once.
+	storeErr error
 	// Set before any delivery (prepare).
 	parseErr error // why the body is invalid, when n is nil
 	size     int   // body and message attributes, as SQS counts them
@@ -467,10 +481,15 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}
+	lease, send := p.claim(ctx, deliverCtx, r)
+	if !send {
+		return
+	}
 	start := p.cfg.Now()
 	err := sender.Send(deliverCtx, n)
 	r.settledAt = p.cfg.Now()
 	r.sendTime = r.settledAt.Sub(start)
+	p.settle(ctx, r, lease, err == nil)
 	if err == nil {
 		r.outcome = Delivered
 		return

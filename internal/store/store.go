@@ -150,13 +150,6 @@ func text(item map[string]types.AttributeValue, name string) string {
 	return ""
 }
 
-// expired tells whether item is past its time to live at now: DynamoDB may
-// still return it for days, moto for ever.
-func expired(item map[string]types.AttributeValue, now time.Time) bool {
-	exp, ok := number(item, AttrExpiresAt)
-	return ok && exp <= now.Unix()
-}
-
 // token is a random owner token: 16 bytes, hex.
 func token() string {
 	var b [16]byte

@@ -1,0 +1,55 @@
+package config_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/config"
+)
+
+func TestLoadDeliverStore(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"HERALD_QUEUE_URL":      "http://127.0.0.1:4566/000000000000/q",
+		"HERALD_DLQ_URL":        "http://127.0.0.1:4566/000000000000/dlq",
+		"HERALD_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+
+	d, err := config.LoadDeliver(env(base))
+	require.NoError(t, err)
+	require.False(t, d.DeliveredOnce(), "no table, no store")
+	require.Equal(t, 24*time.Hour, d.DeliveredOnceWindow)
+	require.False(t, d.SendOnStoreError)
+
+	d, err = config.LoadDeliver(env(with("HERALD_STORE_TABLE", " herald-store ")))
+	require.NoError(t, err)
+	require.Equal(t, "herald-store", d.StoreTable)
+	require.True(t, d.DeliveredOnce())
+
+	d, err = config.LoadDeliver(env(with("HERALD_STORE_TABLE", "herald-store", "HERALD_DELIVERED_ONCE_WINDOW_SECONDS", "0")))
+	require.NoError(t, err)
+	require.False(t, d.DeliveredOnce(), "a window of 0 turns it off")
+
+	d, err = config.LoadDeliver(env(with("HERALD_DELIVERED_ONCE_WINDOW_SECONDS", "1209600", "HERALD_ON_STORE_ERROR", "SEND")))
+	require.NoError(t, err)
+	require.Equal(t, 14*24*time.Hour, d.DeliveredOnceWindow)
+	require.True(t, d.SendOnStoreError)
+
+	_, err = config.LoadDeliver(env(with("HERALD_DELIVERED_ONCE_WINDOW_SECONDS", "1209601", "HERALD_ON_STORE_ERROR", "drop")))
+	require.ErrorContains(t, err, `HERALD_DELIVERED_ONCE_WINDOW_SECONDS: "1209601": want a whole number from 0 to 1209600`)
+	require.ErrorContains(t, err, `HERALD_ON_STORE_ERROR: "drop": want retry or send`)
+	_, err = config.LoadDeliver(env(with("HERALD_DELIVERED_ONCE_WINDOW_SECONDS", "-1")))
+	require.ErrorContains(t, err, "HERALD_DELIVERED_ONCE_WINDOW_SECONDS")
+}

@@ -1,0 +1,138 @@
+package dynamotest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/dynamotest"
+)
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+
+func setup(t *testing.T) (*dynamotest.Server, *dynamodb.Client) {
+	t.Helper()
+	srv := dynamotest.New(t)
+	srv.AddTable("t", "pk", "sk")
+	return srv, srv.Client()
+}
+
+func code(t *testing.T, err error) string {
+	t.Helper()
+	var ae smithy.APIError
+	require.ErrorAs(t, err, &ae)
+	return ae.ErrorCode()
+}
+
+func put(c *dynamodb.Client, in *dynamodb.PutItemInput) error {
+	in.TableName = aws.String("t")
+	_, err := c.PutItem(context.Background(), in)
+	return err
+}
+
+func TestConditionalPut(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	item := map[string]types.AttributeValue{"pk": s("a"), "sk": s("b"), "n": n("5"), "state": s("x")}
+	cond := &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+	require.NoError(t, put(c, cond))
+	err := put(c, cond)
+	var ccf *types.ConditionalCheckFailedException
+	require.ErrorAs(t, err, &ccf)
+	require.Equal(t, "x", ccf.Item["state"].(*types.AttributeValueMemberS).Value, "ALL_OLD returns the item")
+
+	// Numbers compare as numbers, not text: 5 < 10.
+	for expr, ok := range map[string]bool{
+		"#n < :ten":                         true,
+		"#n > :ten":                         false,
+		"#n BETWEEN :five AND :ten":         true,
+		"NOT (#n = :five)":                  false,
+		"#n IN (:ten, :five)":               true,
+		"#n = :five AND #n <> :five":        false,
+		"#n = :ten OR attribute_exists(#n)": true,
+	} {
+		err := put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(expr),
+			ExpressionAttributeNames:  map[string]string{"#n": "n"},
+			ExpressionAttributeValues: pick(expr, map[string]types.AttributeValue{":ten": n("10"), ":five": n("5")})})
+		if ok {
+			require.NoError(t, err, expr)
+		} else {
+			require.ErrorAs(t, err, &ccf, expr)
+		}
+	}
+}
+
+// pick keeps the values expr uses: DynamoDB refuses unused ones.
+func pick(expr string, vs map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out := map[string]types.AttributeValue{}
+	for k, v := range vs {
+		if strings.Contains(expr, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestRejectsWhatDynamoDBRejects(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	key := map[string]types.AttributeValue{"pk": s("a"), "sk": s("b")}
+	with := func(extra map[string]types.AttributeValue) map[string]types.AttributeValue {
+		m := map[string]types.AttributeValue{"pk": s("a"), "sk": s("b")}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	for name, in := range map[string]*dynamodb.PutItemInput{
+		"reserved word state":  {Item: key, ConditionExpression: aws.String("state = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}},
+		"reserved word TTL":    {Item: key, ConditionExpression: aws.String("attribute_exists(ttl)")},
+		"unused name":          {Item: key, ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeNames: map[string]string{"#x": "x"}},
+		"unused value":         {Item: key, ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeValues: map[string]types.AttributeValue{":x": s("x")}},
+		"undefined name":       {Item: key, ConditionExpression: aws.String("attribute_exists(#x)")},
+		"undefined value":      {Item: key, ConditionExpression: aws.String("pk = :x")},
+		"names, no expression": {Item: key, ExpressionAttributeNames: map[string]string{"#x": "x"}},
+		"syntax":               {Item: key, ConditionExpression: aws.String("pk = ")},
+		"unknown function":     {Item: key, ConditionExpression: aws.String("exists(pk)")},
+		"missing sort key":     {Item: map[string]types.AttributeValue{"pk": s("a")}},
+		"number key":           {Item: map[string]types.AttributeValue{"pk": n("1"), "sk": s("b")}},
+		"empty key":            {Item: map[string]types.AttributeValue{"pk": s(""), "sk": s("b")}},
+		"not a number":         {Item: with(map[string]types.AttributeValue{"n": n("five")})},
+		"item over 400 KB":     {Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", dynamotest.MaxItemBytes))})},
+	} {
+		require.Equal(t, "ValidationException", code(t, put(c, in)), name)
+	}
+	// An item of exactly 400 KB is accepted: names and values count.
+	fill := dynamotest.MaxItemBytes - len("pk") - 1 - len("sk") - 1 - len("body")
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", fill))})}))
+	require.Equal(t, "ValidationException", code(t, put(c, &dynamodb.PutItemInput{Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", fill+1))})})))
+
+	_, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s("a")}})
+	require.Equal(t, "ValidationException", code(t, err), "a key without its sort key")
+	_, err = c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("absent"), Key: key})
+	require.Equal(t, "ResourceNotFoundException", code(t, err))
+	_, err = c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String("t")})
+	require.Equal(t, "UnknownOperationException", code(t, err))
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	srv, c := setup(t)
+	item := map[string]types.AttributeValue{"pk": s("a"), "sk": s("b")}
+	srv.Throttle("PutItem", 1)
+	require.Equal(t, "ProvisionedThroughputExceededException", code(t, put(c, &dynamodb.PutItemInput{Item: item})))
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
+	srv.FailAfter("PutItem", 1, 1)
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
+	require.Equal(t, "InternalServerError", code(t, put(c, &dynamodb.PutItemInput{Item: item})))
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
+	require.Equal(t, 5, srv.Calls("PutItem"))
+}

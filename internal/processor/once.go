@@ -1,0 +1,103 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// OnceStore remembers which notifications were delivered, so that a copy
+// SQS hands over again is not sent again (package store).
+type OnceStore interface {
+	// Claim takes the notification's lease until until: a
+	// *store.DeliveredError when it was delivered, a *store.HeldError when
+	// another attempt holds it, a *store.Error when the store failed.
+	Claim(ctx context.Context, channel, id string, until time.Time) (store.Lease, error)
+	// Delivered records the lease's notification as delivered.
+	Delivered(ctx context.Context, l store.Lease) error
+	// Release gives the lease up after a failed attempt.
+	Release(ctx context.Context, l store.Lease) error
+}
+
+var _ OnceStore = (*store.Store)(nil)
+
+// ClassInProgress is the class of a copy not sent because another attempt
+// holds the notification's lease: it may be sending it right now. The copy
+// is retried after the lease ends.
+const ClassInProgress delivery.Class = "delivery_in_progress"
+
+// MaxLease is the lease an attempt takes when the invocation has no
+// deadline: the longest a Lambda invocation can run (15 minutes).
+const MaxLease = 15 * time.Minute
+
+// leaseMargin is added to the invocation's deadline, for the clocks of two
+// execution environments that differ by a little.
+const leaseMargin = time.Second
+
+// claim asks the store, when there is one, whether r may be sent. It
+// returns the lease to settle after the send, and whether to send: a copy
+// of a delivered notification is settled as Duplicate, a copy whose lease
+// another attempt holds is retried after the lease ends, and a store
+// failure is retried later too, or sent without a lease when
+// Config.SendOnStoreError is set.
+func (p *Processor) claim(ctx, deliverCtx context.Context, r *record) (*store.Lease, bool) {
+	if p.cfg.Once == nil {
+		return nil, true
+	}
+	now := p.cfg.Now()
+	until := now.Add(MaxLease)
+	if d, ok := ctx.Deadline(); ok {
+		until = d.Add(leaseMargin)
+	}
+	l, err := p.cfg.Once.Claim(deliverCtx, string(r.n.Channel), r.n.ID, until)
+	var (
+		done *store.DeliveredError
+		held *store.HeldError
+		se   *store.Error
+	)
+	switch {
+	case err == nil:
+		return &l, true
+	case errors.As(err, &done):
+		r.outcome, r.deliveredAt = Duplicate, done.At
+		return nil, false
+	case errors.As(err, &held):
+		p.fail(ctx, r, &delivery.TransientError{Class: ClassInProgress, RetryAfter: held.Until.Sub(now), Err: fmt.Errorf("not sent: %w", err)})
+		return nil, false
+	case errors.As(err, &se) && p.cfg.SendOnStoreError:
+		r.storeErr = err
+		return nil, true
+	case errors.As(err, &se):
+		r.storeErr = err
+		p.fail(ctx, r, se.Transient())
+		return nil, false
+	default:
+		r.storeErr = err
+		p.fail(ctx, r, delivery.Transient(store.ClassUnavailable, err))
+		return nil, false
+	}
+}
+
+// settle records the attempt's end in the store: delivered, or the lease
+// released so that the next copy is sent at once. Either write uses ctx,
+// the invocation's, not the deliveries'. A failed write is logged with the
+// record (store_error) and counted (StoreErrors); the lease then ends at
+// its Until.
+func (p *Processor) settle(ctx context.Context, r *record, l *store.Lease, delivered bool) {
+	if l == nil {
+		return
+	}
+	var err error
+	if delivered {
+		err = p.cfg.Once.Delivered(ctx, *l)
+	} else {
+		err = p.cfg.Once.Release(ctx, *l)
+	}
+	if err != nil {
+		r.storeErr = err
+	}
+}
