@@ -23,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
@@ -34,6 +36,7 @@ import (
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )
@@ -169,6 +172,23 @@ func TestDeployedStack(t *testing.T) {
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, time.Duration(dlqRetention)*time.Second, retentionCfg.v.MaxAge)
 		}
+	})
+
+	t.Run("store", func(t *testing.T) {
+		// The table the function writes its delivered-once records to:
+		// the stack's, on-demand, with time to live on the attribute
+		// package store writes.
+		require.True(t, dc.DeliveredOnce())
+		require.Equal(t, d.physical(t, "StoreTable"), dc.StoreTable)
+		require.Equal(t, d.outputs["StoreTableName"], dc.StoreTable)
+		ddb := dynamodb.NewFromConfig(awsCfg)
+		tbl, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(dc.StoreTable)})
+		require.NoError(t, err)
+		require.Equal(t, ddbtypes.BillingModePayPerRequest, tbl.Table.BillingModeSummary.BillingMode)
+		ttl, err := ddb.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(dc.StoreTable)})
+		require.NoError(t, err)
+		require.Equal(t, store.AttrExpiresAt, aws.ToString(ttl.TimeToLiveDescription.AttributeName))
+		require.Equal(t, ddbtypes.TimeToLiveStatusEnabled, ttl.TimeToLiveDescription.TimeToLiveStatus)
 	})
 
 	t.Run("event source mappings", func(t *testing.T) {
