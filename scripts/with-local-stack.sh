@@ -29,7 +29,4 @@ export AWS_REGION="${AWS_REGION:-us-east-1}" AWS_ACCESS_KEY_ID=test AWS_SECRET_A
 # Never reach a real AWS account or the instance metadata service from here.
 export AWS_EC2_METADATA_DISABLED=true AWS_PROFILE= AWS_SESSION_TOKEN=
 unset AWS_PROFILE AWS_SESSION_TOKEN
-# herald's DynamoDB table, as provisioned (localstack/init/ready.d/provision.py).
-HERALD_STORE_TABLE="$(sed -n 's/^HERALD_STORE_TABLE=//p' "$STACK_DIR/herald.env" 2>/dev/null)"
-export HERALD_STORE_TABLE
 "$@"

@@ -5,6 +5,7 @@ package integration
 import (
 	"net/mail"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,8 +25,12 @@ import (
 // execution environments have, both polling the one queue.
 func onceSetup(t *testing.T, respond func(string, int) int) (e *env, b *localrunner.Runner) {
 	t.Helper()
-	table := os.Getenv("HERALD_STORE_TABLE")
-	require.NotEmpty(t, table, "HERALD_STORE_TABLE: run with `make test` (scripts/with-local-stack.sh), which names the provisioned table")
+	// The provisioned table, named by the env file of the stack the tests
+	// run against (TestEnvFileNamesTheRunningStack). Not in the tests'
+	// environment: a bootstrap started with it would remember the fixed
+	// ids of other tests from one run to the next.
+	table := readEnvFile(t, filepath.Join(repoRoot, localenv.EnvFile))["HERALD_STORE_TABLE"]
+	require.NotEmpty(t, table, "%s names no HERALD_STORE_TABLE (localstack/init/ready.d/provision.py)", localenv.EnvFile)
 	var cfg config.Deliver
 	var opts app.DeliverOptions
 	e = setup(t, options{respond: respond, deliver: func(_ *env, c *config.Deliver, o *app.DeliverOptions) {
