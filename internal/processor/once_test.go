@@ -77,7 +77,8 @@ func handle(t *testing.T, b *bundle, ctx context.Context, recs ...events.SQSMess
 	return resp
 }
 
-// batchLine returns the invocation's batch line.
+// batchLine returns the batch line that carries the invocation's own
+// metrics (BatchRecords, and StoreErrors with a store).
 func batchLine(t *testing.T, b *bundle) map[string]any {
 	t.Helper()
 	b.logs.mu.Lock()
@@ -86,7 +87,7 @@ func batchLine(t *testing.T, b *bundle) map[string]any {
 	for sc.Scan() {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-		if m["msg"] == "batch" {
+		if _, ok := m["BatchRecords"]; ok && m["msg"] == "batch" {
 			return m
 		}
 	}
