@@ -28,7 +28,7 @@ var _ OnceStore = (*store.Store)(nil)
 // ClassInProgress is the class of a copy not sent because another attempt
 // holds the notification's lease: it may be sending it right now. The copy
 // is retried after the lease ends.
-const ClassInProgress delivery.Class = "delivery_in_progress"
+var ClassInProgress = delivery.NewClass("delivery_in_progress")
 
 // MaxLease is the lease an attempt takes when the invocation has no
 // deadline: the longest a Lambda invocation can run (15 minutes).

@@ -85,13 +85,13 @@ func New(api API, cfg Config) (*Store, error) {
 }
 
 // Error classes of a store failure (package delivery).
-const (
+var (
 	// ClassThrottled: DynamoDB refused the request for its rate
 	// (ProvisionedThroughputExceededException, ThrottlingException,
 	// RequestLimitExceeded) after the SDK's retries.
-	ClassThrottled delivery.Class = "store_throttled"
+	ClassThrottled = delivery.NewClass("store_throttled")
 	// ClassUnavailable: any other failure to read or write the table.
-	ClassUnavailable delivery.Class = "store_unavailable"
+	ClassUnavailable = delivery.NewClass("store_unavailable")
 )
 
 // Error is a failed call to the table: a transient failure of Class
