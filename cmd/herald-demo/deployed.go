@@ -75,7 +75,9 @@ func openStack(ctx context.Context, awsCfg aws.Config, name string) (*deployedSt
 // those the in-process run uses (run): backoff from 1 s, webhooks and chat
 // webhooks to the demo's receivers on 127.0.0.1 whose certificate certFile
 // holds, DEBUG lines (each names its SQS message id, which the fates are
-// keyed on). A new value of HERALD_WEBHOOK_SECRET_VERSION makes LocalStack
+// keyed on), and no delivered-once window: the demo sends the same ids on
+// every run, which the store would settle as duplicates, as the in-process
+// demo keeps no store either. A new value of HERALD_WEBHOOK_SECRET_VERSION makes LocalStack
 // start fresh execution environments, as in Lambda.
 func demoEnv(deployed map[string]string, certFile string, now time.Time) map[string]string {
 	env := maps.Clone(deployed)
@@ -83,14 +85,15 @@ func demoEnv(deployed map[string]string, certFile string, now time.Time) map[str
 		env = map[string]string{}
 	}
 	maps.Copy(env, map[string]string{
-		"HERALD_BACKOFF_BASE_SECONDS":   strconv.Itoa(int(demoBackoffBase.Seconds())),
-		"HERALD_BACKOFF_CAP_SECONDS":    strconv.Itoa(int(demoBackoffCap.Seconds())),
-		"HERALD_WEBHOOK_TIMEOUT_MS":     strconv.FormatInt(demoWebhookTimeout.Milliseconds(), 10),
-		"HERALD_WEBHOOK_ALLOW_CIDRS":    demoAllowCIDR,
-		"HERALD_CHAT_ALLOW_HOSTS":       demoChatHost,
-		"HERALD_LOG_LEVEL":              "DEBUG",
-		"SSL_CERT_FILE":                 certFile,
-		"HERALD_WEBHOOK_SECRET_VERSION": "demo-" + strconv.FormatInt(now.Unix(), 10),
+		"HERALD_BACKOFF_BASE_SECONDS":          strconv.Itoa(int(demoBackoffBase.Seconds())),
+		"HERALD_BACKOFF_CAP_SECONDS":           strconv.Itoa(int(demoBackoffCap.Seconds())),
+		"HERALD_WEBHOOK_TIMEOUT_MS":            strconv.FormatInt(demoWebhookTimeout.Milliseconds(), 10),
+		"HERALD_WEBHOOK_ALLOW_CIDRS":           demoAllowCIDR,
+		"HERALD_CHAT_ALLOW_HOSTS":              demoChatHost,
+		"HERALD_LOG_LEVEL":                     "DEBUG",
+		"HERALD_DELIVERED_ONCE_WINDOW_SECONDS": "0",
+		"SSL_CERT_FILE":                        certFile,
+		"HERALD_WEBHOOK_SECRET_VERSION":        "demo-" + strconv.FormatInt(now.Unix(), 10),
 	})
 	return env
 }

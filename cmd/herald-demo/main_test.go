@@ -38,6 +38,7 @@ func TestDemoEnvLoadsAsTheInProcessDemo(t *testing.T) {
 		"HERALD_QUEUE_URL": "http://127.0.0.1:4566/queue/us-east-1/000000000000/q", "HERALD_DLQ_URL": "http://127.0.0.1:4566/queue/us-east-1/000000000000/d",
 		"HERALD_MAX_RECEIVE_COUNT": "13", "HERALD_WEBHOOK_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:000000000000:secret:s-AbCdEf",
 		"HERALD_BACKOFF_BASE_SECONDS": "60", "HERALD_LOG_LEVEL": "INFO", "HERALD_WEBHOOK_SECRET_VERSION": "1",
+		"HERALD_STORE_TABLE": "herald-local-StoreTable-1",
 	}
 	env := demoEnv(deployed, "/tmp/demo.pem", time.Unix(1796000000, 0))
 	require.Equal(t, "60", deployed["HERALD_BACKOFF_BASE_SECONDS"], "the deployed environment is not changed")
@@ -49,6 +50,7 @@ func TestDemoEnvLoadsAsTheInProcessDemo(t *testing.T) {
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix(demoAllowCIDR)}, cfg.WebhookAllowCIDRs)
 	require.Equal(t, []string{demoChatHost}, cfg.ChatAllowHosts)
 	require.Equal(t, deployed["HERALD_QUEUE_URL"], cfg.QueueURL, "the rest as deployed")
+	require.False(t, cfg.DeliveredOnce(), "the demo's fixed ids are sent on every run")
 	require.Equal(t, "DEBUG", env["HERALD_LOG_LEVEL"], "every line names its SQS message id")
 	require.Equal(t, "/tmp/demo.pem", env["SSL_CERT_FILE"])
 	require.NotEqual(t, deployed["HERALD_WEBHOOK_SECRET_VERSION"], env["HERALD_WEBHOOK_SECRET_VERSION"], "fresh execution environments")
