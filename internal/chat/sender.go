@@ -232,16 +232,20 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 
 // discordBucketWait is how long a Discord webhook's bucket is empty for:
 // X-RateLimit-Reset-After (seconds, fractional) when X-RateLimit-Remaining
-// is 0, else 0.
+// is 0, else 0. A longer wait than MaxRetryAfter, infinite included, is
+// MaxRetryAfter.
 func discordBucketWait(h http.Header) time.Duration {
 	if h.Get("X-RateLimit-Remaining") != "0" {
 		return 0
 	}
 	sec, err := strconv.ParseFloat(h.Get("X-RateLimit-Reset-After"), 64)
-	if err != nil || !(sec > 0) {
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange), !(sec > 0):
 		return 0
+	case sec >= MaxRetryAfter.Seconds(): // before the conversion, which overflows
+		return MaxRetryAfter
 	}
-	return min(time.Duration(sec*float64(time.Second)), MaxRetryAfter)
+	return time.Duration(sec * float64(time.Second))
 }
 
 // classify turns a response into nil (delivered) or a classified error.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -433,4 +434,50 @@ func TestDiscordBucketHeadersHoldTheWebhook(t *testing.T) {
 	require.Empty(t, b.clock.Slept())
 	require.NoError(t, b.sender.Send(ctx, message(t, "d2", notification.Chat{Service: "discord", URL: u, Text: "x"})))
 	require.Equal(t, []time.Duration{3250 * time.Millisecond}, b.clock.Slept())
+}
+
+// An absurd X-RateLimit-Reset-After holds the webhook for MaxRetryAfter, the
+// longest delay herald honours, like a Retry-After of that size; values that
+// say nothing (negative, zero, not a number) hold it not at all. A value
+// beyond time.Duration's range once overflowed to a negative wait and let
+// the next send go at once.
+func TestDiscordBucketResetAfterOutOfRange(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		resetAfter string
+		wait       time.Duration // before the next send
+	}{
+		{"43201", chat.MaxRetryAfter},
+		{"1e10", chat.MaxRetryAfter}, // 1e19 ns: beyond time.Duration
+		{"1e300", chat.MaxRetryAfter},
+		{"1e400", chat.MaxRetryAfter}, // strconv.ErrRange, +Inf
+		{"Inf", chat.MaxRetryAfter},
+		{"+Inf", chat.MaxRetryAfter},
+		{"9223372036.854775807", chat.MaxRetryAfter},
+		{"-5", 0},
+		{"-Inf", 0},
+		{"NaN", 0},
+		{"0", 0},
+		{"soon", 0},
+	}
+	for i, tt := range tests {
+		t.Run(tt.resetAfter, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.clock.advance = false
+			id := strconv.Itoa(70 + i)
+			u := b.discord.URL() + b.discord.Create(id, "tok")
+			b.discord.Answer(id, http.StatusNoContent, "", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", tt.resetAfter)
+			require.NoError(t, b.sender.Send(context.Background(), message(t, "d1", notification.Chat{Service: "discord", URL: u, Text: "x"})))
+			ctx, cancel := context.WithDeadline(context.Background(), b.clock.Now().Add(24*time.Hour))
+			defer cancel()
+			err := b.sender.Send(ctx, message(t, "d2", notification.Chat{Service: "discord", URL: u, Text: "x"}))
+			require.NoError(t, err)
+			var slept time.Duration
+			for _, d := range b.clock.Slept() {
+				slept += d
+			}
+			require.Equal(t, tt.wait, slept)
+		})
+	}
 }
