@@ -481,3 +481,29 @@ func TestDiscordBucketResetAfterOutOfRange(t *testing.T) {
 		})
 	}
 }
+
+// The Teams body says the producer's text and card as written: characters
+// that HTML gives meaning to (<, >, &) stay themselves, not \u003c escapes six
+// bytes long, so a text of "<" well inside the contract's 28 KB is sent and
+// not refused as a body over it.
+func TestTeamsBodyKeepsHTMLCharacters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name string
+		c    notification.Chat
+		want string // in the body Teams gets
+	}{
+		{"text", notification.Chat{Text: strings.Repeat("<&>", 2000)}, `"text":"` + strings.Repeat("<&>", 2000) + `"`},
+		{"card", notification.Chat{Text: "a<b", Card: json.RawMessage(`{"type":"AdaptiveCard","body":[{"type":"TextBlock","text":"x & y <z>"}]}`)},
+			`"summary":"a<b","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{"type":"AdaptiveCard","body":[{"type":"TextBlock","text":"x & y <z>"}]}}]`},
+	}
+	for i, tt := range tests {
+		tt.c.Service, tt.c.URL = "teams", b.teams.URL()+b.teams.Create("wf-html"+strconv.Itoa(i), "s")
+		require.NoError(t, b.sender.Send(context.Background(), message(t, "html", tt.c)), tt.name)
+		got := b.teams.Received()
+		require.Len(t, got, i+1)
+		require.Contains(t, string(got[i].Body), tt.want, tt.name)
+		require.NotContains(t, string(got[i].Body), `\u003c`, tt.name)
+	}
+}
