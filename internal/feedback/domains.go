@@ -29,6 +29,11 @@ func Domains(addrs []string) []string {
 	return slices.Compact(out)
 }
 
+// maxDomainLength is the longest domain name in text form: 253 characters
+// (RFC 1035 §2.3.4: 255 octets on the wire). A longer one is no domain, and
+// would make a line as long as it.
+const maxDomainLength = 253
+
 func domain(a string) string {
 	if p, err := mail.ParseAddress(a); err == nil {
 		a = p.Address
@@ -38,7 +43,7 @@ func domain(a string) string {
 		return "unknown"
 	}
 	d := strings.ToLower(strings.TrimRight(strings.TrimSpace(a[i+1:]), ">"))
-	if d == "" || strings.ContainsAny(d, " \t<>@\"") {
+	if d == "" || len(d) > maxDomainLength || strings.ContainsAny(d, " \t<>@\"") {
 		return "unknown"
 	}
 	return d

@@ -19,9 +19,14 @@ import (
 const maxErrorText = 1024
 
 // maxEnvelopeText bounds each EventBridge envelope member (id, source,
-// detail-type) an unreadable event's line repeats: a malformed event may
-// carry any size there.
+// detail-type) an unreadable event's line repeats, and each short member of
+// an event's detail a line repeats (message id, configuration set,
+// sub-types, template name): a malformed event may carry any size there.
 const maxEnvelopeText = 256
+
+// text is s, a short member of an event, fit for a line: scrubbed of
+// addresses and at most maxEnvelopeText bytes.
+func text(s string) string { return delivery.Truncate(scrub(s), maxEnvelopeText) }
 
 // Config configures a [Handler].
 type Config struct {
@@ -147,9 +152,9 @@ func incomplete(k Kind, e *Event) string {
 func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	attrs := make([]slog.Attr, 0, 20)
 	attrs = append(attrs, notificationID(e.Mail.Tags)...)
-	attrs = append(attrs, slog.String("ses_message_id", scrub(e.Mail.MessageID)))
+	attrs = append(attrs, slog.String("ses_message_id", text(e.Mail.MessageID)))
 	if cs := first(e.Mail.Tags["ses:configuration-set"]); cs != "" {
-		attrs = append(attrs, slog.String("configuration_set", scrub(cs)))
+		attrs = append(attrs, slog.String("configuration_set", text(cs)))
 	}
 	var recipients []string
 	eventTime := e.Mail.Timestamp
@@ -161,16 +166,16 @@ func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 		recipients, eventTime = addresses(b.BouncedRecipients), b.Timestamp
 		dims = append(dims, metrics.Dimension{Name: DimBounceType, Value: bounceType(b.BounceType)})
 		sets = append(sets, []string{DimEventType, DimBounceType})
-		attrs = append(attrs, slog.String("bounce_sub_type", scrub(b.BounceSubType)))
+		attrs = append(attrs, slog.String("bounce_sub_type", text(b.BounceSubType)))
 		attrs = appendStatuses(attrs, b.BouncedRecipients)
 	case e.Complaint != nil:
 		c := e.Complaint
 		recipients, eventTime = addresses(c.ComplainedRecipients), c.Timestamp
 		if c.ComplaintFeedbackType != "" {
-			attrs = append(attrs, slog.String("complaint_feedback_type", scrub(c.ComplaintFeedbackType)))
+			attrs = append(attrs, slog.String("complaint_feedback_type", text(c.ComplaintFeedbackType)))
 		}
 		if c.ComplaintSubType != "" {
-			attrs = append(attrs, slog.String("complaint_sub_type", scrub(c.ComplaintSubType)))
+			attrs = append(attrs, slog.String("complaint_sub_type", text(c.ComplaintSubType)))
 		}
 	case e.Delivery != nil:
 		d := e.Delivery
@@ -179,13 +184,13 @@ func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 	case e.DeliveryDelay != nil:
 		d := e.DeliveryDelay
 		recipients, eventTime = addresses(d.DelayedRecipients), d.Timestamp
-		attrs = append(attrs, slog.String("delay_type", scrub(d.DelayType)), slog.Time("expiration_time", d.ExpirationTime))
+		attrs = append(attrs, slog.String("delay_type", text(d.DelayType)), slog.Time("expiration_time", d.ExpirationTime))
 		attrs = appendStatuses(attrs, d.DelayedRecipients)
 	case e.Reject != nil:
 		attrs = append(attrs, slog.String("reject_reason", delivery.Truncate(scrub(e.Reject.Reason), maxErrorText)))
 	case e.Failure != nil:
 		attrs = append(attrs,
-			slog.String("template", scrub(e.Failure.TemplateName)),
+			slog.String("template", text(e.Failure.TemplateName)),
 			slog.String("error", delivery.Truncate(scrub(e.Failure.ErrorMessage), maxErrorText)))
 	}
 	if len(recipients) == 0 {
@@ -208,9 +213,9 @@ func (h *Handler) record(ctx context.Context, k Kind, e *Event, at time.Time) {
 // source and detail-type, never its detail.
 func (h *Handler) unreadable(ctx context.Context, ev events.EventBridgeEvent, at time.Time, why string) {
 	attrs := []slog.Attr{
-		slog.String("eventbridge_id", delivery.Truncate(scrub(ev.ID), maxEnvelopeText)),
-		slog.String("source", delivery.Truncate(scrub(ev.Source), maxEnvelopeText)),
-		slog.String("detail_type", delivery.Truncate(scrub(ev.DetailType), maxEnvelopeText)),
+		slog.String("eventbridge_id", text(ev.ID)),
+		slog.String("source", text(ev.Source)),
+		slog.String("detail_type", text(ev.DetailType)),
 		slog.String("error", delivery.Truncate(scrub(why), maxErrorText)),
 	}
 	attrs = append(attrs, metrics.Entry{

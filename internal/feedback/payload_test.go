@@ -130,3 +130,43 @@ func TestPayloadsReadAsFarAsTheyGo(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeMembersOfReadableEvents: an event herald reads whose free-text
+// members are huge (its message id, configuration set, sub-types, delay
+// type, template name, a recipient's domain) is logged and counted once in a
+// bounded line, as an unreadable one is: every byte logged is billed.
+func TestHugeMembersOfReadableEvents(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("Ab-", 100_000) // 300 KB
+	mail := func(ev map[string]any) map[string]any { return detailOf(ev)["mail"].(map[string]any) }
+	for _, tt := range []struct {
+		name, sample string
+		change       func(ev map[string]any)
+	}{
+		{"message id", "delivery.json", func(ev map[string]any) { mail(ev)["messageId"] = huge }},
+		{"configuration set", "delivery.json", func(ev map[string]any) {
+			mail(ev)["tags"].(map[string]any)["ses:configuration-set"] = []any{huge}
+		}},
+		{"bounce sub-type", "bounce.json", func(ev map[string]any) { detailOf(ev)["bounce"].(map[string]any)["bounceSubType"] = huge }},
+		{"complaint types", "complaint.json", func(ev map[string]any) {
+			c := detailOf(ev)["complaint"].(map[string]any)
+			c["complaintFeedbackType"], c["complaintSubType"] = huge, huge
+		}},
+		{"delay type", "delivery-delay.json", func(ev map[string]any) { detailOf(ev)["deliveryDelay"].(map[string]any)["delayType"] = huge }},
+		{"template name", "rendering-failure.json", func(ev map[string]any) { detailOf(ev)["failure"].(map[string]any)["templateName"] = huge }},
+		{"recipient domain", "delivery.json", func(ev map[string]any) {
+			detailOf(ev)["delivery"].(map[string]any)["recipients"] = []any{"jana@" + strings.ToLower(huge) + ".example"}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			require.NoError(t, b.h.HandleRaw(context.Background(), rawSample(t, tt.sample, tt.change)))
+			lines := b.lines(t)
+			require.Len(t, lines, 1, "logged once")
+			require.Equal(t, "email_event", lines[0]["msg"])
+			require.Equal(t, 1.0, lines[0][feedback.MetricEmailEvents], "counted once")
+			require.Less(t, b.buf.Len(), 4096, "the line is bounded, whatever the event's size")
+		})
+	}
+}
