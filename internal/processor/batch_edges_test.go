@@ -513,3 +513,31 @@ func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
 	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error)
 	require.NotEmpty(t, dl[0].reason.SourceQueueARN, "not the shortest reason")
 }
+
+// A body may spell, as JSON escapes, characters SQS refuses in a message
+// attribute (U+FFFE, U+FFFF: "the same restrictions on the content as the
+// message body"); the reason names them, in a member's path, and is sent
+// with them escaped: the dead letter keeps its full reason, not the
+// shortest one for a refusal that was no matter of size.
+func TestDeadLetterReasonOfCharactersSQSRefuses(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{`\uffff`, `\ufffe`, `x\uffff\ufffey`} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, nil)
+			body := `{"version":1,"id":"odd-member","channel":"webhook","` + name + `":1,"webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{}}}`
+			r := rec("m1", body, 1)
+			resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+			require.NoError(t, err)
+			require.Empty(t, failures(resp))
+			dl := b.storedDeadLetters(t)
+			require.Len(t, dl, 1)
+			require.Len(t, b.wire.Requests("SendMessage"), 1, "not refused")
+			require.Equal(t, delivery.ClassInvalidMessage, dl[0].reason.ErrorClass)
+			var want string
+			require.NoError(t, json.Unmarshal([]byte(`"`+name+`"`), &want))
+			require.Contains(t, dl[0].reason.Error, want+": unknown field", "the full reason")
+			require.Equal(t, body, dl[0].body)
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -180,7 +181,7 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 	}
 	all := make(map[string]types.MessageAttributeValue, len(attrs)+2)
 	maps.Copy(all, attrs)
-	all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reasonJSON))}
+	all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(attributeSafe.Replace(string(reasonJSON)))}
 	all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(r.queue.DeadLetterURL),
@@ -208,6 +209,16 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 	_, err = p.q.SendMessage(ctx, in)
 	return err
 }
+
+// attributeSafe escapes the two characters that JSON leaves as they are and
+// SQS refuses in a message attribute's value, U+FFFE and U+FFFF ("the same
+// restrictions on the content as the message body": #x9 | #xA | #xD | #x20
+// to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF; SendMessage). A
+// reason can hold them, in the path of a member a body names with \uffff;
+// json.Marshal already escapes the control characters and replaces invalid
+// UTF-8. They occur only inside JSON strings, so the escaped text is the
+// same JSON value.
+var attributeSafe = strings.NewReplacer("\uFFFE", `\ufffe`, "\uFFFF", `\uffff`)
 
 // MaxMessageAttributes is the most message attributes of one SQS message
 // (SQS Developer Guide, "Amazon SQS message attributes").

@@ -23,7 +23,8 @@
 //   - MaxNumberOfMessages outside 1–10, WaitTimeSeconds outside 0–20;
 //   - a message over the queue's MaximumMessageSize (body plus attribute
 //     names, types and values; 1 MiB by default), an empty body, characters
-//     outside the allowed set, more than 10 message attributes;
+//     outside the allowed set in the body or a String or Number
+//     attribute's value, more than 10 message attributes;
 //   - on a FIFO queue, a send without MessageGroupId or without
 //     MessageDeduplicationId (no content-based deduplication here), and on
 //     a standard queue a MessageDeduplicationId;
@@ -452,6 +453,9 @@ func (s *Server) sendMessage(q *queue, body []byte) (any, *apiError) {
 		if strings.HasPrefix(a.DataType, "String") || strings.HasPrefix(a.DataType, "Number") {
 			if a.StringValue == nil || *a.StringValue == "" {
 				return nil, invalidParameter("The message attribute '%s' must contain a non-empty message attribute value.", name)
+			}
+			if !validChars(*a.StringValue) { // "the same restrictions on the content as the message body"
+				return nil, invalidParameter("Message (user) attribute '%s' value contains invalid characters.", name)
 			}
 		}
 		size += len(name) + len(a.DataType) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
