@@ -110,13 +110,18 @@ func lineLevel(r *record) slog.Level {
 // webhookHost is the host name of a webhook or chat record's URL, for the
 // saved query of the slowest hosts: a log field, never a metric dimension,
 // and never the URL (its userinfo, path or query can hold secrets; a chat
-// webhook's path or query is its credential).
+// webhook's path or query is its credential). It keeps at most
+// maxHostText bytes: the contract does not bound a host's length.
 func webhookHost(r *record) string {
 	if r.n == nil {
 		return ""
 	}
-	return r.n.Host()
+	return delivery.Truncate(r.n.Host(), maxHostText)
 }
+
+// maxHostText is the longest host name in text form, 253 characters (RFC
+// 1035 §2.3.4: 255 octets on the wire); a longer one names nothing.
+const maxHostText = 253
 
 // channelUnknown is the channel of a record whose body does not parse.
 const channelUnknown = "unknown"

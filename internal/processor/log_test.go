@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -171,4 +172,24 @@ func TestInfoLinesAreCompact(t *testing.T) {
 	require.Equal(t, "m-poison", poison["sqs_message_id"])
 	require.Equal(t, "unknown", poison["channel"])
 	require.Equal(t, "dead_lettered", poison["outcome"])
+}
+
+// A URL's host is not bounded by the contract, and a name longer than a DNS
+// name (253 characters, RFC 1035 §2.3.4) names nothing: webhook_host keeps at
+// most 253 bytes of it, so a line stays small whatever host a producer
+// writes, delivered or failing.
+func TestWebhookHostOfAnyLengthKeepsTheLineSmall(t *testing.T) {
+	t.Parallel()
+	host := strings.Repeat("a", 100_000) + ".example.com"
+	_, lines := infoLines(t, events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", `{"version":1,"id":"ok-long-host","channel":"webhook","webhook":{"url":"https://`+host+`/x","event_type":"t","payload":{}}}`, 1),
+		rec("m2", `{"version":1,"id":"transient-long-host","channel":"webhook","webhook":{"url":"https://`+host+`/x","event_type":"t","payload":{}}}`, 1),
+	}})
+	for _, id := range []string{"ok-long-host", "transient-long-host"} {
+		require.Len(t, lines[id], 1, id)
+		got, ok := lines[id][0]["webhook_host"].(string)
+		require.True(t, ok, id)
+		require.LessOrEqual(t, len(got), 253+len("…"), id)
+		require.True(t, strings.HasPrefix(host, strings.TrimSuffix(got, "…")), id)
+	}
 }
