@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,8 +78,14 @@ func fateOf(i int) fate {
 // through the local event source mapping with injected faults: transient
 // and permanent receiver failures, timeouts, and invocations killed, some
 // in the middle of their deliveries and some after them but before the
-// acknowledgement. It passes when every notification is delivered, dropped
-// or dead-lettered, and every duplicate is explained by a kill.
+// acknowledgement. The deliver function remembers deliveries in the local
+// stack's DynamoDB table (delivered once). It passes when every notification
+// is delivered, dropped or dead-lettered, every duplicate is explained by a
+// kill, and a notification delivered twice was in a batch killed in the
+// middle of its deliveries: the crash window between a send and its record
+// (docs/reliability.md); a kill after the deliveries, or a lost
+// acknowledgement, leaves every delivery recorded, so its copy is a
+// duplicate, not sent.
 func TestChaosNothingLost(t *testing.T) {
 	t.Parallel()
 	n := 300
@@ -156,6 +163,7 @@ func TestChaosNothingLost(t *testing.T) {
 		EmailDefaultFrom: "noreply@example.com",
 		WebhookSecret:    testSecret, WebhookTimeout: chaosWebhookTimeout,
 		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		StoreTable:        storeTable(t), DeliveredOnceWindow: 24 * time.Hour,
 	}, procCfg, app.DeliverOptions{WebhookTLS: receivers[0].TLSConfig(), Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	require.NoError(t, err)
 	// Every receiver serves the same test certificate, so one TLS config
@@ -185,7 +193,7 @@ func TestChaosNothingLost(t *testing.T) {
 	// would; a supervisor starts a new one.
 	kills := max(6, n/100)
 	invocationsGuess := n / 8
-	k := &killer{every: max(2, invocationsGuess/(kills+1)), max: int32(kills), killed: map[string]bool{}}
+	k := &killer{every: max(2, invocationsGuess/(kills+1)), max: int32(kills), killed: map[string]bool{}, killedMid: map[string]bool{}}
 	acks := &ackWatch{API: client, received: map[string]received{}, lost: map[string]string{}}
 	runCtx, stopRunners := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -278,7 +286,7 @@ func TestChaosNothingLost(t *testing.T) {
 		}
 	}
 
-	var lost, duplicates, unexplained []string
+	var lost, duplicates, unexplained, deliveredTwice, outsideWindow []string
 	causes := map[string]int{}
 	for _, id := range ids {
 		deadLetters := withReason[id] + withoutReason[id]
@@ -288,6 +296,12 @@ func TestChaosNothingLost(t *testing.T) {
 		switch fates[id] {
 		case fateGone, fateDown, fateExpired:
 			require.Zero(t, delivered[id], "%s (%s) was never to be delivered", id, fates[id])
+		}
+		if delivered[id] > 1 {
+			deliveredTwice = append(deliveredTwice, id)
+			if !k.wasKilledMid(id) {
+				outsideWindow = append(outsideWindow, fmt.Sprintf("%s: delivered %d times, not in a batch killed mid-delivery; outcomes %v", id, delivered[id], logs.outcomes(id)))
+			}
 		}
 		copies := delivered[id] + deadLetters
 		if copies <= 1 {
@@ -351,6 +365,7 @@ func TestChaosNothingLost(t *testing.T) {
 		fmt.Sprintf("  dropped         %d (expired)", len(dropped)),
 		fmt.Sprintf("  dead-lettered   %d ids with herald.reason (%d letters), %d ids moved by the redrive policy after a kill (%d letters)", rIDs, rTotal, nIDs, nTotal),
 		fmt.Sprintf("  duplicates      %d ids", len(duplicates)),
+		fmt.Sprintf("  delivered twice %d ids, each in a batch killed mid-delivery (the crash window between a send and its record); duplicates settled unsent: %d", len(deliveredTwice), countOutcome(logs, "duplicate")),
 	}
 	causeNames := make([]string, 0, len(causes))
 	for c := range causes {
@@ -381,6 +396,7 @@ func TestChaosNothingLost(t *testing.T) {
 
 	require.Empty(t, lost, "every notification is delivered, dropped or dead-lettered")
 	require.Empty(t, unexplained, "duplicates only where a kill fell between delivery and acknowledgement")
+	require.Empty(t, outsideWindow, "delivered once but for a kill between a send and its record")
 	require.Empty(t, reasonless, "a dead letter without herald.reason only after a kill")
 	require.Positive(t, k.count.Load(), "the run killed invocations")
 	require.GreaterOrEqual(t, len(sends.tried), rIDs, "sendWatch saw the dead-letter sends")
@@ -502,8 +518,9 @@ type killer struct {
 	invocations atomic.Int32
 	count       atomic.Int32
 
-	mu     sync.Mutex
-	killed map[string]bool // notification ids in a killed batch
+	mu        sync.Mutex
+	killed    map[string]bool // notification ids in a killed batch
+	killedMid map[string]bool // those in a batch killed in the middle of its deliveries
 }
 
 func (k *killer) wrap(h localrunner.Handler, crash context.CancelFunc) localrunner.Handler {
@@ -518,6 +535,9 @@ func (k *killer) wrap(h localrunner.Handler, crash context.CancelFunc) localrunn
 			var body struct{ ID string }
 			_ = json.Unmarshal([]byte(r.Body), &body)
 			k.killed[body.ID] = true
+			if nth%2 == 1 {
+				k.killedMid[body.ID] = true
+			}
 		}
 		k.mu.Unlock()
 		if nth%2 == 1 {
@@ -533,6 +553,32 @@ func (k *killer) wrap(h localrunner.Handler, crash context.CancelFunc) localrunn
 		crash()
 		return events.SQSEventResponse{}, errors.New("killed")
 	}
+}
+
+func (k *killer) wasKilledMid(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.killedMid[id]
+}
+
+// storeTable is the local stack's DynamoDB table, named by the env file
+// of the stack the tests run against.
+func storeTable(t *testing.T) string {
+	t.Helper()
+	table := readEnvFile(t, filepath.Join(repoRoot, localenv.EnvFile))["HERALD_STORE_TABLE"]
+	require.NotEmpty(t, table, "%s names no HERALD_STORE_TABLE (localstack/init/ready.d/provision.py)", localenv.EnvFile)
+	return table
+}
+
+// countOutcome counts the record lines of outcome o.
+func countOutcome(logs *logLines, o string) int {
+	n := 0
+	for _, l := range logs.all() {
+		if l["msg"] == processor.LineNotification && l["outcome"] == o {
+			n++
+		}
+	}
+	return n
 }
 
 func (k *killer) wasKilled(id string) bool {

@@ -5,7 +5,6 @@ package integration
 import (
 	"net/mail"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,12 +24,10 @@ import (
 // execution environments have, both polling the one queue.
 func onceSetup(t *testing.T, respond func(string, int) int) (e *env, b *localrunner.Runner) {
 	t.Helper()
-	// The provisioned table, named by the env file of the stack the tests
-	// run against (TestEnvFileNamesTheRunningStack). Not in the tests'
-	// environment: a bootstrap started with it would remember the fixed
-	// ids of other tests from one run to the next.
-	table := readEnvFile(t, filepath.Join(repoRoot, localenv.EnvFile))["HERALD_STORE_TABLE"]
-	require.NotEmpty(t, table, "%s names no HERALD_STORE_TABLE (localstack/init/ready.d/provision.py)", localenv.EnvFile)
+	// The provisioned table (storeTable). Not in the tests' environment: a
+	// bootstrap started with it would remember the fixed ids of other tests
+	// from one run to the next.
+	table := storeTable(t)
 	var cfg config.Deliver
 	var opts app.DeliverOptions
 	e = setup(t, options{respond: respond, deliver: func(_ *env, c *config.Deliver, o *app.DeliverOptions) {
