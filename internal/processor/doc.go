@@ -17,6 +17,15 @@
 //     given that record's visibility delay, so the group keeps its order;
 //   - duplicate: an earlier record of the batch carries the same notification
 //     id; acknowledged without an attempt (the earlier record carries it).
+//     With a store (Config.Once), also a copy of a notification delivered
+//     earlier, in any invocation: acknowledged unsent.
+//
+// With a store, each send takes the notification's lease first (one
+// conditional PutItem) and records the delivery after it (one PutItem); a
+// copy that finds the lease held is retried after it ends
+// (delivery_in_progress), a failed send gives the lease up, and a store
+// failure retries the record later unless Config.SendOnStoreError (package
+// store; docs/reliability.md, "Delivered once").
 //
 // Before any delivery every record is read once: a message above
 // notification.MaxMessageBytes (whose dead letter would not leave room for
