@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of herald's core packages with gremlins (make mutate).
-# Usage: scripts/mutate.sh [package dir ...]   (default: the core packages)
+# Usage: scripts/mutate.sh [package dir ...]   (default: every package with
+# unit tests, as go list finds them, so a new package is in the set at once)
 # MUTATE_WORKERS (default 1) mutants run at once; each builds and runs the
 # package's tests, so on a shared machine keep it low.
 set -euo pipefail
@@ -13,7 +14,11 @@ mkdir -p "$OUT"
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
-  pkgs=(internal/backoff internal/retention internal/localrunner internal/processor internal/email internal/webhook notification)
+  # Packages without unit tests are left out: the functions' main packages
+  # (wiring, run by the integration tests), the benchmarks, internal/localenv
+  # (the local stack's tooling, run by the integration tests) and the
+  # test-only helpers chattest and pausetest.
+  mapfile -t pkgs < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... | sed "s|^$PWD/||" | grep -v '^$')
 fi
 summary=()
 for pkg in "${pkgs[@]}"; do

@@ -190,14 +190,9 @@ func describeBody(body string) (id, channel, dest string) {
 			Bcc []any `json:"bcc"`
 		} `json:"email"`
 	}
-	if json.Unmarshal([]byte(body), &b) != nil {
-		// Wrong types in one member spoil the whole decode: try the parts.
-		var loose map[string]json.RawMessage
-		if json.Unmarshal([]byte(body), &loose) != nil {
-			return "", "", ""
-		}
-		_ = json.Unmarshal(loose["channel"], &b.Channel)
-	}
+	// A member of the wrong type is skipped and the rest decoded
+	// (encoding/json, Unmarshal); a body that is not JSON leaves b empty.
+	_ = json.Unmarshal([]byte(body), &b)
 	// The id as the processor reads it (valid, and only one), and a channel
 	// herald knows: anything else a producer wrote (an address, a terminal
 	// escape sequence, a megabyte) stays in the body.

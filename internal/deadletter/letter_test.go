@@ -46,6 +46,7 @@ func TestFromMessageReadsReason(t *testing.T) {
 	})
 	require.Equal(t, MovedByHerald, l.MovedBy)
 	require.Equal(t, "n-1", l.NotificationID, "from the reason when the body has none")
+	require.Equal(t, "webhook", l.Channel, "from the reason when the body has none")
 	require.Equal(t, "webhook_http_5xx", l.Class)
 	require.Equal(t, 13, l.Attempts)
 	require.Equal(t, time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), l.FailedAt)
@@ -152,4 +153,38 @@ func TestFilterEmptyIDMatchesNothing(t *testing.T) {
 	noID := &Letter{MessageID: "m-1", MovedBy: MovedByRedrivePolicy}
 	require.False(t, Filter{IDs: []string{""}}.Match(noID, now))
 	require.True(t, Filter{IDs: []string{"", "m-1"}}.Match(noID, now))
+}
+
+// TestBodyNamesWinOverTheReason: the id and channel the body gives are the
+// letter's; the reason's fill in only what the body lacks.
+func TestBodyNamesWinOverTheReason(t *testing.T) {
+	t.Parallel()
+	reason, _ := json.Marshal(processor.Reason{ErrorClass: "ses_message_rejected", FailedAt: "2026-11-30T10:00:00.000Z", NotificationID: "from-reason", Channel: "webhook"})
+	l := fromMessage(types.Message{
+		MessageId: aws.String("m-1"), Body: aws.String(`{"version":1,"id":"from-body","channel":"email","email":{"to":["a@b.example"]}}`),
+		Attributes:        map[string]string{"SentTimestamp": "1796000000000"},
+		MessageAttributes: map[string]types.MessageAttributeValue{processor.AttrReason: str(string(reason))},
+	})
+	require.Equal(t, "from-body", l.NotificationID)
+	require.Equal(t, "email", l.Channel)
+	require.Equal(t, "b.example", l.Destination)
+}
+
+// TestSortLetters: oldest failure first, then by notification id, then by
+// SQS message id.
+func TestSortLetters(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	got := sortLetters([]Letter{
+		{MessageID: "m-4", NotificationID: "b", FailedAt: t0},
+		{MessageID: "m-3", NotificationID: "a", FailedAt: t0.Add(time.Second)},
+		{MessageID: "m-2", NotificationID: "a", FailedAt: t0},
+		{MessageID: "m-1", NotificationID: "a", FailedAt: t0},
+		{MessageID: "m-0", NotificationID: "z", FailedAt: t0.Add(-time.Second)},
+	})
+	var ids []string
+	for _, l := range got {
+		ids = append(ids, l.MessageID)
+	}
+	require.Equal(t, []string{"m-0", "m-1", "m-2", "m-4", "m-3"}, ids)
 }

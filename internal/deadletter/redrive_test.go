@@ -74,3 +74,19 @@ func TestRedriveSentButNotDeletedIsFailedAndKept(t *testing.T) {
 	require.Equal(t, 1, visible)
 	require.Zero(t, hidden)
 }
+
+// A body exactly as long as the reason's original_body_bytes is whole: it
+// is sent back (only a shorter one is a cut head).
+func TestRedriveSendsABodyOfTheOriginalSize(t *testing.T) {
+	t.Parallel()
+	body := `{"version":1,"id":"whole-1"}`
+	for _, tc := range []struct {
+		original int
+		action   string
+	}{{len(body), ActionWouldSend}, {len(body) + 1, ActionFailed}} {
+		l := Letter{MessageID: "m-1", Body: body, Reason: &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: tc.original}}
+		rep, err := Redrive(context.Background(), nil, dlqURL, mainURL, []Letter{l}, func(*Letter) bool { return true }, true)
+		require.NoError(t, err)
+		require.Equal(t, tc.action, rep.Results[0].Action, "original %d bytes, body %d", tc.original, len(body))
+	}
+}

@@ -2,6 +2,7 @@ package deadletter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -40,11 +41,29 @@ func TestScanLongerThanHoldStopsWithErrHoldTooShort(t *testing.T) {
 	require.Zero(t, hidden, "nothing stays hidden after the release")
 	require.Equal(t, 120, visible)
 
-	// With a hold longer than the scan, every letter is read once.
+	// With a hold longer than the scan, every letter is read once: 12
+	// receives of 10, then one empty receive, as the queue reports none
+	// visible.
+	before := len(w.Requests("ReceiveMessage"))
 	letters, err = Scan(ctx, client, queue, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, letters, 120)
+	require.Len(t, w.Requests("ReceiveMessage"), before+13, "one empty receive when nothing is visible")
 	require.NoError(t, Release(ctx, client, queue, letters))
+}
+
+// TestScanHold: the letters are hidden for the hold asked, or DefaultHold
+// when it is 0 or negative.
+func TestScanHold(t *testing.T) {
+	t.Parallel()
+	for hold, want := range map[time.Duration]int{0: 60, -time.Second: 60, time.Second: 1, 90 * time.Second: 90} {
+		w, client, _ := newSQSWire(t, dlqURL, 0, letterBodies(1)...)
+		_, _ = Scan(context.Background(), client, dlqURL, hold) // a 1 s hold ends during the scan: only the request matters
+		var in struct{ VisibilityTimeout int }
+		require.NoError(t, json.Unmarshal(w.Requests("ReceiveMessage")[0], &in))
+		require.Equal(t, want, in.VisibilityTimeout, "hold %v", hold)
+		require.Equal(t, DefaultHold, 60*time.Second)
+	}
 }
 
 // A FIFO queue returns no more of a message group while some of it is
@@ -87,9 +106,10 @@ func TestScanBoundaries(t *testing.T) {
 	require.Len(t, letters, 1)
 
 	const fifo = fifoDLQURL
-	_, client2, _ := newSQSWire(t, fifo, 1, letterBodies(11)...) // one group of 11: one receive of 10, then the group is held
+	w2, client2, _ := newSQSWire(t, fifo, 1, letterBodies(11)...) // one group of 11: one receive of 10, then the group is held
 	letters, err = Scan(ctx, client2, fifo, time.Minute)
 	require.ErrorIs(t, err, ErrIncomplete)
 	require.ErrorContains(t, err, "about 1 more")
 	require.Len(t, letters, 10)
+	require.Len(t, w2.Requests("ReceiveMessage"), 1+3, "three empty receives while one letter stays visible, then it stops")
 }
