@@ -188,9 +188,11 @@ func TestFIFOGroupByFallsBackToGroupID(t *testing.T) {
 	require.Equal(t, map[string][]string{"a": {"a-1"}, "default": {"x-1", "x-2"}}, wire.groupOrder())
 	require.Len(t, wire.sent(), 2, "a-1 and x-1 share a call")
 
-	_, p = fifoClient(t, func(c *producer.Client) { c.GroupBy = func(*notification.Message) string { return "" } })
-	_, err = p.SendBodies(context.Background(), bodies("a-1"))
-	require.ErrorContains(t, err, "has no message group")
+	_, p = fifoClient(t, func(c *producer.Client) {
+		c.GroupBy = func(m *notification.Message) string { return strings.TrimPrefix(m.ID, "grouped-") }
+	})
+	_, err = p.SendBodies(context.Background(), bodies("grouped-a", "grouped-"))
+	require.ErrorContains(t, err, "notification 2 (grouped-) has no message group", "numbered from 1, as in InvalidError")
 }
 
 func TestStandardQueueReportsWhatWasNotSent(t *testing.T) {
@@ -231,4 +233,23 @@ func TestFIFOBatchKeepsTheByteLimit(t *testing.T) {
 		calls = append(calls, ids)
 	}
 	require.Equal(t, [][]string{{"a-1", "b-1", "e-1"}, {"c-1", "d-1"}}, calls, "a group's head that does not fit waits for the next call; a smaller one behind it fills the room")
+}
+
+// TestFIFOBatchOfExactlyMaxBatchBytes: notifications of different groups
+// that add up to exactly MaxBatchBytes go in one call; a byte more splits
+// them.
+func TestFIFOBatchOfExactlyMaxBatchBytes(t *testing.T) {
+	t.Parallel()
+	half := func(id string, extra int) []byte {
+		overhead := len(body(id, 0))
+		return body(id, producer.MaxBatchBytes/2-overhead+extra)
+	}
+	for extra, calls := range map[int]int{0: 1, 1: 2} {
+		wire, p := fifoClient(t, nil)
+		b := [][]byte{half("a-1", 0), half("b-1", extra)}
+		require.Equal(t, producer.MaxBatchBytes+extra, len(b[0])+len(b[1]))
+		_, err := p.SendBodies(context.Background(), b)
+		require.NoError(t, err)
+		require.Len(t, wire.sent(), calls, "%d bytes over MaxBatchBytes", extra)
+	}
 }

@@ -366,9 +366,9 @@ func Chunks(bodies [][]byte, maxEntries, maxBytes int) [][]int {
 // sendChunk sends one batch to a standard queue, retrying the entries SQS
 // failed on its side.
 func (c *Client) sendChunk(ctx context.Context, queueURL string, bodies [][]byte, idx []int, results []Result) {
-	pending := idx
+	pending := idx // never empty: a chunk has an entry, and a retry too
 	delay := c.retryDelay()
-	for attempt := 1; len(pending) > 0; attempt++ {
+	for attempt := 1; ; attempt++ {
 		entries := make([]types.SendMessageBatchRequestEntry, len(pending))
 		for k, i := range pending {
 			entries[k] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}

@@ -95,6 +95,7 @@ func TestChunks(t *testing.T) {
 	require.Equal(t, [][]int{{0, 1}, {2}}, producer.Chunks(sizes(1, 1, 1), 2, 100))
 	require.Equal(t, [][]int{{0, 1}, {2, 3}}, producer.Chunks(sizes(50, 50, 60, 40), 10, 100), "at most maxBytes per chunk")
 	require.Equal(t, [][]int{{0}, {1}, {2}}, producer.Chunks(sizes(10, 200, 10), 10, 100), "an oversized body alone")
+	require.Equal(t, [][]int{{0}, {1}}, producer.Chunks(sizes(200, 10), 10, 100), "an oversized first body: no empty chunk before it")
 	require.Nil(t, producer.Chunks(nil, 10, 100))
 }
 
