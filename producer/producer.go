@@ -60,11 +60,31 @@ type Client struct {
 	// to 128 characters of alphanumerics and punctuation.
 	GroupBy func(m *notification.Message) string
 	// MaxAttempts is how many times an entry SQS failed on its side is sent
-	// in all. Defaults to 3.
+	// in all; below 1 it is DefaultMaxAttempts. Defaults to 3.
 	MaxAttempts int
 	// RetryDelay is the wait before the first retry of failed entries; it
-	// doubles with each. Defaults to 200 ms.
+	// doubles with each. Not above 0 it is DefaultRetryDelay. Defaults to
+	// 200 ms.
 	RetryDelay time.Duration
+}
+
+// Defaults of Client's retry fields.
+const (
+	DefaultMaxAttempts = 3
+	DefaultRetryDelay  = 200 * time.Millisecond
+)
+
+// WithDefaults returns c with MaxAttempts and RetryDelay set to their
+// defaults where they are not set (MaxAttempts below 1, RetryDelay not
+// above 0). SendBodies applies it.
+func (c Client) WithDefaults() Client {
+	if c.MaxAttempts < 1 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	return c
 }
 
 // Result is what became of one notification.
@@ -535,16 +555,6 @@ func DeduplicationID(id string) string { return id[:min(len(id), maxDeduplicatio
 // names to end in ".fifo".
 func IsFIFO(queueURL string) bool { return strings.HasSuffix(queueURL, ".fifo") }
 
-func (c *Client) maxAttempts() int {
-	if c.MaxAttempts < 1 {
-		return 3
-	}
-	return c.MaxAttempts
-}
+func (c *Client) maxAttempts() int { return c.WithDefaults().MaxAttempts }
 
-func (c *Client) retryDelay() time.Duration {
-	if c.RetryDelay <= 0 {
-		return 200 * time.Millisecond
-	}
-	return c.RetryDelay
-}
+func (c *Client) retryDelay() time.Duration { return c.WithDefaults().RetryDelay }

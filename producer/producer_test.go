@@ -188,3 +188,24 @@ func TestIsFIFO(t *testing.T) {
 		require.Equal(t, want, producer.IsFIFO(url), url)
 	}
 }
+
+// TestRetryDefaults: MaxAttempts below 1 and RetryDelay not above 0 take
+// their defaults; anything else is kept.
+func TestRetryDefaults(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 3, producer.DefaultMaxAttempts)
+	require.Equal(t, 200*time.Millisecond, producer.DefaultRetryDelay)
+	for _, tc := range []struct {
+		attempts, wantAttempts int
+		delay, wantDelay       time.Duration
+	}{
+		{0, producer.DefaultMaxAttempts, 0, producer.DefaultRetryDelay},
+		{-1, producer.DefaultMaxAttempts, -time.Millisecond, producer.DefaultRetryDelay},
+		{1, 1, time.Nanosecond, time.Nanosecond},
+		{7, 7, time.Second, time.Second},
+	} {
+		c := producer.Client{MaxAttempts: tc.attempts, RetryDelay: tc.delay}.WithDefaults()
+		require.Equal(t, tc.wantAttempts, c.MaxAttempts, "MaxAttempts %d", tc.attempts)
+		require.Equal(t, tc.wantDelay, c.RetryDelay, "RetryDelay %v", tc.delay)
+	}
+}

@@ -235,6 +235,7 @@ func TestDomains(t *testing.T) {
 			"x@xn--bcher-kva.example", "no-at-sign", "trailing@", "c@mail.example.org",
 		}))
 	require.Empty(t, feedback.Domains(nil))
+	require.Equal(t, []string{"example.org"}, feedback.Domains([]string{"@example.org"}), "an @ at the start still has a domain after it")
 }
 
 func TestNewNeedsALogger(t *testing.T) {

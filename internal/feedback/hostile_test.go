@@ -97,3 +97,21 @@ func TestAddressesInOddFieldsAreScrubbed(t *testing.T) {
 		require.Empty(t, addressLike.FindAllString(b.buf.String(), -1), "%s: %s", c.file, b.buf.String())
 	}
 }
+
+// TestComplaintSubTypeOnlyWhenSESGivesOne: complaintSubType is null for
+// most complaints (SES Developer Guide, complaint object); the line has
+// complaint_sub_type only when SES wrote one.
+func TestComplaintSubTypeOnlyWhenSESGivesOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, b.h.Handle(context.Background(), load(t, "complaint.json")))
+	require.NotContains(t, b.lines(t)[0], "complaint_sub_type", "null in the sample")
+
+	b = setup(t)
+	ev := load(t, "complaint.json")
+	ev.Detail = withDetail(t, "complaint.json", func(d map[string]any) {
+		d["complaint"].(map[string]any)["complaintSubType"] = "OnAccountSuppressionList"
+	})
+	require.NoError(t, b.h.Handle(context.Background(), ev))
+	require.Equal(t, "OnAccountSuppressionList", b.lines(t)[0]["complaint_sub_type"])
+}
