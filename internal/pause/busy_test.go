@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
@@ -26,18 +27,27 @@ func oneMapping(state string) *pausetest.Lambda {
 	}}
 }
 
+// handle runs a paused Handler on a batch of two with w, the waits between
+// updates recorded in waits instead of slept.
 func handle(t *testing.T, w *pausetest.Lambda) (events.SQSEventResponse, string, error) {
 	t.Helper()
+	resp, logs, err, _ := handleWaits(t, w)
+	return resp, logs, err
+}
+
+func handleWaits(t *testing.T, w *pausetest.Lambda) (events.SQSEventResponse, string, error, []time.Duration) {
+	t.Helper()
+	ctx, waits := pause.RecordWaits(context.Background())
 	var logs bytes.Buffer
 	h := &pause.Handler{
 		API: pausetest.Client(t, w), FunctionName: "herald-deliver",
 		Cause:  errors.New("HERALD_WEBHOOK_SECRET: not base64"),
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	}
-	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
 		{MessageId: "m1", EventSourceARN: queueArn}, {MessageId: "m2", EventSourceARN: queueArn},
 	}})
-	return resp, logs.String(), err
+	return resp, logs.String(), err, waits()
 }
 
 func TestHandlerPausedByAnotherEnvironmentAtTheSameMoment(t *testing.T) {
@@ -79,11 +89,13 @@ func TestPauseRetriesWhileAResumeIsInProgress(t *testing.T) {
 		}
 		return ""
 	}
-	got, err := pause.Pause(context.Background(), pausetest.Client(t, w), "herald-deliver", queueArn)
+	ctx, waits := pause.RecordWaits(context.Background())
+	got, err := pause.Pause(ctx, pausetest.Client(t, w), "herald-deliver", queueArn)
 	require.NoError(t, err)
 	require.Equal(t, []pause.Mapping{{UUID: "a", EventSourceARN: queueArn, State: "Disabling"}}, got,
 		"the mapping came back Enabled: updated again")
 	require.Equal(t, 2, calls)
+	require.Equal(t, []time.Duration{pause.BusyWait}, waits(), "one wait, before the second update only")
 	require.Equal(t, []string{"a"}, w.Updates)
 }
 
@@ -97,7 +109,9 @@ func TestResumeRightAfterAPause(t *testing.T) {
 		}
 		return ""
 	}
-	got, err := pause.Resume(context.Background(), pausetest.Client(t, w), "herald-deliver", queueArn)
+	ctx, waits := pause.RecordWaits(context.Background())
+	got, err := pause.Resume(ctx, pausetest.Client(t, w), "herald-deliver", queueArn)
+	require.Equal(t, []time.Duration{pause.BusyWait}, waits())
 	require.NoError(t, err)
 	require.Equal(t, []pause.Mapping{{UUID: "a", EventSourceARN: queueArn, State: "Enabling"}}, got,
 		"refused while disabling, enabled once disabled")
@@ -117,7 +131,8 @@ func TestPauseGivesUpWhenTheMappingStaysBusy(t *testing.T) {
 				w.Transition(uuid, "Enabling") // a resume each time: never settles where the pause leads
 				return errType
 			}
-			resp, logs, err := handle(t, w)
+			resp, logs, err, waits := handleWaits(t, w)
+			require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, waits, "1 s doubling, before each retry")
 			require.Error(t, err, "the invocation fails: the batch comes back, the errors alarm sees it")
 			var inUse *types.ResourceInUseException
 			var conflict *types.ResourceConflictException
@@ -136,8 +151,10 @@ func TestPauseOtherErrorsAreNotRetried(t *testing.T) {
 	w.Deny = map[string]bool{"a": true}
 	calls := 0
 	w.BeforeUpdate = func(string) string { calls++; return "" }
-	_, err := pause.Pause(context.Background(), pausetest.Client(t, w), "herald-deliver", queueArn)
+	ctx, waits := pause.RecordWaits(context.Background())
+	_, err := pause.Pause(ctx, pausetest.Client(t, w), "herald-deliver", queueArn)
 	require.ErrorContains(t, err, "AccessDeniedException")
+	require.Empty(t, waits(), "no wait before the first update, nor after an error that is not busy")
 	require.Equal(t, 1, calls)
 
 	gone := oneMapping("Enabled")
@@ -145,6 +162,26 @@ func TestPauseOtherErrorsAreNotRetried(t *testing.T) {
 		gone.Mappings = nil // deleted while this environment was pausing
 		return "ResourceConflictException"
 	}
-	_, err = pause.Pause(context.Background(), pausetest.Client(t, gone), "herald-deliver", queueArn)
+	_, err = pause.Pause(ctx, pausetest.Client(t, gone), "herald-deliver", queueArn)
 	require.ErrorIs(t, err, pause.ErrNoMapping)
+}
+
+// TestPauseStopsWaitingWhenTheInvocationEnds: a context that ends while
+// the mapping is busy ends the waiting, with its cause, before the next
+// update.
+func TestPauseStopsWaitingWhenTheInvocationEnds(t *testing.T) {
+	t.Parallel()
+	w := oneMapping("Enabled")
+	calls := 0
+	w.BeforeUpdate = func(uuid string) string {
+		calls++
+		w.Transition(uuid, "Enabling")
+		return ""
+	}
+	cause := errors.New("the invocation's deadline")
+	ctx, waits := pause.EndAtFirstWait(context.Background(), cause)
+	_, err := pause.Pause(ctx, pausetest.Client(t, w), "herald-deliver", queueArn)
+	require.ErrorIs(t, err, cause)
+	require.Equal(t, 1, calls, "no update after the context ended")
+	require.Equal(t, []time.Duration{pause.BusyWait}, waits())
 }

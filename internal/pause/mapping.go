@@ -123,7 +123,26 @@ func setEnabled(ctx context.Context, api MappingAPI, function, sourceARN string,
 // the first retry, doubled before each next one (1 s, 2 s, 4 s, …).
 const busyAttempts = 4
 
-var busyWait = time.Second
+const busyWait = time.Second
+
+// waitsKey carries, in a test's context, a function that is told each wait
+// instead of sleeping it (export_test.go): the schedule is tested exactly,
+// without a clock.
+type waitsKey struct{}
+
+// sleep waits d, or less when ctx ends first (then its cause).
+func sleep(ctx context.Context, d time.Duration) error {
+	if record, ok := ctx.Value(waitsKey{}).(func(time.Duration)); ok {
+		record(d)
+		return context.Cause(ctx)
+	}
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-time.After(d):
+		return nil
+	}
+}
 
 // update sets mapping's Enabled unless it is already done. Lambda refuses
 // an update while the mapping is in a transitional state (Creating,
@@ -137,10 +156,8 @@ func update(ctx context.Context, api MappingAPI, function, sourceARN string, map
 	wait := busyWait
 	for attempt := 1; !done(mapping.State, enabled); attempt++ {
 		if attempt > 1 {
-			select {
-			case <-ctx.Done():
-				return mapping, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, context.Cause(ctx))
-			case <-time.After(wait):
+			if err := sleep(ctx, wait); err != nil {
+				return mapping, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
 			}
 			wait *= 2
 		}
