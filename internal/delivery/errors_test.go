@@ -52,6 +52,8 @@ func TestTruncateCutsOnARuneBoundary(t *testing.T) {
 	require.Equal(t, "short", delivery.Truncate("short", 5))
 	require.Equal(t, "ab…", delivery.Truncate("abcdef", 2))
 	require.Equal(t, "a…", delivery.Truncate("aüb", 2), "ü is two bytes: never half of it")
+	require.Equal(t, "…", delivery.Truncate("\x80\x80\x80", 2), "no rune starts before the cut: nothing of it is kept")
+	require.Equal(t, "…", delivery.Truncate("abc", 0))
 }
 
 // TestIsASCII: every byte below 0x80 is ASCII; 0x80 and above (any
