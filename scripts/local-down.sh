@@ -20,7 +20,7 @@ rm -f "$STACK_DIR/herald.env"
 if [ -L "$ENV_LINK" ] && [ ! -e "$ENV_LINK" ]; then
   rm -f "$ENV_LINK"
   # shellcheck disable=SC2012  # newest first among a few fixed-shape paths
-  other="$(ls -t "$LOCAL_DIR"/stack-*/herald.env 2>/dev/null | head -n 1)"
+  other="$(ls -t "$LOCAL_DIR"/stack-*/herald.env 2>/dev/null | head -n 1 || true)"
   if [ -n "$other" ]; then ln -sfn "${other#"$LOCAL_DIR"/}" "$ENV_LINK"; fi
 fi
 log "stopped"
