@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/processor"
 )
 
 // deployedStack is a stack deployed into the local stack (make deploy-local):
@@ -216,5 +217,5 @@ func runDeployed(ctx context.Context, stack *deployedStack, samples []*sample, r
 	if err != nil {
 		return err
 	}
-	return finish(ctx, samples, f, receiver, sqsClient, stack.dlqURL, dlqName, logPath, started)
+	return finish(ctx, samples, f, receiver, sqsClient, []processor.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/notification"
 )
 
 // demoSecret signs the demo's webhooks; it is not a secret anywhere else.
@@ -58,8 +59,8 @@ const (
 
 func main() {
 	cases := flag.String("cases", "testdata/cases", "folder of sample notifications with expected.tsv")
-	queue := flag.String("queue", "herald-notifications", "notification queue name")
-	dlq := flag.String("dlq", "herald-notifications-dlq", "dead-letter queue name")
+	queue := flag.String("queue", "herald", "prefix of the channels' queues: PREFIX-email, PREFIX-webhook, PREFIX-chat, each with its PREFIX-CHANNEL-dlq (provision.py)")
+	dlq := flag.String("dlq", "", "unused; kept for old command lines (each channel queue has its dead-letter queue)")
 	logPath := flag.String("log", ".local/demo-deliver.log", "where the delivery function's JSON log lines go")
 	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for every notification's fate")
 	stack := flag.String("stack", "", "run through this stack deployed into the local stack (make deploy-local) instead of the in-process runner; -queue and -dlq are then its own")
@@ -91,30 +92,39 @@ func run(casesDir, queueName, dlqName, logPath, stackName string, timeout time.D
 		return err
 	}
 	sqsClient := sqs.NewFromConfig(awsCfg)
-	var queueURL, dlqURL string
+	// In process: each channel's queue and dead-letter queue, as the
+	// stack has them. Through a deployed stack: its queue of every channel.
+	var queues []processor.Queue
 	var stack *deployedStack
 	if stackName != "" {
 		if stack, err = openStack(ctx, awsCfg, stackName); err != nil {
 			return err
 		}
-		queueURL, dlqURL = stack.queueURL, stack.dlqURL
-		queueName, dlqName = path.Base(queueURL), path.Base(dlqURL)
+		queues = []processor.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}
+		dlqName = path.Base(stack.dlqURL)
 	} else {
-		if queueURL, err = lookupQueue(ctx, sqsClient, queueName); err != nil {
-			return err
-		}
-		if dlqURL, err = lookupQueue(ctx, sqsClient, dlqName); err != nil {
-			return err
+		prefix := queueName
+		for _, c := range notification.Channels {
+			q := processor.Queue{Channel: c}
+			if q.URL, err = lookupQueue(ctx, sqsClient, prefix+"-"+string(c)); err != nil {
+				return err
+			}
+			if q.DeadLetterURL, err = lookupQueue(ctx, sqsClient, prefix+"-"+string(c)+"-dlq"); err != nil {
+				return err
+			}
+			queues = append(queues, q)
 		}
 	}
-	maxReceive, err := localenv.MaxReceiveCount(ctx, sqsClient, queueURL)
+	maxReceive, err := localenv.MaxReceiveCount(ctx, sqsClient, queues[0].URL)
 	if err != nil {
 		return err
 	}
 	// A clean slate, so the fates printed are this run's.
-	for _, u := range []string{queueURL, dlqURL} {
-		if _, err := sqsClient.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(u)}); err != nil {
-			return fmt.Errorf("purge %s: %w", u, err)
+	for _, q := range queues {
+		for _, u := range []string{q.URL, q.DeadLetterURL} {
+			if _, err := sqsClient.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(u)}); err != nil {
+				return fmt.Errorf("purge %s: %w", u, err)
+			}
 		}
 	}
 
@@ -161,7 +171,7 @@ func run(casesDir, queueName, dlqName, logPath, stackName string, timeout time.D
 	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logFile, fates), &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	cfg := config.Deliver{
-		QueueURL: queueURL, DeadLetterQueueURL: dlqURL, MaxReceiveCount: maxReceive,
+		Queues: queues, MaxReceiveCount: maxReceive,
 		BackoffBase: demoBackoffBase, BackoffCap: demoBackoffCap, Concurrency: 10,
 		WebhookSecret: demoSecret, WebhookTimeout: demoWebhookTimeout,
 		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(demoAllowCIDR)},
@@ -175,23 +185,28 @@ func run(casesDir, queueName, dlqName, logPath, stackName string, timeout time.D
 	if stack != nil {
 		return runDeployed(ctx, stack, samples, receiver, sqsClient, dlqName, maxReceive, logPath, started, timeout)
 	}
-	fmt.Printf("herald demo: %d notifications → %s (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, maxReceive)
+	fmt.Printf("herald demo: %d notifications → %s-{%s} (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, channelList(), maxReceive)
 	for _, s := range samples {
-		out, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(s.body)})
+		// Each to its channel's queue, as producers send; a body naming
+		// no known channel (a poison sample) to the first channel's.
+		out, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueFor(queues, s.body)), MessageBody: aws.String(s.body)})
 		if err != nil {
 			return fmt.Errorf("send %s: %w", s.name, err)
 		}
 		s.msgID = aws.ToString(out.MessageId)
 	}
 
+	// One local event source mapping per queue, as the stack has.
 	runCtx, stop := context.WithCancel(ctx)
-	runner := &localrunner.Runner{
-		SQS: sqsClient, QueueURL: queueURL, Handler: p.Handle,
-		BatchSize: 10, WaitTime: time.Second, FunctionTimeout: 20 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	done := make(chan error, len(queues))
+	for _, q := range queues {
+		runner := &localrunner.Runner{
+			SQS: sqsClient, QueueURL: q.URL, Handler: p.Handle,
+			BatchSize: 10, WaitTime: time.Second, FunctionTimeout: 20 * time.Second,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		}
+		go func() { done <- runner.Run(runCtx) }()
 	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(runCtx) }()
 	deadline := time.After(timeout)
 wait:
 	for !fates.allFinal(samples) {
@@ -202,22 +217,54 @@ wait:
 		}
 	}
 	stop()
-	if err := <-done; err != nil {
-		return err
+	for range queues {
+		if err := <-done; err != nil {
+			return err
+		}
 	}
 
-	return finish(ctx, samples, fates, receiver, sqsClient, dlqURL, dlqName, logPath, started)
+	return finish(ctx, samples, fates, receiver, sqsClient, queues, logPath, started)
+}
+
+// channelList is "email,webhook,chat": notification.Channels.
+func channelList() string {
+	names := make([]string, len(notification.Channels))
+	for i, c := range notification.Channels {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ",")
+}
+
+// queueFor returns the URL of the queue of body's channel, else the first
+// queue's.
+func queueFor(queues []processor.Queue, body string) string {
+	var head struct {
+		Channel notification.Channel `json:"channel"`
+	}
+	_ = json.Unmarshal([]byte(body), &head)
+	for _, q := range queues {
+		if q.Channel == head.Channel {
+			return q.URL
+		}
+	}
+	return queues[0].URL
 }
 
 // finish prints each notification's fate, the dead letters and the mail the
 // run sent, and fails when a fate is not the expected one.
-func finish(ctx context.Context, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, dlqURL, dlqName, logPath string, started time.Time) error {
+func finish(ctx context.Context, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []processor.Queue, logPath string, started time.Time) error {
 	ok := report(os.Stdout, samples, fates)
-	letters, err := localenv.ReceiveAll(ctx, sqsClient, dlqURL, 5*time.Second)
-	if err != nil {
-		return err
+	var letters []localenv.DeadLetter
+	var names []string
+	for _, q := range queues {
+		dl, err := localenv.ReceiveAll(ctx, sqsClient, q.DeadLetterURL, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		letters = append(letters, dl...)
+		names = append(names, fmt.Sprintf("%s (%d)", path.Base(q.DeadLetterURL), len(dl)))
 	}
-	fmt.Printf("\nDead-letter queue %s holds %d messages; their %s attribute says why:\n", dlqName, len(letters), processor.AttrReason)
+	fmt.Printf("\nDead-letter queues %s hold %d messages; their %s attribute says why:\n", strings.Join(names, ", "), len(letters), processor.AttrReason)
 	deadLetterReport(os.Stdout, samples, letters)
 	sesEndpoint := os.Getenv("AWS_ENDPOINT_URL_SESV2")
 	if emails, err := localenv.SentEmails(ctx, sesEndpoint); err == nil {
