@@ -38,7 +38,8 @@ type Config struct {
 	// HERALD_WEBHOOK_ALLOW_CIDRS). Defaults to none.
 	AllowCIDRs []netip.Prefix
 	// AllowHTTP lets a chat webhook use plain http, for local testing only
-	// (HERALD_WEBHOOK_ALLOW_HTTP). Defaults to false.
+	// (HERALD_WEBHOOK_ALLOW_HTTP): never to a service's own hosts, whose
+	// URLs are credentials. Defaults to false.
 	AllowHTTP bool
 	// AllowHosts are host names any service's webhook may use besides the
 	// service's own ([DefaultHosts]): an exact name ("127.0.0.1",
@@ -168,6 +169,10 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("the URL must be absolute and https"))
 	case u.Scheme == "http" && !s.allowHTTP:
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("%s", webhook.PlainHTTPRefused))
+	case u.Scheme == "http" && svc.ownHost(u.Hostname()):
+		// AllowHTTP is for receivers on this machine: the services' URLs
+		// are their webhooks' credentials, never sent in clear text.
+		return delivery.Permanent(svc.class("invalid_url"), t.errorf("a %s host takes https only: the URL is the webhook's credential", svc.name))
 	}
 	if !s.hostAllowed(svc, u.Hostname()) {
 		return delivery.Permanent(svc.class("host_not_allowed"), t.errorf("%s is not a %s webhook host (%s); HERALD_CHAT_ALLOW_HOSTS adds others", u.Hostname(), svc.name, strings.Join(svc.hosts, ", ")))
@@ -303,8 +308,14 @@ func (s *Sender) classify(t target, resp *http.Response, answer []byte, now time
 // a trailing dot.
 func (s *Sender) hostAllowed(svc *service, host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	return slices.ContainsFunc(svc.hosts, func(h string) bool { return hostMatches(h, host) }) ||
-		slices.ContainsFunc(s.allowHosts, func(h string) bool { return hostMatches(h, host) })
+	return svc.ownHost(host) || slices.ContainsFunc(s.allowHosts, func(h string) bool { return hostMatches(h, host) })
+}
+
+// ownHost reports whether host is one of svc's own hosts, compared in lower
+// case without a trailing dot.
+func (svc *service) ownHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	return slices.ContainsFunc(svc.hosts, func(h string) bool { return hostMatches(h, host) })
 }
 
 // hostMatches reports whether host is pattern, or under it when pattern

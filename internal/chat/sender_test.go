@@ -507,3 +507,39 @@ func TestTeamsBodyKeepsHTMLCharacters(t *testing.T) {
 		require.NotContains(t, string(got[i].Body), `\u003c`, tt.name)
 	}
 }
+
+// Plain http, allowed for receivers on this machine (HERALD_WEBHOOK_ALLOW_HTTP,
+// which `herald run --local-receivers` sets), never reaches a service's own
+// host: the URL is the webhook's credential and would cross the network in
+// clear text. The http URL fails before any lookup or connection; the same
+// URL over https and a local stand-in over http pass the rule.
+func TestPlainHTTPNeverToAServicesOwnHost(t *testing.T) {
+	t.Parallel()
+	s, err := chat.NewSender(chat.Config{AllowHTTP: true, AllowHosts: []string{"127.0.0.1", ".chat-proxy.example"}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a case that passes the rules meets ctx's end before the request
+	for _, tc := range []notification.Chat{
+		{Service: "slack", URL: "http://hooks.slack.com/services/T0001/B0001/secret1", Text: "x"},
+		{Service: "slack", URL: "http://HOOKS.slack.com./services/T0001/B0001/secret2", Text: "x"},
+		{Service: "discord", URL: "http://discord.com/api/webhooks/1/secret3", Text: "x"},
+		{Service: "discord", URL: "http://canary.discord.com:80/api/webhooks/1/secret4", Text: "x"},
+		{Service: "teams", URL: "http://prod-12.westeurope.logic.azure.com/workflows/w/triggers/manual/paths/invoke?sig=secret5", Text: "x"},
+		{Service: "teams", URL: "http://acme.webhook.office.com/webhookb2/g/IncomingWebhook/h/secret6", Text: "x"},
+	} {
+		err := s.Send(ctx, message(t, "h", tc))
+		permanent, class, _ := delivery.Classify(err)
+		require.True(t, permanent, "%v", err)
+		require.Equal(t, delivery.Class(string(tc.Service)+"_invalid_url"), class, "%v", err)
+		require.ErrorContains(t, err, "https only")
+		require.NotContains(t, err.Error(), "secret")
+	}
+	for _, tc := range []notification.Chat{
+		{Service: "slack", URL: "https://hooks.slack.com/services/T0001/B0001/s", Text: "x"},
+		{Service: "slack", URL: "http://127.0.0.1:8080/services/T0001/B0001/s", Text: "x"},
+		{Service: "discord", URL: "http://relay.chat-proxy.example/api/webhooks/1/s", Text: "x"},
+	} {
+		_, class, _ := delivery.Classify(s.Send(ctx, message(t, "h", tc)))
+		require.Equal(t, delivery.ClassDeadline, class, tc.URL)
+	}
+}
