@@ -1,0 +1,26 @@
+package chat
+
+import (
+	"net/http"
+	"testing"
+)
+
+// FuzzDiscordWaits: whatever Discord's headers and 429 body say, the wait
+// herald takes from them lies within 0–MaxRetryAfter (a value beyond
+// time.Duration's range once overflowed to a negative wait).
+func FuzzDiscordWaits(f *testing.F) {
+	for _, s := range []string{"0.4", "3.25", "43201", "1e10", "1e400", "Inf", "-Inf", "NaN", "-5", "0x1p40", "9223372036.854775807", ""} {
+		f.Add(s, `{"retry_after": `+s+`}`)
+	}
+	f.Fuzz(func(t *testing.T, resetAfter, body string) {
+		h := http.Header{}
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset-After", resetAfter)
+		if w := discordBucketWait(h); w < 0 || w > MaxRetryAfter {
+			t.Fatalf("X-RateLimit-Reset-After %q: wait %v", resetAfter, w)
+		}
+		if w := discord.retryAfter([]byte(body)); w < 0 || w > MaxRetryAfter {
+			t.Fatalf("429 body %q: wait %v", body, w)
+		}
+	})
+}
