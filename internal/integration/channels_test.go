@@ -4,9 +4,11 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +246,63 @@ func queueEmpty(t *testing.T, c *sqs.Client, queueURL string) bool {
 	})
 	require.NoError(t, err)
 	return out.Attributes["ApproximateNumberOfMessages"] == "0" && out.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+}
+
+// TestCLIEveryChannelQueue: herald send routes each notification to its
+// channel's queue; herald dlq ls lists the dead letters of every channel's
+// dead-letter queue and the queue of every channel's; redrive sends each
+// back to the queue whose dead-letter queue held it.
+func TestCLIEveryChannelQueue(t *testing.T) {
+	c := setupCLI(t, 3)
+	var emailQ, hookQ localenv.Queues
+	for name, q := range map[string]*localenv.Queues{"cli-ch-email-" + randHex(4): &emailQ, "cli-ch-webhook-" + randHex(4): &hookQ} {
+		var err error
+		*q, err = localenv.CreateQueues(c.ctx, c.sqs, name, 3, 30*time.Second)
+		require.NoError(t, err)
+		t.Cleanup(func() { q.Delete(context.Background(), c.sqs) })
+	}
+	c.vars[producer.QueueURLEnv(notification.ChannelEmail)], c.vars[producer.DeadLetterQueueURLEnv(notification.ChannelEmail)] = emailQ.URL, emailQ.DLQURL
+	c.vars[producer.QueueURLEnv(notification.ChannelWebhook)], c.vars[producer.DeadLetterQueueURLEnv(notification.ChannelWebhook)] = hookQ.URL, hookQ.DLQURL
+	// c.queues stays the queue of every channel (HERALD_QUEUE_URL).
+
+	email := `{"version":1,"id":"cli-ch-e1","channel":"email","email":{"to":["a@example.org"],"subject":"s","text":"t"}}`
+	hook := `{"version":1,"id":"cli-ch-w1","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`
+	chat := `{"version":1,"id":"cli-ch-c1","channel":"chat","chat":{"service":"slack","url":"https://hooks.slack.com/services/T0/B0/X","text":"t"}}`
+	sent := c.herald(email+"\n"+hook+"\n"+chat+"\n", "send", "-")
+	require.Equal(t, 0, sent.code, "%+v", sent)
+	// ids looks at the queue's notifications (until want are seen).
+	ids := func(queueURL string, want int) []string {
+		var out []string
+		for id := range lookAtReceiveCounts(t, c.ctx, c.sqs, queueURL, want) {
+			out = append(out, id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	require.Equal(t, []string{"cli-ch-e1"}, ids(emailQ.URL, 1), "email to the email queue")
+	require.Equal(t, []string{"cli-ch-w1"}, ids(hookQ.URL, 1), "webhook to the webhook queue")
+	require.Equal(t, []string{"cli-ch-c1"}, ids(c.queues.URL, 1), "chat, without a queue of its own here, to the queue of every channel")
+
+	// One dead letter in each dead-letter queue.
+	for id, dlq := range map[string]string{"cli-ch-dl-e": emailQ.DLQURL, "cli-ch-dl-w": hookQ.DLQURL, "cli-ch-dl-s": c.queues.DLQURL} {
+		reason, _ := json.Marshal(processor.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", Attempts: 1,
+			FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: id, Channel: "webhook", SourceMessageID: "src-" + id})
+		_, err := c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
+			QueueUrl:          aws.String(dlq),
+			MessageBody:       aws.String(`{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`),
+			MessageAttributes: map[string]types.MessageAttributeValue{processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))}},
+		})
+		require.NoError(t, err)
+	}
+	ls := c.herald("", "dlq", "ls", "--json")
+	require.Equal(t, 0, ls.code, "%+v", ls)
+	for _, id := range []string{"cli-ch-dl-e", "cli-ch-dl-w", "cli-ch-dl-s"} {
+		require.Contains(t, ls.stdout, `"`+id+`"`, "every dead-letter queue is read")
+	}
+	rd := c.herald("", "dlq", "redrive", "--all")
+	require.Equal(t, 0, rd.code, "%+v", rd)
+	require.Contains(t, rd.stdout, "sent 3, skipped 0, failed 0")
+	require.Equal(t, []string{"cli-ch-dl-e", "cli-ch-e1"}, ids(emailQ.URL, 2), "back to the queue whose dead-letter queue held it")
+	require.Equal(t, []string{"cli-ch-dl-w", "cli-ch-w1"}, ids(hookQ.URL, 2))
+	require.Equal(t, []string{"cli-ch-c1", "cli-ch-dl-s"}, ids(c.queues.URL, 2))
 }
