@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 
@@ -37,22 +36,9 @@ func run() error {
 		return err
 	}
 	// The EventBridge schedule's event carries nothing the sweep needs.
-	// Each dead-letter queue (one per channel) is swept in turn; a failed
-	// sweep does not stop the next one.
+	// Each dead-letter queue (one per channel) is swept in turn.
 	lambda.Start(func(ctx context.Context, _ json.RawMessage) (retention.Summary, error) {
-		var total retention.Summary
-		var errs []error
-		for _, s := range sweepers {
-			sum, err := s.Sweep(ctx)
-			total.Scanned += sum.Scanned
-			total.Deleted += sum.Deleted
-			total.Kept += sum.Kept
-			total.Failed += sum.Failed
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return total, errors.Join(errs...)
+		return retention.SweepAll(ctx, sweepers)
 	})
 	return nil
 }

@@ -238,3 +238,22 @@ func (s *Sweeper) release(ctx context.Context, handles []string) error {
 	}
 	return nil
 }
+
+// SweepAll sweeps each dead-letter queue's sweeper in turn (herald has one
+// per channel queue) and returns the sum of their summaries. A failed sweep
+// does not stop the next; the error joins each failure, naming its queue.
+func SweepAll(ctx context.Context, sweepers []*Sweeper) (Summary, error) {
+	var total Summary
+	var errs []error
+	for _, s := range sweepers {
+		sum, err := s.Sweep(ctx)
+		total.Scanned += sum.Scanned
+		total.Deleted += sum.Deleted
+		total.Kept += sum.Kept
+		total.Failed += sum.Failed
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweep %s: %w", s.cfg.QueueURL, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}

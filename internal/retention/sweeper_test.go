@@ -264,3 +264,27 @@ func TestNewRejectsIncompleteConfig(t *testing.T) {
 	_, err = retention.New(client, retention.Config{QueueURL: dlqURL, MaxAge: time.Millisecond})
 	require.NoError(t, err)
 }
+
+// TestSweepAllSweepsEveryDeadLetterQueue: each channel's dead-letter queue
+// is swept; one that fails (here: a queue that does not exist) is named
+// in the error and does not stop the next; the summaries add up.
+func TestSweepAllSweepsEveryDeadLetterQueue(t *testing.T) {
+	t.Parallel()
+	const emailDLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/herald-email-dlq"
+	b := setup(t, nil)
+	b.sqs.AddQueue(emailDLQ, nil)
+	b.sqs.Put(dlqURL, "old webhook", now.Add(-8*24*time.Hour), nil)
+	b.sqs.Put(emailDLQ, "old email", now.Add(-8*24*time.Hour), nil)
+	b.sqs.Put(emailDLQ, "young email", now.Add(-time.Hour), nil)
+	var sweepers []*retention.Sweeper
+	for _, u := range []string{"https://sqs.us-east-1.amazonaws.com/123456789012/gone-dlq", emailDLQ, dlqURL} {
+		s, err := retention.New(b.sqs.Client(), retention.Config{QueueURL: u, MaxAge: 7 * 24 * time.Hour, Now: func() time.Time { return now }, Logger: slog.New(slog.NewJSONHandler(b.logs, nil))})
+		require.NoError(t, err)
+		sweepers = append(sweepers, s)
+	}
+	sum, err := retention.SweepAll(context.Background(), sweepers)
+	require.ErrorContains(t, err, "sweep https://sqs.us-east-1.amazonaws.com/123456789012/gone-dlq")
+	require.Equal(t, retention.Summary{Scanned: 3, Deleted: 2, Kept: 1}, sum)
+	require.Equal(t, []string{"young email"}, bodies(b.sqs.Messages(emailDLQ)))
+	require.Empty(t, b.sqs.Messages(dlqURL))
+}
