@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -305,4 +306,27 @@ func TestCLIEveryChannelQueue(t *testing.T) {
 	require.Equal(t, []string{"cli-ch-dl-e", "cli-ch-e1"}, ids(emailQ.URL, 2), "back to the queue whose dead-letter queue held it")
 	require.Equal(t, []string{"cli-ch-dl-w", "cli-ch-w1"}, ids(hookQ.URL, 2))
 	require.Equal(t, []string{"cli-ch-c1", "cli-ch-dl-s"}, ids(c.queues.URL, 2))
+
+	// herald run polls every queue, one local event source mapping each:
+	// the email is delivered (to the SES emulator) and the webhook the
+	// redrive put back on the email queue is handled there.
+	run := c.command("run", "--wait", "1s")
+	var runOut, runErr lockedBuffer
+	run.Stdout, run.Stderr = &runOut, &runErr
+	require.NoError(t, run.Start())
+	t.Cleanup(func() {
+		_ = run.Process.Kill()
+		_ = run.Wait()
+		if t.Failed() {
+			t.Logf("herald run stdout:\n%s\nstderr:\n%s", runOut.String(), runErr.String())
+		}
+	})
+	waitFor(t, 30*time.Second, "herald run started", func() bool { return strings.Contains(runErr.String(), "Ctrl-C to stop") })
+	for _, u := range []string{emailQ.URL, hookQ.URL, c.queues.URL} {
+		require.Contains(t, runErr.String(), u, "herald run polls every queue")
+	}
+	waitFor(t, 45*time.Second, "the email delivered, the webhook redriven to the email queue handled there", func() bool {
+		out := runOut.String()
+		return regexp.MustCompile(`cli-ch-e1\s+email\s+delivered`).MatchString(out) && regexp.MustCompile(`cli-ch-dl-e\s+webhook`).MatchString(out)
+	})
 }
