@@ -20,6 +20,7 @@ import (
 type API interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
 var _ API = (*dynamodb.Client)(nil)
@@ -33,6 +34,11 @@ const (
 	AttrOwner      = "owner"
 	AttrLeaseUntil = "lease_until"
 	AttrUpdatedAt  = "updated_at"
+	// AttrVersion is a keys item's current key version, ≥ 1.
+	AttrVersion = "version"
+	// AttrPreviousUntil is when a keys item's previous version stops
+	// signing, Unix milliseconds.
+	AttrPreviousUntil = "previous_until"
 	// AttrExpiresAt is the table's time-to-live attribute, Unix seconds.
 	AttrExpiresAt = "expires_at"
 )

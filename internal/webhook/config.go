@@ -62,6 +62,14 @@ type Config struct {
 	// unique per endpoint"): with one key for all, any receiver can sign
 	// webhooks that every other receiver accepts.
 	SecretScope SecretScope
+	// KeyVersions reads each origin's key record, so that one receiver's
+	// key can be rotated alone (`herald secret rotate`): with
+	// ScopeDestination a request is signed with every active version's key
+	// ([KeyVersions.Active]); the record is cached per origin for
+	// [KeyVersionsCacheTTL]; a failed read sends nothing and returns a
+	// *delivery.TransientError. Ignored with ScopeShared. Defaults to nil:
+	// every origin at version 1.
+	KeyVersions KeyVersionReader
 	// StopStatuses are response statuses, besides 410 Gone, that end a
 	// webhook's delivery at once: the notification is dead-lettered as
 	// webhook_stop_status instead of retried. Each is 300–599. Defaults to

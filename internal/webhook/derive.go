@@ -38,23 +38,37 @@ const derivedKeyBytes = 32
 
 // deriveInfo labels the HKDF derivation (RFC 5869 §3.2 "info"), so that
 // keys derived for another purpose from the same secret differ. The origin
-// follows it.
+// and the key version follow it (versionInfo).
 const deriveInfo = "herald webhook destination key v1 "
 
 // DeriveSecret returns the Standard Webhooks secret ("whsec_" and the
 // standard base64 encoding of 32 bytes) that herald signs webhooks to
-// rawURL with when HERALD_WEBHOOK_SECRET_SCOPE is "destination": the
-// receiver at rawURL installs it. The key is HKDF-SHA256 (RFC 5869, Go's
-// crypto/hkdf) of secret's key, without salt, with info "herald webhook
-// destination key v1 " followed by [Origin](rawURL); no state is stored, so
-// the same secret and origin always give the same key, and every URL of one
-// origin shares it. During a rotation each active secret derives its own
-// key, and a receiver installs the derived key of each.
+// rawURL with when HERALD_WEBHOOK_SECRET_SCOPE is "destination" and the
+// origin's key was never rotated: [DeriveSecretVersion] at version 1. The
+// receiver at rawURL installs it.
+func DeriveSecret(secret, rawURL string) (string, error) {
+	return DeriveSecretVersion(secret, rawURL, 1)
+}
+
+// DeriveSecretVersion returns version v (≥ 1) of the Standard Webhooks
+// secret ("whsec_" and the standard base64 encoding of 32 bytes) of
+// rawURL's origin: HKDF-SHA256 (RFC 5869, Go's crypto/hkdf) of secret's
+// key, without salt, with info "herald webhook destination key v1 "
+// followed by [Origin](rawURL), and for v > 1 by " version <v>". The info's
+// "v1" names the derivation scheme, not the key version: version 1 is the
+// key herald derived before versions existed. The same secret, origin and
+// version always give the same key, and every URL of one origin shares it.
+// During a rotation of the deployment secret each active secret derives
+// its own key, and a receiver installs the derived key of each; `herald
+// secret rotate` moves one origin to its next version (docs/security.md).
 //
 // It returns an error when secret is not a valid Standard Webhooks secret
-// ([DecodeSecret]) or rawURL has no origin; the error never quotes the
-// secret or the URL's path, query or userinfo.
-func DeriveSecret(secret, rawURL string) (string, error) {
+// ([DecodeSecret]), rawURL has no origin, or v < 1; the error never quotes
+// the secret or the URL's path, query or userinfo.
+func DeriveSecretVersion(secret, rawURL string, v int) (string, error) {
+	if v < 1 {
+		return "", fmt.Errorf("webhook secret: key version %d, want at least 1", v)
+	}
 	key, err := DecodeSecret(secret)
 	if err != nil {
 		return "", err
@@ -66,16 +80,17 @@ func DeriveSecret(secret, rawURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	derived, err := deriveKey(key, origin)
+	derived, err := deriveKey(key, origin, v)
 	if err != nil {
 		return "", err
 	}
 	return SecretPrefix + base64.StdEncoding.EncodeToString(derived), nil
 }
 
-// deriveKey returns the key that key signs webhooks to origin with.
-func deriveKey(key []byte, origin string) ([]byte, error) {
-	derived, err := hkdf.Key(sha256.New, key, nil, deriveInfo+origin, derivedKeyBytes)
+// deriveKey returns the key that key signs webhooks to origin with at key
+// version v.
+func deriveKey(key []byte, origin string, v int) ([]byte, error) {
+	derived, err := hkdf.Key(sha256.New, key, nil, versionInfo(origin, v), derivedKeyBytes)
 	if err != nil { // only for an output longer than 255 hashes
 		return nil, fmt.Errorf("webhook secret: derive the key of %s: %w", origin, err)
 	}

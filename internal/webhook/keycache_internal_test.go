@@ -21,30 +21,30 @@ func TestKeysForCachesDerivedKeys(t *testing.T) {
 	want := func(origin string) [][]byte {
 		var out [][]byte
 		for _, k := range s.keys {
-			d, err := deriveKey(k, origin)
+			d, err := deriveKey(k, origin, 1)
 			require.NoError(t, err)
 			out = append(out, d)
 		}
 		return out
 	}
 	for round := range 2 { // derived, then cached
-		got, err := s.keysFor("https://a.example")
+		got, err := s.keysFor("https://a.example", []int{1})
 		require.NoError(t, err)
 		require.Equal(t, want("https://a.example"), got, "round %d", round)
 		require.Len(t, got, 2, "one key per active secret")
 	}
-	other, err := s.keysFor("https://b.example")
+	other, err := s.keysFor("https://b.example", []int{1})
 	require.NoError(t, err)
 	require.NotEqual(t, want("https://a.example"), other, "each origin its own keys")
 
 	for i := range maxCachedOrigins + 10 {
 		origin := fmt.Sprintf("https://h%d.example", i)
-		got, err := s.keysFor(origin)
+		got, err := s.keysFor(origin, []int{1})
 		require.NoError(t, err)
 		require.Equal(t, want(origin), got)
 		require.LessOrEqual(t, len(s.derived.keys), maxCachedOrigins)
 	}
-	got, err := s.keysFor("https://a.example")
+	got, err := s.keysFor("https://a.example", []int{1})
 	require.NoError(t, err)
 	require.Equal(t, want("https://a.example"), got, "derived again after the cache started afresh")
 }

@@ -52,7 +52,9 @@ type Sender struct {
 	scope            SecretScope
 	stop             map[int]bool // the operator's statuses that dead-letter at once (410 is its own rule)
 	perDestination   *originLimiter
-	derived          keyCache // ScopeDestination's keys of recent origins
+	derived          keyCache // ScopeDestination's keys of recent origins and versions
+	versions         KeyVersionReader
+	versionCache     versionCache
 }
 
 // NewSender returns a Sender for cfg with defaults applied, or the errors of
@@ -86,6 +88,7 @@ func NewSender(cfg Config) (*Sender, error) {
 		scope:            cfg.SecretScope,
 		stop:             stopStatuses(cfg.StopStatuses),
 		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
+		versions:         cfg.KeyVersions,
 	}, nil
 }
 
@@ -231,7 +234,14 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err != nil {
 		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
 	}
-	keys, err := s.keysFor(origin)
+	// The origin's key versions are read before the send: a failed read
+	// sends nothing (no signature, or a stale key's, would be refused) and
+	// the record is retried later.
+	versions, err := s.versionsFor(ctx, origin, s.now())
+	if err != nil {
+		return err
+	}
+	keys, err := s.keysFor(origin, versions)
 	if err != nil {
 		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
 	}
@@ -282,25 +292,33 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	return t.statusError(resp, excerpt, at, s.stop)
 }
 
-// keysFor returns the keys that sign a request to u: the active secrets'
-// keys, or with ScopeDestination the key each derives for u's origin
-// ([DeriveSecret]).
-func (s *Sender) keysFor(origin string) ([][]byte, error) {
+// keysFor returns the keys that sign a request to origin: the active
+// secrets' keys, or with ScopeDestination the key each derives for origin
+// at each of versions ([DeriveSecretVersion]), newest version first.
+func (s *Sender) keysFor(origin string, versions []int) ([][]byte, error) {
 	if s.scope == ScopeShared {
 		return s.keys, nil
 	}
-	if keys, ok := s.derived.get(origin); ok {
-		return keys, nil
-	}
-	keys := make([][]byte, len(s.keys))
-	for i, k := range s.keys {
-		var err error
-		if keys[i], err = deriveKey(k, origin); err != nil {
-			return nil, err
+	var out [][]byte
+	for _, v := range versions {
+		id := origin // version 1's cache entry is the origin alone
+		if v > 1 {
+			id += " version " + strconv.Itoa(v)
 		}
+		keys, ok := s.derived.get(id)
+		if !ok {
+			keys = make([][]byte, len(s.keys))
+			for i, k := range s.keys {
+				var err error
+				if keys[i], err = deriveKey(k, origin, v); err != nil {
+					return nil, err
+				}
+			}
+			s.derived.put(id, keys)
+		}
+		out = append(out, keys...)
 	}
-	s.derived.put(origin, keys)
-	return keys, nil
+	return out, nil
 }
 
 // eventTime is the envelope's timestamp: when the event happened, the same
