@@ -136,7 +136,16 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	} else {
 		senders[notification.ChannelEmail] = mail
 	}
-	if hook, err := newWebhookSender(ctx, cfg, awsCfg, opts); err != nil {
+	// The store, when configured, keeps each webhook origin's key versions
+	// and, with a window, the delivered-once records.
+	var st *store.Store
+	if cfg.StoreTable != "" {
+		var err error
+		if st, err = store.New(dynamodb.NewFromConfig(awsCfg), store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow}); err != nil {
+			return nil, nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	if hook, err := newWebhookSender(ctx, cfg, awsCfg, opts, st); err != nil {
 		down[notification.ChannelWebhook] = err
 	} else {
 		senders[notification.ChannelWebhook] = hook
@@ -154,10 +163,6 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	}
 	var once processor.OnceStore
 	if cfg.DeliveredOnce() {
-		st, err := store.New(dynamodb.NewFromConfig(awsCfg), store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow})
-		if err != nil {
-			return nil, nil, fmt.Errorf("store: %w", err)
-		}
 		once = st
 	}
 	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
@@ -179,12 +184,12 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	return p, down, nil
 }
 
-func newWebhookSender(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions) (*webhook.Sender, error) {
+func newWebhookSender(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, opts DeliverOptions, st *store.Store) (*webhook.Sender, error) {
 	secrets, source, err := WebhookSecrets(ctx, cfg, awsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook signing secret: %w", err)
 	}
-	hook, err := webhook.NewSender(webhook.Config{
+	wcfg := webhook.Config{
 		Secrets:                   secrets,
 		Timeout:                   cfg.WebhookTimeout,
 		TLSClientConfig:           opts.WebhookTLS,
@@ -193,7 +198,11 @@ func newWebhookSender(ctx context.Context, cfg config.Deliver, awsCfg aws.Config
 		SecretScope:               cfg.WebhookSecretScope,
 		StopStatuses:              cfg.WebhookStopStatuses,
 		MaxInFlightPerDestination: cfg.WebhookMaxInFlightPerDestination,
-	})
+	}
+	if st != nil { // a nil *store.Store in the interface would not be nil
+		wcfg.KeyVersions = st
+	}
+	hook, err := webhook.NewSender(wcfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender (secrets from %s): %w", source, err)
 	}

@@ -1,0 +1,120 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+const origin = "https://hooks.example.com"
+
+// TestKeysWithoutItemAreVersionOne: an origin never rotated is at version
+// 1, with no previous version, and reading it writes nothing.
+func TestKeysWithoutItemAreVersionOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	k, err := b.s.Keys(context.Background(), origin)
+	require.NoError(t, err)
+	require.Equal(t, store.OriginKeys{Version: 1}, k)
+	require.Empty(t, b.srv.Items(table))
+}
+
+// TestRotateStartsTheNextVersion: each rotation moves one origin to its
+// next version, the previous one signing until now+grace; other origins
+// keep theirs. The item is the documented shape, with no time to live.
+func TestRotateStartsTheNextVersion(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	k, err := b.s.Rotate(ctx, origin, 24*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 2, k.Version)
+	require.True(t, k.PreviousUntil.Equal(b.now.Add(24*time.Hour)))
+	got, err := b.s.Keys(ctx, origin)
+	require.NoError(t, err)
+	require.Equal(t, k.Version, got.Version)
+	require.True(t, got.PreviousUntil.Equal(k.PreviousUntil))
+	require.True(t, got.UpdatedAt.Equal(b.now))
+
+	require.Equal(t, []map[string]any{{
+		"pk": map[string]any{"S": "origin#" + origin}, "sk": map[string]any{"S": "keys"},
+		"type": map[string]any{"S": "keys"}, "version": map[string]any{"N": "2"},
+		"previous_until": map[string]any{"N": "1796205600000"}, "updated_at": map[string]any{"N": "1796119200000"},
+	}}, b.srv.Items(table))
+
+	b.advance(time.Minute)
+	k, err = b.s.Rotate(ctx, origin, 0)
+	require.NoError(t, err)
+	require.Equal(t, 3, k.Version)
+	require.True(t, k.PreviousUntil.Equal(b.now), "no grace: the previous version stops now")
+
+	other, err := b.s.Keys(ctx, "https://other.example.com")
+	require.NoError(t, err)
+	require.Equal(t, 1, other.Version)
+
+	_, err = b.s.Rotate(ctx, origin, -time.Second)
+	require.ErrorContains(t, err, "negative")
+}
+
+// TestRotateAtOnceTakesEachVersionOnce: rotations of one origin at the
+// same moment never both take a version; one that loses the race changes
+// nothing and says so.
+func TestRotateAtOnceTakesEachVersionOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	var (
+		mu        sync.Mutex
+		versions  = map[int]bool{}
+		conflicts int
+		wg        sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			k, err := b.s.Rotate(context.Background(), origin, time.Hour)
+			mu.Lock()
+			defer mu.Unlock()
+			var ce *store.ConflictError
+			if err != nil {
+				require.ErrorAs(t, err, &ce)
+				conflicts++
+				return
+			}
+			require.False(t, versions[k.Version], "version %d taken twice", k.Version)
+			versions[k.Version] = true
+		})
+	}
+	wg.Wait()
+	k, err := b.s.Keys(context.Background(), origin)
+	require.NoError(t, err)
+	require.Equal(t, 1+len(versions), k.Version)
+	require.Equal(t, 8, len(versions)+conflicts)
+}
+
+// TestKeysReadFailure: a failed read is an *Error of its class, and
+// KeyVersions returns it as transient.
+func TestKeysReadFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	b.srv.Fail("GetItem", 1)
+	_, err := b.s.Keys(context.Background(), origin)
+	var se *store.Error
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, store.ClassUnavailable, se.Class())
+
+	b.srv.Fail("GetItem", 1)
+	_, err = b.s.KeyVersions(context.Background(), origin)
+	permanent, class, _ := delivery.Classify(err)
+	require.False(t, permanent)
+	require.Equal(t, store.ClassUnavailable, class)
+
+	b.srv.Fail("GetItem", 1)
+	_, err = b.s.Rotate(context.Background(), origin, time.Hour)
+	require.ErrorAs(t, err, &se)
+	require.Empty(t, b.srv.Items(table), "nothing written")
+}
