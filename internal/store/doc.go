@@ -1,6 +1,6 @@
 // Package store is herald's memory between invocations: one Amazon
 // DynamoDB table that the deliver function writes to deliver each
-// notification once.
+// notification once, and reads for each webhook origin's key versions.
 //
 // # The table
 //
@@ -11,6 +11,7 @@
 //
 //	item      pk                          sk          attributes
 //	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
+//	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
@@ -25,12 +26,22 @@
 //     item is kept for the delivered-once window, an abandoned lease for
 //     the window after its end.
 //
+// A keys item is a webhook origin's key versions (see [Store.Rotate]);
+// the origin is webhook.Origin's form:
+//   - version is the current key version, ≥ 2 (an origin without the item
+//     is at version 1, the key derived before versions existed);
+//   - previous_until is when version-1 stops signing, Unix milliseconds;
+//   - updated_at is the last rotation, Unix milliseconds.
+//
+// It has no expires_at: it holds for as long as the origin is used.
+//
 // DynamoDB deletes expired items within a few days of expires_at, not at
 // once, and the local stack's DynamoDB (moto) never does; so every read
 // and condition here treats an item past its expires_at as absent.
 //
-// The deliver function needs dynamodb:PutItem and dynamodb:DeleteItem on
-// the table, nothing else.
+// The deliver function needs dynamodb:PutItem, dynamodb:DeleteItem and
+// dynamodb:GetItem (keys items only, cached per origin) on the table,
+// nothing else; `herald secret rotate` writes keys items.
 //
 // See https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
 // and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html.
