@@ -51,8 +51,8 @@ func (e *ConflictError) Error() string {
 
 // Keys reads origin's key record with one GetItem (eventually consistent:
 // half the cost of a consistent read; a rotation reaches every reader
-// within about a second). An origin without an item, or with one that does
-// not read as a keys item, is at version 1. It returns an *Error when the
+// within about a second). An origin without an item, or with one whose
+// version is not a whole number ≥ 1, is at version 1. It returns an *Error when the
 // call fails.
 func (s *Store) Keys(ctx context.Context, origin string) (OriginKeys, error) {
 	return s.keys(ctx, origin, false)
@@ -72,7 +72,7 @@ func (s *Store) keys(ctx context.Context, origin string, consistent bool) (Origi
 
 func readKeys(item map[string]types.AttributeValue) OriginKeys {
 	v, ok := number(item, AttrVersion)
-	if !ok || v < 1 || text(item, AttrType) != typeKeys {
+	if !ok || v < 1 {
 		return OriginKeys{Version: 1}
 	}
 	k := OriginKeys{Version: int(v)}

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"strings"
@@ -242,4 +243,23 @@ func mustOrigin(t *testing.T, url string) string {
 	o, err := webhook.Origin(url)
 	require.NoError(t, err)
 	return o
+}
+
+// failingReader is a KeyVersionReader whose every read fails with an
+// error that names no delivery class: another reader than the store.
+type failingReader struct{}
+
+func (failingReader) KeyVersions(context.Context, string) (webhook.KeyVersions, error) {
+	return webhook.KeyVersions{}, errors.New("no keys today")
+}
+
+// TestKeyVersionsOtherReadFailure: a reader's failure without a class of
+// its own is transient, webhook_keys_unavailable, and nothing is sent.
+func TestKeyVersionsOtherReadFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t, status(http.StatusNoContent), func(c *webhook.Config) { c.KeyVersions = failingReader{} })
+	err := b.sender.Send(context.Background(), message(b.srv.URL))
+	requireOutcome(t, err, false, webhook.ClassKeysUnavailable)
+	require.ErrorContains(t, err, "no keys today")
+	require.Zero(t, b.hits.Load())
 }
