@@ -16,6 +16,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
@@ -220,3 +222,85 @@ func TestSecretDeriveReadsSecretsManager(t *testing.T) {
 
 // getenvOf is getenv over m.
 func getenvOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// TestSecretRotateUsage: rotate needs a URL with an origin, a grace that
+// is not negative, and a store table; each mistake is a usage error that
+// changes nothing.
+func TestSecretRotateUsage(t *testing.T) {
+	t.Parallel()
+	table := map[string]string{"HERALD_STORE_TABLE": "herald-store"}
+	for _, tc := range []struct {
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{table, []string{"secret", "rotate"}, "one URL"},
+		{table, []string{"secret", "rotate", "ftp://hooks.example.com/x"}, "https"},
+		{table, []string{"secret", "rotate", "--grace", "-1h", "https://hooks.example.com/x"}, "must not be negative"},
+		{table, []string{"secret", "rotate", "--grace", "soon", "https://hooks.example.com/x"}, "--grace"},
+		{nil, []string{"secret", "rotate", "https://hooks.example.com/x"}, "no store table"},
+	} {
+		r := heraldWith(t, tc.vars, tc.args...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+	}
+}
+
+// TestSecretDeriveJSONVersions: with a store table (here the DynamoDB
+// wire fake, through the SDK's endpoint variable) derive --json lists each
+// active key version of a rotated origin, newest first, with when the
+// previous one stops; rotate --json says the same.
+func TestSecretDeriveJSONVersions(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	vars := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_WEBHOOK_SECRET": deploySecretOld}
+	const url = "https://hooks.example.com/x"
+
+	r := heraldWith(t, vars, "--json", "secret", "rotate", "--grace", "2h", url)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	var rotated struct {
+		Origin        string
+		Version       int
+		PreviousUntil string `json:"previous_until"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rotated), r.stdout)
+	require.Equal(t, "https://hooks.example.com", rotated.Origin)
+	require.Equal(t, 2, rotated.Version)
+	until, err := time.Parse(time.RFC3339, rotated.PreviousUntil)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(2*time.Hour), until, time.Minute)
+
+	r = heraldWith(t, vars, "--json", "secret", "derive", url)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	var out struct {
+		Secrets  []string
+		Versions []struct {
+			Version int
+			Secrets []string
+			Until   string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	v2, err := webhook.DeriveSecretVersion(deploySecretOld, url, 2)
+	require.NoError(t, err)
+	v1, err := webhook.DeriveSecret(deploySecretOld, url)
+	require.NoError(t, err)
+	require.Equal(t, []string{v2, v1}, out.Secrets)
+	require.Len(t, out.Versions, 2)
+	require.Equal(t, 2, out.Versions[0].Version)
+	require.Empty(t, out.Versions[0].Until)
+	require.Equal(t, 1, out.Versions[1].Version)
+	require.Equal(t, rotated.PreviousUntil, out.Versions[1].Until)
+	require.Contains(t, r.stderr, "version 1 also signs until "+rotated.PreviousUntil)
+
+	// Another origin is untouched.
+	r = heraldWith(t, vars, "secret", "derive", "https://other.example.com/")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	other, err := webhook.DeriveSecret(deploySecretOld, "https://other.example.com/")
+	require.NoError(t, err)
+	require.Equal(t, other+"\n", r.stdout)
+}

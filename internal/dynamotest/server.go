@@ -93,6 +93,10 @@ func (s *Server) Client() *dynamodb.Client {
 	})
 }
 
+// URL is the server's endpoint, for clients built from the SDK's default
+// configuration (AWS_ENDPOINT_URL_DYNAMODB).
+func (s *Server) URL() string { return s.srv.URL }
+
 // AddTable creates a table keyed by the string attributes hash and (when
 // not empty) rng.
 func (s *Server) AddTable(name, hash, rng string) {
