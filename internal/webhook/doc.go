@@ -25,10 +25,12 @@
 //	webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">
 //
 // The HMAC key is, by default (Config.SecretScope ScopeDestination), the
-// key [DeriveSecret] derives with HKDF from the signing secret for the
-// URL's [Origin], so that no receiver holds a key another receiver accepts
-// ("Additional considerations" of the signature scheme); with ScopeShared,
-// the signing secret's key itself.
+// key [DeriveSecretVersion] derives with HKDF from the signing secret for
+// the URL's [Origin] and each of its active key versions (Config.KeyVersions;
+// version 1 without a rotation), so that no receiver holds a key another
+// receiver accepts ("Additional considerations" of the signature scheme)
+// and one receiver's key can be rotated alone; with ScopeShared, the
+// signing secret's key itself.
 //
 // plus the producer's own headers, which may not replace any of the above,
 // Host, Content-Length, Content-Encoding or a hop-by-hop header (RFC 9110
