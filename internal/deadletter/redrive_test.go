@@ -90,3 +90,25 @@ func TestRedriveSendsABodyOfTheOriginalSize(t *testing.T) {
 		require.Equal(t, tc.action, rep.Results[0].Action, "original %d bytes, body %d", tc.original, len(body))
 	}
 }
+
+// A send SQS refuses fails the letter, which stays in the dead-letter
+// queue, visible again; the others go on.
+func TestRedriveSendRefusedIsFailedAndKept(t *testing.T) {
+	t.Parallel()
+	w, client, _ := newSQSWire(t, dlqURL, 0, `{"version":1,"id":"a-1"}`, `{"version":1,"id":"a-2"}`)
+	ctx := context.Background()
+	letters, err := Scan(ctx, client, dlqURL, time.Minute)
+	require.NoError(t, err)
+	w.FailAction("SendMessage")
+	rep, err := Redrive(ctx, client, dlqURL, mainURL, letters, func(*Letter) bool { return true }, false)
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Failed)
+	require.Zero(t, rep.Sent)
+	for _, r := range rep.Results {
+		require.Equal(t, ActionFailed, r.Action)
+		require.Contains(t, r.Error, "send to "+mainURL)
+	}
+	visible, hidden := w.Counts(dlqURL)
+	require.Equal(t, 2, visible)
+	require.Zero(t, hidden)
+}
