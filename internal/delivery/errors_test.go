@@ -74,3 +74,10 @@ func TestIsASCII(t *testing.T) {
 		require.Equal(t, want, delivery.IsASCII(s), "%q", s)
 	}
 }
+
+// TestErrorTexts: both error types say their class before the cause.
+func TestErrorTexts(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "webhook_http_5xx: 503", delivery.Transient("webhook_http_5xx", errors.New("503")).Error())
+	require.Equal(t, "webhook_gone: 410", delivery.Permanent("webhook_gone", errors.New("410")).Error())
+}
