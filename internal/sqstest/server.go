@@ -541,10 +541,11 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 	sysNames := append(slices.Clone(in.MessageSystemAttributeNames), in.AttributeNames...)
 	now := s.now()
 	// A FIFO queue returns nothing of a message group while an earlier
-	// message of it is in flight.
+	// message of it is in flight (a FIFO message has no delay: one not
+	// visible has been received).
 	blocked := map[string]bool{}
 	for _, m := range q.msgs {
-		if m.group != "" && m.receiveCount > 0 && now.Before(m.visibleAt) {
+		if m.group != "" && now.Before(m.visibleAt) {
 			blocked[m.group] = true
 		}
 	}
@@ -561,9 +562,8 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 		if now.Before(m.visibleAt) || blocked[m.group] {
 			continue
 		}
-		s.seq++
-		m.handle = fmt.Sprintf("issued-%d-%s", s.seq, m.id)
 		m.receiveCount++
+		m.handle = fmt.Sprintf("issued-%d-%s", m.receiveCount, m.id) // new at each receive
 		m.receivedAt = now
 		m.visibleAt = now.Add(time.Duration(vt) * time.Second)
 		m.attrs["ApproximateReceiveCount"] = strconv.Itoa(m.receiveCount)

@@ -305,3 +305,90 @@ func TestOnSendAndCounts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"ApproximateNumberOfMessages": "3", "ApproximateNumberOfMessagesNotVisible": "1"}, out.Attributes)
 }
+
+// TestAcceptsTheEdges: what SQS allows at each limit passes, one past it
+// is refused.
+func TestAcceptsTheEdges(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		in   sqs.ReceiveMessageInput
+		want string
+	}{
+		{sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), WaitTimeSeconds: 20}, ""},
+		{sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), WaitTimeSeconds: -1}, "InvalidParameterValue"},
+		{sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 43200}, ""},
+		{sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: -1}, "InvalidParameterValue"},
+	} {
+		_, err := c.ReceiveMessage(ctx, &tc.in)
+		require.Equal(t, tc.want, code(err), "%+v", tc.in)
+	}
+	s.AddQueue(queueURL+"-zero", map[string]string{"VisibilityTimeout": "0"})
+	s.Put(queueURL+"-zero", "m", time.Now(), nil)
+	_, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL + "-zero")})
+	require.NoError(t, err, "a queue's visibility timeout of 0")
+
+	ten := eleven()
+	delete(ten, "a0")
+	bin := func(n int) map[string]types.MessageAttributeValue {
+		return map[string]types.MessageAttributeValue{"b": {DataType: aws.String("Binary"), BinaryValue: make([]byte, n)}}
+	}
+	for name, tc := range map[string]struct {
+		in   sqs.SendMessageInput
+		want string
+	}{
+		"ten attributes":           {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: ten}, ""},
+		"a string attribute":       {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: map[string]types.MessageAttributeValue{"a": {DataType: aws.String("String"), StringValue: aws.String("v")}}}, ""},
+		"binary fills it exactly":  {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1000)), MessageAttributes: bin(1024 - 1000 - len("b") - len("Binary"))}, ""},
+		"binary one byte too many": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1000)), MessageAttributes: bin(1024 - 1000 - len("b") - len("Binary") + 1)}, "InvalidParameterValue"},
+	} {
+		_, err := c.SendMessage(ctx, &tc.in)
+		require.Equal(t, tc.want, code(err), name)
+	}
+
+	// 12 hours from the receive exactly is allowed; a timeout of 0 too.
+	now := time.Unix(1_800_000_000, 0)
+	s.SetNow(func() time.Time { return now })
+	s.AddQueue(queueURL+"-12h", nil)
+	s.Put(queueURL+"-12h", "m", now, nil)
+	got, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL + "-12h"), VisibilityTimeout: 60})
+	require.NoError(t, err)
+	h := aws.ToString(got.Messages[0].ReceiptHandle)
+	now = now.Add(30 * time.Second)
+	out, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(queueURL + "-12h"), Entries: []types.ChangeMessageVisibilityBatchRequestEntry{
+		{Id: aws.String("edge"), ReceiptHandle: aws.String(h), VisibilityTimeout: 43200 - 30},
+		{Id: aws.String("zero"), ReceiptHandle: aws.String("made-by-hand"), VisibilityTimeout: 0},
+	}})
+	require.NoError(t, err)
+	require.Empty(t, out.Failed, "12 h after the receive exactly, and a timeout of 0")
+}
+
+// TestQueueAndMessageAttributes: a queue's ARN ends in its name; a FIFO
+// message carries its MessageGroupId, a standard one none; a refusal says
+// who is at fault as SQS does (Sender below 500, Receiver from 500).
+func TestQueueAndMessageAttributes(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(fifoURL), AttributeNames: []types.QueueAttributeName{"QueueArn"}})
+	require.NoError(t, err)
+	require.Equal(t, "arn:aws:sqs:us-east-1:123456789012:q.fifo", attrs.Attributes["QueueArn"])
+
+	s.PutInGroup(fifoURL, "g-1", "f", time.Now(), nil)
+	s.Put(queueURL, "s", time.Now(), nil)
+	for url, want := range map[string]string{fifoURL: "g-1", queueURL: ""} {
+		got, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}})
+		require.NoError(t, err)
+		require.Equal(t, want, got.Messages[0].Attributes["MessageGroupId"], url)
+	}
+
+	var ae smithy.APIError
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("")})
+	require.True(t, errors.As(err, &ae))
+	require.Equal(t, smithy.FaultClient, ae.ErrorFault())
+	s.FailAction("SendMessage")
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x")})
+	require.True(t, errors.As(err, &ae))
+	require.Equal(t, smithy.FaultServer, ae.ErrorFault())
+}
