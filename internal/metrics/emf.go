@@ -148,7 +148,10 @@ func Attrs(es ...Entry) []slog.Attr {
 		if len(defs) == 0 {
 			continue
 		}
-		present := make([]string, 0, len(e.Dimensions))
+		// present and one backing array for the sets: this runs once per
+		// batch line, and its allocations were most of the line's.
+		var presentBuf [8]string
+		present := presentBuf[:0]
 		for _, d := range e.Dimensions {
 			if d.Value == "" || slices.Contains(present, d.Name) {
 				continue
@@ -162,20 +165,26 @@ func Attrs(es ...Entry) []slog.Attr {
 		if sets == nil {
 			sets = [][]string{present}
 		}
+		names := 0
+		for _, s := range sets {
+			names += len(s)
+		}
+		flat := make([]string, 0, names)
 		dims := make([][]string, 0, len(sets))
 	sets:
 		for _, s := range sets {
-			set := make([]string, 0, len(s))
+			start := len(flat)
 			for _, name := range s {
 				if !slices.Contains(present, name) {
+					flat = flat[:start]
 					continue sets
 				}
-				if !slices.Contains(set, name) && len(set) < MaxDimensionsPerSet {
-					set = append(set, name)
+				if !slices.Contains(flat[start:], name) && len(flat)-start < MaxDimensionsPerSet {
+					flat = append(flat, name)
 				}
 			}
-			if len(set) > 0 {
-				dims = append(dims, set)
+			if len(flat) > start {
+				dims = append(dims, flat[start:len(flat):len(flat)])
 			}
 		}
 		if len(dims) == 0 {
@@ -198,6 +207,9 @@ func Attrs(es ...Entry) []slog.Attr {
 func value(m Metric) (slog.Attr, bool) {
 	if m.Values == nil {
 		return slog.Float64(m.Name, m.Value), isFinite(m.Value)
+	}
+	if len(m.Values) <= MaxValuesPerMetric && !slices.ContainsFunc(m.Values, func(v float64) bool { return !isFinite(v) }) {
+		return slog.Any(m.Name, m.Values), len(m.Values) > 0 // as it is: no copy
 	}
 	vs := make([]float64, 0, min(len(m.Values), MaxValuesPerMetric))
 	for _, v := range m.Values {
