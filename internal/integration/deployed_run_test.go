@@ -276,8 +276,8 @@ func (r *deployedRun) held(t *testing.T, queueURL string) int {
 
 // mixedBatch sends two emails and a webhook to a receiver that is down
 // while the event source mapping is disabled, then enables it: LocalStack's
-// poller finds all three and hands them to the function in one batch (sent
-// while it polls, they may straddle the end of a batching window). The
+// poller finds them and hands them to the function in one batch or, when a
+// receive answers with fewer messages than the queue holds, in two. The
 // partial batch response names only the webhook, so the
 // poller deletes the emails (each delivered once, never received again)
 // while the webhook comes back after herald's backoff (1 s, then 2 s: the
@@ -319,9 +319,17 @@ func (r *deployedRun) mixedBatch(t *testing.T) {
 			}
 		}
 	}
+	// SQS may answer a receive with fewer messages than it holds, so the
+	// poller can split the three; at least one email shared the webhook's
+	// failing batch, and was deleted while the webhook came back.
 	got := jsonLines(first, "notification")
-	require.Equal(t, []string{"delivered"}, outcomesOf(got, mail1), "LocalStack's poller gave the function the batch as sent; invocation: %v", first)
-	require.Equal(t, []string{"delivered"}, outcomesOf(got, mail2), "LocalStack's poller gave the function the batch as sent; invocation: %v", first)
+	sharing := len(outcomesOf(got, mail1)) + len(outcomesOf(got, mail2))
+	require.Positive(t, sharing, "an email in the batch of the webhook's first receive; invocation: %v", first)
+	for _, id := range []string{mail1, mail2} {
+		if o := outcomesOf(got, id); o != nil {
+			require.Equal(t, []string{"delivered"}, o, "invocation: %v", first)
+		}
+	}
 
 	// Each attempt came back after the backoff herald set as the message's
 	// visibility timeout, 1 s then 2 s: within the minute waited above, where
