@@ -19,15 +19,31 @@ Interface: localstack.services.plugins.aws_provider (LocalStack 2026.3); plugin
 namespace "localstack.aws.provider", name "dynamodb:moto".
 """
 
-from localstack.services.plugins import Service, aws_provider
+from binascii import crc32
+
+from localstack.services.plugins import Service, ServiceLifecycleHook, aws_provider
+
+
+def _crc32_of_body(chain, context, response) -> None:
+    """Sets x-amz-crc32 to the CRC32 of the body the client receives.
+
+    moto computes the header over its own body, which LocalStack's gateway then
+    serializes again; the AWS SDKs check the header against what they read
+    (DynamoDB's response checksum) and log a warning on every mismatch.
+    """
+    response.headers["x-amz-crc32"] = str(crc32(response.data) & 0xFFFFFFFF)
 
 
 @aws_provider(api="dynamodb", name="moto")
 def dynamodb_moto() -> Service:
+    from localstack.aws import handlers
     from localstack.aws.api.dynamodb import DynamodbApi
     from localstack.services.moto import MotoFallbackDispatcher
 
-    class MotoDynamoDBProvider(DynamodbApi):
+    class MotoDynamoDBProvider(DynamodbApi, ServiceLifecycleHook):
         """Every operation is the API's unimplemented stub: moto answers it."""
+
+        def on_after_init(self):
+            handlers.modify_service_response.append("dynamodb", _crc32_of_body)
 
     return Service.for_provider(MotoDynamoDBProvider(), dispatch_table_factory=MotoFallbackDispatcher)
