@@ -1,7 +1,6 @@
 package feedback_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,38 +8,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/feedback"
+	"github.com/heraldhq/herald/internal/templatetest"
 )
-
-// child returns the value of key in mapping node n, or nil.
-func child(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func path(n *yaml.Node, keys ...string) *yaml.Node {
-	for _, k := range keys {
-		n = child(n, k)
-	}
-	return n
-}
-
-func scalars(t *testing.T, n *yaml.Node) []string {
-	t.Helper()
-	require.NotNil(t, n)
-	require.Equal(t, yaml.SequenceNode, n.Kind)
-	var out []string
-	for _, c := range n.Content {
-		out = append(out, c.Value)
-	}
-	return out
-}
 
 // TestTemplateAgreesWithEventTypes: the configuration set's event
 // destination publishes, and FeedbackFunction's rule matches, exactly the
@@ -48,11 +17,8 @@ func scalars(t *testing.T, n *yaml.Node) []string {
 // id tag.
 func TestTemplateAgreesWithEventTypes(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../template.yaml")
-	require.NoError(t, err)
-	var doc yaml.Node
-	require.NoError(t, yaml.Unmarshal(raw, &doc))
-	resources := path(doc.Content[0], "Resources")
+	root := templatetest.Root(t)
+	resources := templatetest.Path(root, "Resources")
 
 	var matching, detailTypes []string
 	for _, k := range feedback.EventTypes {
@@ -60,12 +26,12 @@ func TestTemplateAgreesWithEventTypes(t *testing.T) {
 		detailTypes = append(detailTypes, k.DetailType)
 	}
 	require.ElementsMatch(t, matching,
-		scalars(t, path(resources, "EmailEventDestination", "Properties", "EventDestination", "MatchingEventTypes")))
+		templatetest.Scalars(t, templatetest.Path(resources, "EmailEventDestination", "Properties", "EventDestination", "MatchingEventTypes")))
 
-	pattern := path(resources, "FeedbackFunction", "Properties", "Events", "EmailEvents", "Properties", "Pattern")
-	require.Equal(t, []string{feedback.SourceSES}, scalars(t, child(pattern, "source")))
-	require.ElementsMatch(t, detailTypes, scalars(t, child(pattern, "detail-type")))
-	require.NotNil(t, path(pattern, "detail", "mail", "tags", email.IDTag), "the rule matches herald's id tag")
+	pattern := templatetest.Path(resources, "FeedbackFunction", "Properties", "Events", "EmailEvents", "Properties", "Pattern")
+	require.Equal(t, []string{feedback.SourceSES}, templatetest.Scalars(t, templatetest.Child(pattern, "source")))
+	require.ElementsMatch(t, detailTypes, templatetest.Scalars(t, templatetest.Child(pattern, "detail-type")))
+	require.NotNil(t, templatetest.Path(pattern, "detail", "mail", "tags", email.IDTag), "the rule matches herald's id tag")
 }
 
 // TestTemplateSendsThroughHeraldsConfigurationSet: without
@@ -74,19 +40,16 @@ func TestTemplateAgreesWithEventTypes(t *testing.T) {
 // suppression of bounces and complaints, and its role may send through it.
 func TestTemplateSendsThroughHeraldsConfigurationSet(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../template.yaml")
-	require.NoError(t, err)
-	var doc yaml.Node
-	require.NoError(t, yaml.Unmarshal(raw, &doc))
-	resources := path(doc.Content[0], "Resources")
+	root := templatetest.Root(t)
+	resources := templatetest.Path(root, "Resources")
 
-	env := path(resources, "DeliverFunction", "Properties", "Environment", "Variables", "HERALD_EMAIL_CONFIGURATION_SET")
+	env := templatetest.Path(resources, "DeliverFunction", "Properties", "Environment", "Variables", "HERALD_EMAIL_CONFIGURATION_SET")
 	require.NotNil(t, env)
 	require.Equal(t, "!If", env.Tag)
-	require.Equal(t, []string{"CreateConfigurationSet", "EmailConfigurationSet", "ConfigurationSetName"}, scalars(t, env))
+	require.Equal(t, []string{"CreateConfigurationSet", "EmailConfigurationSet", "ConfigurationSetName"}, templatetest.Scalars(t, env))
 	require.Equal(t, []string{"BOUNCE", "COMPLAINT"},
-		scalars(t, path(resources, "EmailConfigurationSet", "Properties", "SuppressionOptions", "SuppressedReasons")))
-	require.Contains(t, string(raw), ":configuration-set/${EmailConfigurationSet}", "ses:SendEmail on the stack's set")
+		templatetest.Scalars(t, templatetest.Path(resources, "EmailConfigurationSet", "Properties", "SuppressionOptions", "SuppressedReasons")))
+	require.Contains(t, string(templatetest.Raw(t)), ":configuration-set/${EmailConfigurationSet}", "ses:SendEmail on the stack's set")
 }
 
 // TestTemplateKeepsEventsTheFunctionDidNotLog: an SES event that EventBridge
@@ -96,13 +59,10 @@ func TestTemplateSendsThroughHeraldsConfigurationSet(t *testing.T) {
 // function's role may write to, and an alarm watches.
 func TestTemplateKeepsEventsTheFunctionDidNotLog(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../template.yaml")
-	require.NoError(t, err)
-	var doc yaml.Node
-	require.NoError(t, yaml.Unmarshal(raw, &doc))
-	resources := path(doc.Content[0], "Resources")
+	root := templatetest.Root(t)
+	resources := templatetest.Path(root, "Resources")
 	const queue = "FeedbackDeadLetterQueue"
-	require.Equal(t, "AWS::SQS::Queue", path(resources, queue, "Type").Value)
+	require.Equal(t, "AWS::SQS::Queue", templatetest.Path(resources, queue, "Type").Value)
 	queueArn := func(n *yaml.Node) {
 		t.Helper()
 		require.NotNil(t, n)
@@ -110,42 +70,42 @@ func TestTemplateKeepsEventsTheFunctionDidNotLog(t *testing.T) {
 		require.Equal(t, queue+".Arn", n.Value)
 	}
 
-	rule := path(resources, "FeedbackFunction", "Properties", "Events", "EmailEvents", "Properties")
-	queueArn(path(rule, "DeadLetterConfig", "Arn"))
-	retries := path(rule, "RetryPolicy", "MaximumRetryAttempts")
+	rule := templatetest.Path(resources, "FeedbackFunction", "Properties", "Events", "EmailEvents", "Properties")
+	queueArn(templatetest.Path(rule, "DeadLetterConfig", "Arn"))
+	retries := templatetest.Path(rule, "RetryPolicy", "MaximumRetryAttempts")
 	require.NotNil(t, retries, "the rule's target has a retry policy")
 	require.NotEqual(t, "0", retries.Value)
-	require.NotNil(t, path(rule, "RetryPolicy", "MaximumEventAgeInSeconds"))
+	require.NotNil(t, templatetest.Path(rule, "RetryPolicy", "MaximumEventAgeInSeconds"))
 
-	fn := path(resources, "FeedbackFunction", "Properties")
-	require.Equal(t, "SQS", path(fn, "DeadLetterQueue", "Type").Value)
-	queueArn(path(fn, "DeadLetterQueue", "TargetArn"))
+	fn := templatetest.Path(resources, "FeedbackFunction", "Properties")
+	require.Equal(t, "SQS", templatetest.Path(fn, "DeadLetterQueue", "Type").Value)
+	queueArn(templatetest.Path(fn, "DeadLetterQueue", "TargetArn"))
 
 	var policyOK bool
-	for _, st := range path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement").Content {
-		if path(st, "Principal", "Service").Value == "events.amazonaws.com" && child(st, "Action").Value == "sqs:SendMessage" {
-			queueArn(child(st, "Resource"))
-			require.Equal(t, "AWS::AccountId", path(st, "Condition", "StringEquals", "aws:SourceAccount").Value, "for this account's rules only")
-			require.Contains(t, path(st, "Condition", "ArnLike", "aws:SourceArn").Value, ":events:${AWS::Region}:${AWS::AccountId}:rule/")
+	for _, st := range templatetest.Path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement").Content {
+		if templatetest.Path(st, "Principal", "Service").Value == "events.amazonaws.com" && templatetest.Child(st, "Action").Value == "sqs:SendMessage" {
+			queueArn(templatetest.Child(st, "Resource"))
+			require.Equal(t, "AWS::AccountId", templatetest.Path(st, "Condition", "StringEquals", "aws:SourceAccount").Value, "for this account's rules only")
+			require.Contains(t, templatetest.Path(st, "Condition", "ArnLike", "aws:SourceArn").Value, ":events:${AWS::Region}:${AWS::AccountId}:rule/")
 			policyOK = true
 		}
 	}
 	require.True(t, policyOK, "the queue policy lets EventBridge send")
-	require.Equal(t, queue, path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "Queues").Content[0].Value)
+	require.Equal(t, queue, templatetest.Path(resources, "FeedbackDeadLetterQueuePolicy", "Properties", "Queues").Content[0].Value)
 
 	var roleOK bool
-	for _, pol := range path(resources, "FeedbackFunctionRole", "Properties", "Policies").Content {
-		for _, st := range path(pol, "PolicyDocument", "Statement").Content {
-			if child(st, "Action").Value == "sqs:SendMessage" {
-				queueArn(child(st, "Resource"))
+	for _, pol := range templatetest.Path(resources, "FeedbackFunctionRole", "Properties", "Policies").Content {
+		for _, st := range templatetest.Path(pol, "PolicyDocument", "Statement").Content {
+			if templatetest.Child(st, "Action").Value == "sqs:SendMessage" {
+				queueArn(templatetest.Child(st, "Resource"))
 				roleOK = true
 			}
 		}
 	}
 	require.True(t, roleOK, "the function's role may write its failed invocations")
 
-	alarm := path(resources, "FeedbackDeadLettersAlarm", "Properties")
-	require.Equal(t, "ApproximateNumberOfMessagesVisible", child(alarm, "MetricName").Value)
-	require.Equal(t, queue+".QueueName", path(alarm, "Dimensions").Content[0].Content[3].Value)
-	require.Equal(t, "1", child(alarm, "Threshold").Value)
+	alarm := templatetest.Path(resources, "FeedbackDeadLettersAlarm", "Properties")
+	require.Equal(t, "ApproximateNumberOfMessagesVisible", templatetest.Child(alarm, "MetricName").Value)
+	require.Equal(t, queue+".QueueName", templatetest.Path(alarm, "Dimensions").Content[0].Content[3].Value)
+	require.Equal(t, "1", templatetest.Child(alarm, "Threshold").Value)
 }
