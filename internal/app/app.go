@@ -161,22 +161,31 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	} else {
 		senders[notification.ChannelChat] = chatSender
 	}
-	var once processor.OnceStore
-	if cfg.DeliveredOnce() {
+	var (
+		once   processor.OnceStore
+		health processor.HealthStore
+	)
+	if st != nil && cfg.DeliveredOnce() {
 		once = st
 	}
+	if st != nil && cfg.Circuit() {
+		health = st
+	}
 	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
-		QueueURL:           cfg.QueueURL,
-		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
-		Queues:             cfg.Queues,
-		MaxReceiveCount:    cfg.MaxReceiveCount,
-		Backoff:            cfg.Backoff(),
-		Concurrency:        cfg.Concurrency,
-		Senders:            senders,
-		Pauser:             opts.Pauser,
-		Once:               once,
-		SendOnStoreError:   cfg.SendOnStoreError,
-		Logger:             logger,
+		QueueURL:             cfg.QueueURL,
+		DeadLetterQueueURL:   cfg.DeadLetterQueueURL,
+		Queues:               cfg.Queues,
+		MaxReceiveCount:      cfg.MaxReceiveCount,
+		Backoff:              cfg.Backoff(),
+		Concurrency:          cfg.Concurrency,
+		Senders:              senders,
+		Pauser:               opts.Pauser,
+		Once:                 once,
+		SendOnStoreError:     cfg.SendOnStoreError,
+		Health:               health,
+		CircuitThreshold:     cfg.CircuitThreshold,
+		CircuitProbeInterval: cfg.CircuitProbeInterval,
+		Logger:               logger,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -272,6 +272,11 @@ var commonReasons = []string{
 	"timeout", "dns", "connection", "tls", "network",
 }
 
+// originDownReasons are the common reasons that say the service's origin is
+// down, not that one message was refused (delivery.NewOriginDownClass).
+// rate_limited is not among them: herald's own pacer writes it too.
+var originDownReasons = []string{"http_408", "http_5xx", "timeout", "dns", "connection", "tls", "network"}
+
 func init() {
 	// Every class a service can write, declared once (delivery.NewClass):
 	// "slack_no_service", "discord_rate_limited", "teams_timeout" …
@@ -287,7 +292,11 @@ func init() {
 		}
 		svc.classes = map[string]delivery.Class{}
 		for _, r := range reasons {
-			svc.classes[r] = delivery.NewClass(string(svc.name) + "_" + r)
+			declare := delivery.NewClass
+			if slices.Contains(originDownReasons, r) {
+				declare = delivery.NewOriginDownClass
+			}
+			svc.classes[r] = declare(string(svc.name) + "_" + r)
 		}
 	}
 }

@@ -163,6 +163,16 @@ type Deliver struct {
 	// later (HERALD_ON_STORE_ERROR, "retry" or "send"; docs/reliability.md).
 	// Defaults to retry: nothing is sent that might have been sent.
 	SendOnStoreError bool
+	// CircuitThreshold is how many consecutive failures that say a webhook
+	// or chat origin is down (5xx, 408, 429, timeout, DNS, connection,
+	// TLS) open its circuit (HERALD_CIRCUIT_THRESHOLD, 0–1000; needs
+	// HERALD_STORE_TABLE). 0 turns the circuit off. Defaults to
+	// processor.DefaultCircuitThreshold (10; docs/configuration.md).
+	CircuitThreshold int
+	// CircuitProbeInterval is how long after an open circuit's last
+	// failure one probe is let through
+	// (HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS, 1–43200). Defaults to 60 s.
+	CircuitProbeInterval time.Duration
 }
 
 // Store values of HERALD_ON_STORE_ERROR.
@@ -178,6 +188,10 @@ const maxDeliveredOnceWindowSeconds = 14 * 24 * 3600
 // DeliveredOnce reports whether the deliver function delivers each
 // notification once: a table is named and the window is not 0.
 func (d Deliver) DeliveredOnce() bool { return d.StoreTable != "" && d.DeliveredOnceWindow > 0 }
+
+// Circuit reports whether the deliver function keeps origin health and
+// opens circuits: a table is named and the threshold is not 0.
+func (d Deliver) Circuit() bool { return d.StoreTable != "" && d.CircuitThreshold > 0 }
 
 // Backoff returns the retry schedule the settings describe.
 func (d Deliver) Backoff() backoff.Policy {
@@ -230,6 +244,9 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		DeliveredOnceWindow: time.Duration(r.integer("HERALD_DELIVERED_ONCE_WINDOW_SECONDS",
 			int(store.DefaultWindow/time.Second), 0, maxDeliveredOnceWindowSeconds)) * time.Second,
 		SendOnStoreError: r.oneOf("HERALD_ON_STORE_ERROR", OnStoreErrorRetry, OnStoreErrorRetry, OnStoreErrorSend) == OnStoreErrorSend,
+		CircuitThreshold: r.integer("HERALD_CIRCUIT_THRESHOLD", processor.DefaultCircuitThreshold, 0, 1000),
+		CircuitProbeInterval: time.Duration(r.integer("HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS",
+			int(processor.DefaultCircuitProbeInterval/time.Second), 1, 43200)) * time.Second,
 	}
 	switch {
 	case d.QueueURL == "" && len(d.Queues) == 0:

@@ -44,3 +44,30 @@ func Classes() []Class {
 	slices.Sort(out)
 	return out
 }
+
+// originDown is every class declared with NewOriginDownClass.
+var originDown = struct {
+	sync.Mutex
+	set map[Class]bool
+}{set: map[Class]bool{}}
+
+// NewOriginDownClass declares, as NewClass does, a class of transient
+// failure that says the destination's origin (scheme, host, port) is down
+// rather than that one notification was refused: no response (timeout,
+// DNS, connection, TLS), a 5xx, a 408 or a 429. Consecutive failures of
+// these classes open the origin's circuit (docs/operations.md,
+// "Destination states"); any other failure leaves it as it is.
+func NewOriginDownClass(name string) Class {
+	c := NewClass(name)
+	originDown.Lock()
+	defer originDown.Unlock()
+	originDown.set[c] = true
+	return c
+}
+
+// OriginDown reports whether c was declared with NewOriginDownClass.
+func OriginDown(c Class) bool {
+	originDown.Lock()
+	defer originDown.Unlock()
+	return originDown.set[c]
+}

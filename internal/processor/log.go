@@ -147,7 +147,7 @@ func channelOf(r *record) string {
 // records the event source mapping passed, and Paused 0 (this function
 // delivers: the paused alarm, which keeps its state while no data comes,
 // returns to OK with the first batch after a resume), and with a store
-// (Config.Once) StoreErrors, the records whose call to it failed, by
+// (Config.Once or Config.Health) StoreErrors, the records whose call to it failed, by
 // function; without one they get an INFO line of their own.
 func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	now := p.cfg.Now()
@@ -159,7 +159,7 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	}
 	batch := PausedMetric(now, queueChannel, false)
 	batch.Metrics = append([]metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))}}, batch.Metrics...)
-	if p.cfg.Once != nil {
+	if p.cfg.Once != nil || p.cfg.Health != nil {
 		n := 0
 		for _, r := range recs {
 			if r.storeErr != nil {

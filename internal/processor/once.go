@@ -38,6 +38,15 @@ const MaxLease = 15 * time.Minute
 // execution environments that differ by a little.
 const leaseMargin = time.Second
 
+// leaseUntil is when a lease taken in the invocation ctx ends: its
+// deadline plus leaseMargin, or MaxLease from now without one.
+func (p *Processor) leaseUntil(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.Add(leaseMargin)
+	}
+	return p.cfg.Now().Add(MaxLease)
+}
+
 // claim asks the store, when there is one, whether r may be sent. It
 // returns the lease to settle after the send, and whether to send: a copy
 // of a delivered notification is settled as Duplicate, a copy whose lease
@@ -49,11 +58,7 @@ func (p *Processor) claim(ctx, deliverCtx context.Context, r *record) (*store.Le
 		return nil, true
 	}
 	now := p.cfg.Now()
-	until := now.Add(MaxLease)
-	if d, ok := ctx.Deadline(); ok {
-		until = d.Add(leaseMargin)
-	}
-	l, err := p.cfg.Once.Claim(deliverCtx, string(r.n.Channel), r.n.ID, until)
+	l, err := p.cfg.Once.Claim(deliverCtx, string(r.n.Channel), r.n.ID, p.leaseUntil(ctx))
 	var (
 		done *store.DeliveredError
 		held *store.HeldError

@@ -83,6 +83,20 @@ type Config struct {
 	// take (it failed or throttled) without one, instead of retrying it
 	// later. Defaults to false: nothing is sent that might have been sent.
 	SendOnStoreError bool
+	// Health, when set, keeps each webhook and chat origin's health and
+	// opens its circuit after CircuitThreshold consecutive failures that
+	// say the origin is down (delivery.OriginDown): its records are then
+	// held back, one probe at a time let through (HealthStore). Defaults
+	// to nil: every record is sent.
+	Health HealthStore
+	// CircuitThreshold is the number of consecutive origin-down failures
+	// that open an origin's circuit; 0 turns the circuit off. Defaults to
+	// 0; the deliver function's default is [DefaultCircuitThreshold].
+	CircuitThreshold int
+	// CircuitProbeInterval is how long after an open circuit's last
+	// failure its next probe is let through. Defaults to
+	// [DefaultCircuitProbeInterval].
+	CircuitProbeInterval time.Duration
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -98,9 +112,10 @@ type Pauser interface {
 
 // Processor handles SQS batches. It is safe for concurrent use.
 type Processor struct {
-	q      QueueAPI
-	cfg    Config
-	queues []Queue
+	q       QueueAPI
+	cfg     Config
+	queues  []Queue
+	origins origins
 }
 
 // New returns a Processor that calls q for visibility changes and
@@ -130,6 +145,12 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	}
 	if cfg.Reserve <= 0 {
 		cfg.Reserve = 2 * time.Second
+	}
+	if cfg.CircuitThreshold < 0 {
+		return nil, fmt.Errorf("processor: CircuitThreshold %d: must be at least 0", cfg.CircuitThreshold)
+	}
+	if cfg.CircuitProbeInterval <= 0 {
+		cfg.CircuitProbeInterval = DefaultCircuitProbeInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -481,8 +502,13 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}
+	circuit, pass := p.passCircuit(ctx, deliverCtx, r, p.leaseUntil(ctx))
+	if !pass {
+		return
+	}
 	lease, send := p.claim(ctx, deliverCtx, r)
 	if !send {
+		p.reportCircuit(ctx, r, circuit, errNotSent)
 		return
 	}
 	start := p.cfg.Now()
@@ -490,12 +516,17 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 	r.settledAt = p.cfg.Now()
 	r.sendTime = r.settledAt.Sub(start)
 	p.settle(ctx, r, lease, err == nil)
+	p.reportCircuit(ctx, r, circuit, err)
 	if err == nil {
 		r.outcome = Delivered
 		return
 	}
 	p.fail(ctx, r, err)
 }
+
+// errNotSent is reported to the circuit for a record that passed it but
+// was not sent: it changes nothing but gives a probe lease back.
+var errNotSent = errors.New("not sent")
 
 // ClassPanic is the class of a delivery that panicked: a bug, retried like
 // any unforeseen failure so that the rest of the batch is unharmed.

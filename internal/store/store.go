@@ -34,7 +34,8 @@ const (
 	AttrOwner      = "owner"
 	AttrLeaseUntil = "lease_until"
 	AttrUpdatedAt  = "updated_at"
-	// AttrVersion is a keys item's current key version, ≥ 1.
+	// AttrVersion is a keys item's current key version, ≥ 1, and a health
+	// item's number of writes.
 	AttrVersion = "version"
 	// AttrPreviousUntil is when a keys item's previous version stops
 	// signing, Unix milliseconds.

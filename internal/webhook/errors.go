@@ -24,21 +24,22 @@ import (
 )
 
 // Classes of the webhook channel's failures (see the package documentation
-// for which is permanent).
+// for which is permanent). Those declared with delivery.NewOriginDownClass
+// count toward opening the origin's circuit.
 var (
-	ClassHTTP408        = delivery.NewClass("webhook_http_408")
+	ClassHTTP408        = delivery.NewOriginDownClass("webhook_http_408")
 	ClassHTTP425        = delivery.NewClass("webhook_http_425")
-	ClassHTTP429        = delivery.NewClass("webhook_http_429")
-	ClassHTTP5xx        = delivery.NewClass("webhook_http_5xx")
+	ClassHTTP429        = delivery.NewOriginDownClass("webhook_http_429")
+	ClassHTTP5xx        = delivery.NewOriginDownClass("webhook_http_5xx")
 	ClassHTTP4xx        = delivery.NewClass("webhook_http_4xx")
 	ClassHTTPOther      = delivery.NewClass("webhook_http_other")
 	ClassGone           = delivery.NewClass("webhook_gone")
 	ClassRedirect       = delivery.NewClass("webhook_redirect")
-	ClassTimeout        = delivery.NewClass("webhook_timeout")
-	ClassDNS            = delivery.NewClass("webhook_dns")
-	ClassConnection     = delivery.NewClass("webhook_connection")
-	ClassTLS            = delivery.NewClass("webhook_tls")
-	ClassNetwork        = delivery.NewClass("webhook_network")
+	ClassTimeout        = delivery.NewOriginDownClass("webhook_timeout")
+	ClassDNS            = delivery.NewOriginDownClass("webhook_dns")
+	ClassConnection     = delivery.NewOriginDownClass("webhook_connection")
+	ClassTLS            = delivery.NewOriginDownClass("webhook_tls")
+	ClassNetwork        = delivery.NewOriginDownClass("webhook_network")
 	ClassInvalidURL     = delivery.NewClass("webhook_invalid_url")
 	ClassReservedHeader = delivery.NewClass("webhook_reserved_header")
 	// ClassStopStatus: the receiver answered a status the operator named in

@@ -1,0 +1,215 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// HealthStore keeps each destination origin's health, shared by every
+// execution environment (package store).
+type HealthStore interface {
+	// Health reads the origin's health; a *store.Error when the store failed.
+	Health(ctx context.Context, origin string) (store.Health, error)
+	// UpdateHealth writes change applied to h unless another writer came
+	// first (then to what it left); false when change wrote nothing.
+	UpdateHealth(ctx context.Context, h store.Health, change func(*store.Health) bool) (store.Health, bool, error)
+}
+
+var _ HealthStore = (*store.Store)(nil)
+
+// Circuit defaults (docs/configuration.md says why).
+const (
+	DefaultCircuitThreshold     = 10
+	DefaultCircuitProbeInterval = time.Minute
+)
+
+// healthCacheTTL is how long an execution environment trusts its copy of
+// an origin's health before reading the store again: a batch reads each
+// origin once, and another environment's opening or closing is seen
+// within it.
+const healthCacheTTL = 5 * time.Second
+
+// successWriteInterval is how often a healthy origin's last success is
+// written: a delivery to an origin with no failures writes only when the
+// stored last success is older than this.
+const successWriteInterval = time.Minute
+
+// ClassCircuitOpen is the class of a record not sent because its origin's
+// circuit is open: it is retried at the next probe time or after its
+// backoff delay, whichever is later.
+var ClassCircuitOpen = delivery.NewClass("destination_circuit_open")
+
+// origins is an execution environment's copy of origin health, one entry
+// per origin, each with its own lock: the records of one origin wait for
+// one read or write of it, never for another origin's.
+type origins struct {
+	mu sync.Mutex
+	m  map[string]*originEntry
+}
+
+type originEntry struct {
+	mu     sync.Mutex
+	h      store.Health
+	readAt time.Time // zero until read
+}
+
+func (o *origins) entry(origin string) *originEntry {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]*originEntry{}
+	}
+	e, ok := o.m[origin]
+	if !ok {
+		e = &originEntry{h: store.Health{Origin: origin}}
+		o.m[origin] = e
+	}
+	return e
+}
+
+// ticket is a record's pass through its origin's circuit, to report the
+// send's result with.
+type ticket struct {
+	e     *originEntry
+	probe bool // it holds the probe lease
+	owner string
+}
+
+// open reports whether h's circuit is open.
+func (p *Processor) open(h store.Health) bool {
+	return h.Failures >= p.cfg.CircuitThreshold
+}
+
+// nextProbe is when an open circuit lets its next probe through: a probe
+// interval after the last failure, and not before a probe lease ends.
+func (p *Processor) nextProbe(h store.Health) time.Time {
+	at := h.LastFailure.Add(p.cfg.CircuitProbeInterval)
+	if h.ProbeUntil.After(at) {
+		at = h.ProbeUntil
+	}
+	return at
+}
+
+// passCircuit decides, when there is a health store, whether r may be sent
+// to its origin. A closed circuit sends it; an open one lets one probe
+// through at a time, from the probe time on, holding a lease until until,
+// and settles every other record as a transient ClassCircuitOpen failure:
+// retried after its backoff delay or at the probe time, whichever is later,
+// so its receives are spent no faster than failed attempts spend them.
+// A store failure sends (fails open), with r.storeErr set.
+func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, until time.Time) (*ticket, bool) {
+	if p.cfg.Health == nil || p.cfg.CircuitThreshold <= 0 {
+		return nil, true
+	}
+	origin := r.n.Origin()
+	if origin == "" {
+		return nil, true
+	}
+	e := p.origins.entry(origin)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := p.cfg.Now()
+	if e.readAt.IsZero() || now.Sub(e.readAt) >= healthCacheTTL {
+		h, err := p.cfg.Health.Health(deliverCtx, origin)
+		// A failed read keeps the last copy for the cache's lifetime, so a
+		// failing store is not asked once per record.
+		e.readAt = now
+		if err != nil {
+			r.storeErr = errors.Join(r.storeErr, err)
+			return &ticket{e: e}, true
+		}
+		e.h = h
+	}
+	if !p.open(e.h) {
+		return &ticket{e: e}, true
+	}
+	if !now.Before(p.nextProbe(e.h)) {
+		owner := store.NewOwner()
+		h, took, err := p.cfg.Health.UpdateHealth(deliverCtx, e.h, func(h *store.Health) bool {
+			if !p.open(*h) || now.Before(p.nextProbe(*h)) {
+				return false
+			}
+			h.ProbeUntil, h.ProbeOwner = until, owner
+			return true
+		})
+		if err != nil {
+			r.storeErr = errors.Join(r.storeErr, err)
+			return &ticket{e: e}, true
+		}
+		e.h, e.readAt = h, now
+		if took || !p.open(h) {
+			return &ticket{e: e, probe: took, owner: owner}, true
+		}
+	}
+	h := e.h
+	p.fail(ctx, r, &delivery.TransientError{
+		Class:      ClassCircuitOpen,
+		RetryAfter: p.nextProbe(h).Sub(now),
+		Err: fmt.Errorf("not sent: the circuit of %s is open after %d consecutive failures, the last %s at %s; next probe at %s",
+			origin, h.Failures, h.FailureClass, h.LastFailure.UTC().Format(time.RFC3339), p.nextProbe(h).UTC().Format(time.RFC3339)),
+	})
+	return nil, false
+}
+
+// reportCircuit records a sent record's result in its origin's health: a
+// delivery closes the circuit (written when there were failures, a probe,
+// or a last success older than successWriteInterval); an origin-down
+// failure counts one more (written while the circuit is closed and for a
+// probe: once it is open, other environments' late failures add nothing);
+// any other failure changes nothing but gives a probe lease back. Writes
+// use ctx, the invocation's.
+func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sendErr error) {
+	if t == nil {
+		return
+	}
+	t.e.mu.Lock()
+	defer t.e.mu.Unlock()
+	now := p.cfg.Now()
+	_, class, _ := delivery.Classify(sendErr)
+	var change func(*store.Health) bool
+	switch {
+	case sendErr == nil:
+		if !t.probe && t.e.h.Failures == 0 && now.Sub(t.e.h.LastSuccess) < successWriteInterval {
+			return
+		}
+		change = func(h *store.Health) bool {
+			h.Failures, h.LastSuccess = 0, now
+			h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
+			return true
+		}
+	case delivery.OriginDown(class):
+		if !t.probe && p.open(t.e.h) {
+			return
+		}
+		change = func(h *store.Health) bool {
+			h.Failures++
+			h.LastFailure, h.FailureClass = now, string(class)
+			if h.ProbeOwner == t.owner {
+				h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
+			}
+			return true
+		}
+	case t.probe:
+		change = func(h *store.Health) bool {
+			if h.ProbeOwner != t.owner {
+				return false
+			}
+			h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
+			return true
+		}
+	default:
+		return
+	}
+	h, _, err := p.cfg.Health.UpdateHealth(ctx, t.e.h, change)
+	if err != nil {
+		r.storeErr = errors.Join(r.storeErr, err)
+		return
+	}
+	t.e.h, t.e.readAt = h, now
+}

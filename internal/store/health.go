@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute names of a health item (package doc).
+const (
+	AttrFailures     = "failures"
+	AttrLastSuccess  = "last_success"
+	AttrLastFailure  = "last_failure"
+	AttrFailureClass = "failure_class"
+	AttrProbeUntil   = "probe_until"
+)
+
+// typeHealth is a health item's kind, in AttrType.
+const typeHealth = "origin_health"
+
+// HealthRetention is how long a health item is kept after its last write:
+// an origin nobody sends to for that long is forgotten (a closed circuit).
+const HealthRetention = 30 * 24 * time.Hour
+
+// maxHealthTries bounds UpdateHealth's compare-and-swap loop: another
+// execution environment's write in between costs one more try.
+const maxHealthTries = 3
+
+// Health is a destination origin's health as the table holds it (package
+// doc). The zero Health of an origin is one nothing is known of: no
+// failures, a closed circuit.
+type Health struct {
+	// Origin is the destination's origin as webhook.Origin writes it.
+	Origin string
+	// Failures is the number of consecutive failures that said the origin
+	// is down (delivery.OriginDown).
+	Failures int
+	// LastSuccess and LastFailure are the last recorded delivery and
+	// origin-down failure; zero when none.
+	LastSuccess, LastFailure time.Time
+	// FailureClass is LastFailure's class.
+	FailureClass string
+	// ProbeUntil is when the probe lease ends, zero when nobody holds it;
+	// ProbeOwner is its holder's token.
+	ProbeUntil time.Time
+	ProbeOwner string
+	// version counts the item's writes, for the compare-and-swap.
+	version int64
+}
+
+// NewOwner returns a random token to hold a probe lease with.
+func NewOwner() string { return token() }
+
+func healthKey(origin string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		AttrPK: str("origin#" + origin),
+		AttrSK: str("health"),
+	}
+}
+
+// Health reads origin's health with one strongly consistent GetItem; an
+// absent or expired item is the zero Health. It returns an *Error when the
+// call fails.
+func (s *Store) Health(ctx context.Context, origin string) (Health, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.cfg.Table),
+		Key:            healthKey(origin),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Health{Origin: origin}, &Error{Op: "read health of " + origin, Err: err}
+	}
+	return s.parseHealth(origin, out.Item), nil
+}
+
+// parseHealth reads a health item; an absent one is the zero Health, an
+// expired one too but for its version, which the next write must match.
+func (s *Store) parseHealth(origin string, item map[string]types.AttributeValue) Health {
+	h := Health{Origin: origin}
+	if item == nil {
+		return h
+	}
+	h.version, _ = number(item, AttrVersion)
+	if exp, ok := number(item, AttrExpiresAt); ok && exp <= s.cfg.Now().Unix() {
+		return h
+	}
+	failures, _ := number(item, AttrFailures)
+	h.Failures = int(failures)
+	h.LastSuccess = msTime(item, AttrLastSuccess)
+	h.LastFailure = msTime(item, AttrLastFailure)
+	h.FailureClass = text(item, AttrFailureClass)
+	h.ProbeUntil = msTime(item, AttrProbeUntil)
+	h.ProbeOwner = text(item, AttrOwner)
+	return h
+}
+
+func msTime(item map[string]types.AttributeValue, name string) time.Time {
+	if v, ok := number(item, name); ok && v > 0 {
+		return time.UnixMilli(v)
+	}
+	return time.Time{}
+}
+
+// UpdateHealth applies change to h, the caller's latest copy of the
+// origin's health, and writes the result with one PutItem conditional on
+// the item being unchanged since h was read. When another writer came
+// first it applies change to the item that writer left and tries again, at
+// most 3 times in all. change returns false to write nothing; UpdateHealth
+// then returns the health it was applied to and false. It returns the
+// health written and true, or an *Error when a call failed or every try
+// met another writer.
+func (s *Store) UpdateHealth(ctx context.Context, h Health, change func(*Health) bool) (Health, bool, error) {
+	for range maxHealthTries {
+		next := h
+		if !change(&next) {
+			return h, false, nil
+		}
+		next.version = h.version + 1
+		now := s.cfg.Now()
+		item := healthKey(h.Origin)
+		item[AttrType] = str(typeHealth)
+		item[AttrFailures] = &types.AttributeValueMemberN{Value: fmt.Sprint(next.Failures)}
+		item[AttrVersion] = &types.AttributeValueMemberN{Value: fmt.Sprint(next.version)}
+		item[AttrUpdatedAt] = ms(now)
+		item[AttrExpiresAt] = seconds(now.Add(HealthRetention))
+		for name, t := range map[string]time.Time{AttrLastSuccess: next.LastSuccess, AttrLastFailure: next.LastFailure, AttrProbeUntil: next.ProbeUntil} {
+			if !t.IsZero() {
+				item[name] = ms(t)
+			}
+		}
+		for name, v := range map[string]string{AttrFailureClass: next.FailureClass, AttrOwner: next.ProbeOwner} {
+			if v != "" {
+				item[name] = str(v)
+			}
+		}
+		cond, values := "attribute_not_exists(#pk)", map[string]types.AttributeValue(nil)
+		if h.version > 0 {
+			cond, values = "#version = :version", map[string]types.AttributeValue{":version": &types.AttributeValueMemberN{Value: fmt.Sprint(h.version)}}
+		}
+		names := map[string]string{"#pk": AttrPK}
+		if h.version > 0 {
+			names = map[string]string{"#version": AttrVersion}
+		}
+		_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           aws.String(s.cfg.Table),
+			Item:                                item,
+			ConditionExpression:                 aws.String(cond),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		switch {
+		case err == nil:
+			return next, true, nil
+		case errors.As(err, &ccf):
+			h = s.parseHealth(h.Origin, ccf.Item)
+		default:
+			return h, false, &Error{Op: "write health of " + h.Origin, Err: err}
+		}
+	}
+	return h, false, &Error{Op: "write health of " + h.Origin, Err: fmt.Errorf("%d tries met another writer", maxHealthTries)}
+}
