@@ -38,3 +38,18 @@ func TestEveryChatClassIsDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestChatOriginDownClasses: a chat service's failures that say its origin
+// is down are origin-down classes, as the webhook channel's are; a
+// service's refusal of one message and herald's own pacing are not.
+func TestChatOriginDownClasses(t *testing.T) {
+	t.Parallel()
+	for _, svc := range []*service{slack, discord, teams} {
+		for _, r := range []string{"http_5xx", "http_408", "timeout", "dns", "connection", "tls", "network"} {
+			require.True(t, delivery.OriginDown(svc.class(r)), "%s_%s", svc.name, r)
+		}
+		for _, r := range []string{"rate_limited", "http_4xx", "redirect", "invalid_url", "blocked_destination", "http_other"} {
+			require.False(t, delivery.OriginDown(svc.class(r)), "%s_%s", svc.name, r)
+		}
+	}
+}

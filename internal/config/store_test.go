@@ -53,3 +53,37 @@ func TestLoadDeliverStore(t *testing.T) {
 	_, err = config.LoadDeliver(env(with("HERALD_DELIVERED_ONCE_WINDOW_SECONDS", "-1")))
 	require.ErrorContains(t, err, "HERALD_DELIVERED_ONCE_WINDOW_SECONDS")
 }
+
+func TestLoadDeliverCircuit(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"HERALD_QUEUE_URL":      "http://127.0.0.1:4566/000000000000/q",
+		"HERALD_DLQ_URL":        "http://127.0.0.1:4566/000000000000/dlq",
+		"HERALD_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	}
+	d, err := config.LoadDeliver(env(base))
+	require.NoError(t, err)
+	require.Equal(t, 10, d.CircuitThreshold)
+	require.Equal(t, time.Minute, d.CircuitProbeInterval)
+	require.False(t, d.Circuit(), "no table, no circuit")
+
+	base["HERALD_STORE_TABLE"] = "herald-store"
+	base["HERALD_DELIVERED_ONCE_WINDOW_SECONDS"] = "0"
+	d, err = config.LoadDeliver(env(base))
+	require.NoError(t, err)
+	require.True(t, d.Circuit(), "the circuit does not need delivered-once")
+	require.False(t, d.DeliveredOnce())
+
+	base["HERALD_CIRCUIT_THRESHOLD"] = "0"
+	base["HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS"] = "43200"
+	d, err = config.LoadDeliver(env(base))
+	require.NoError(t, err)
+	require.False(t, d.Circuit(), "a threshold of 0 turns it off")
+	require.Equal(t, 12*time.Hour, d.CircuitProbeInterval)
+
+	base["HERALD_CIRCUIT_THRESHOLD"] = "1001"
+	base["HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS"] = "0"
+	_, err = config.LoadDeliver(env(base))
+	require.ErrorContains(t, err, `HERALD_CIRCUIT_THRESHOLD: "1001": want a whole number from 0 to 1000`)
+	require.ErrorContains(t, err, `HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS: "0": want a whole number from 1 to 43200`)
+}

@@ -19,3 +19,15 @@ func TestNewClassHasOneHome(t *testing.T) {
 	require.PanicsWithValue(t, `delivery.NewClass: class "invalid_message" declared twice`, func() { delivery.NewClass("invalid_message") })
 	require.Panics(t, func() { delivery.NewClass("") })
 }
+
+// TestNewOriginDownClass: a class declared as origin-down is a class like
+// any other, and OriginDown tells it apart.
+func TestNewOriginDownClass(t *testing.T) {
+	down := delivery.NewOriginDownClass("test_only_origin_down")
+	other := delivery.NewClass("test_only_not_origin_down")
+	require.Contains(t, delivery.Classes(), down)
+	require.True(t, delivery.OriginDown(down))
+	require.False(t, delivery.OriginDown(other))
+	require.False(t, delivery.OriginDown(delivery.ClassDeadline), "herald's own deadline says nothing of the origin")
+	require.Panics(t, func() { delivery.NewOriginDownClass("test_only_origin_down") })
+}

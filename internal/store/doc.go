@@ -1,6 +1,7 @@
 // Package store is herald's memory between invocations: one Amazon
 // DynamoDB table that the deliver function writes to deliver each
-// notification once, and reads for each webhook origin's key versions.
+// notification once, to read each webhook origin's key versions and to
+// keep each destination origin's health.
 //
 // # The table
 //
@@ -12,6 +13,8 @@
 //	item      pk                          sk          attributes
 //	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
+//	health    origin#<scheme://host[:port]> health    failures, last_success, last_failure, failure_class,
+//	                                                  probe_until, owner, version, updated_at, expires_at
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
@@ -35,13 +38,28 @@
 //
 // It has no expires_at: it holds for as long as the origin is used.
 //
+// A health item (type "origin_health") is a webhook or chat origin's
+// health (see [Store.UpdateHealth]; the circuit's rules are package
+// processor's, docs/operations.md "Destination states"); <origin> is
+// webhook.Origin's form, as for keys items:
+//   - failures is the number of consecutive failures that said the origin
+//     is down;
+//   - last_success, last_failure are Unix milliseconds, absent when none;
+//     failure_class is last_failure's class;
+//   - probe_until ends the probe lease, Unix milliseconds, and owner is its
+//     holder's random token; both absent when nobody holds it;
+//   - version counts the item's writes: each write is a PutItem
+//     conditional on the version it read (compare and swap);
+//   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds.
+//
 // DynamoDB deletes expired items within a few days of expires_at, not at
 // once, and the local stack's DynamoDB (moto) never does; so every read
 // and condition here treats an item past its expires_at as absent.
 //
 // The deliver function needs dynamodb:PutItem, dynamodb:DeleteItem and
-// dynamodb:GetItem (keys items only, cached per origin) on the table,
-// nothing else; `herald secret rotate` writes keys items.
+// dynamodb:GetItem (keys items, cached per origin; health items, cached
+// 5 s per origin) on the table, nothing else; `herald secret rotate`
+// writes keys items.
 //
 // See https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
 // and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html.
