@@ -45,7 +45,7 @@ func (c *circuitClock) advance(d time.Duration) {
 // receiver is a webhook receiver on 127.0.0.1 that answers status (200
 // unless set) and counts its requests; gate, when set, makes it wait for
 // the channel to close before answering and says on arrived that a request
-// came.
+// came. The gate holds one request, the first after it is set.
 type receiver struct {
 	srv      *httptest.Server
 	requests atomic.Int32
@@ -60,7 +60,7 @@ func newReceiver(t *testing.T, status int) *receiver {
 	r.status.Store(int32(status))
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
-		if g := r.gate.Load(); g != nil {
+		if g := r.gate.Swap(nil); g != nil {
 			r.arrived <- struct{}{}
 			<-*g
 		}
@@ -231,8 +231,11 @@ func TestCircuitOneProbeAtATime(t *testing.T) {
 	cs.clock.advance(time.Minute)
 
 	gate := make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release) // runs before the receiver closes: a failed check never leaves it waiting
 	r.gate.Store(&gate)
-	done := make(chan events.SQSEventResponse)
+	done := make(chan events.SQSEventResponse, 1)
 	go func() {
 		ctx, cancel := context.WithDeadline(context.Background(), cs.clock.now().Add(30*time.Second))
 		defer cancel()
@@ -248,7 +251,7 @@ func TestCircuitOneProbeAtATime(t *testing.T) {
 	}
 	require.Equal(t, int32(4), r.requests.Load(), "only the probe reached the origin")
 	r.status.Store(http.StatusOK)
-	close(gate)
+	release()
 	require.Empty(t, failures(<-done))
 	require.Equal(t, 0, cs.health(t, r).Failures, "the probe's success closed the circuit")
 }
