@@ -205,23 +205,3 @@ func TestHost(t *testing.T) {
 		require.Equal(t, want, m.Host())
 	}
 }
-
-func TestOrigin(t *testing.T) {
-	t.Parallel()
-	hook := func(url string) string {
-		return `{"version":1,"id":"x","channel":"webhook","webhook":{"url":"` + url + `","event_type":"t","payload":{}}}`
-	}
-	for body, want := range map[string]string{
-		validSlack:   "https://hooks.slack.com:443",
-		validWebhook: "https://hooks.example.com:443",
-		validEmail:   "",
-		hook("https://user:pass@Hooks.Example.COM/a/b?token=s"): "https://hooks.example.com:443",
-		hook("https://hooks.example.com:8443/a"):                "https://hooks.example.com:8443",
-		hook("https://[2001:db8::1]/a"):                         "https://[2001:db8::1]:443",
-		hook("http://127.0.0.1/a"):                              "http://127.0.0.1:80",
-	} {
-		m, err := notification.Parse([]byte(body))
-		require.NoError(t, err, body)
-		require.Equal(t, want, m.Origin(), body)
-	}
-}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/notification"
 )
 
 // HealthStore keeps each destination origin's health, shared by every
@@ -96,6 +98,26 @@ func (p *Processor) nextProbe(h store.Health) time.Time {
 	return at
 }
 
+// destinationOrigin is the origin of a webhook's or chat webhook's URL as
+// webhook.Origin writes it (the form a keys item is keyed by too); "" for
+// an email or a URL without a usable origin.
+func destinationOrigin(n *notification.Message) string {
+	var raw string
+	switch {
+	case n.Webhook != nil:
+		raw = n.Webhook.URL
+	case n.Chat != nil:
+		raw = n.Chat.URL
+	default:
+		return ""
+	}
+	origin, err := webhook.Origin(raw)
+	if err != nil {
+		return ""
+	}
+	return origin
+}
+
 // passCircuit decides, when there is a health store, whether r may be sent
 // to its origin. A closed circuit sends it; an open one lets one probe
 // through at a time, from the probe time on, holding a lease until until,
@@ -107,7 +129,7 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 	if p.cfg.Health == nil || p.cfg.CircuitThreshold <= 0 {
 		return nil, true
 	}
-	origin := r.n.Origin()
+	origin := destinationOrigin(r.n)
 	if origin == "" {
 		return nil, true
 	}

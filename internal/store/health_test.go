@@ -11,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/internal/store"
 )
 
-const origin = "https://hooks.example.com:443"
+const healthOrigin = "https://hooks.example.com"
 
 // utc is h with its times in UTC, for comparing what was written with what
 // was read (Unix milliseconds read back in the local zone).
@@ -31,9 +31,9 @@ func TestHealthRoundTrips(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	h, err := b.s.Health(ctx, origin)
+	h, err := b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
-	require.Equal(t, store.Health{Origin: origin}, h)
+	require.Equal(t, store.Health{Origin: healthOrigin}, h)
 
 	at := b.now.Add(-time.Second).Truncate(time.Millisecond)
 	w, wrote, err := b.s.UpdateHealth(ctx, h, func(h *store.Health) bool {
@@ -43,7 +43,7 @@ func TestHealthRoundTrips(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.True(t, wrote)
-	got, err := b.s.Health(ctx, origin)
+	got, err := b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	require.Equal(t, utc(w), utc(got))
 	require.Equal(t, 4, got.Failures)
@@ -64,7 +64,7 @@ func TestUpdateHealthMeetsAnotherWriter(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	h, err := b.s.Health(ctx, origin)
+	h, err := b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	_, _, err = b.s.UpdateHealth(ctx, h, failure)
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestUpdateHealthMeetsAnotherWriter(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	got, err := b.s.Health(ctx, origin)
+	got, err := b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	require.Equal(t, 4, got.Failures)
 }
@@ -95,7 +95,7 @@ func TestUpdateHealthChangeMayDecline(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	h, err := b.s.Health(ctx, origin)
+	h, err := b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	take := func(owner string) func(*store.Health) bool {
 		return func(h *store.Health) bool {
@@ -123,12 +123,12 @@ func TestHealthPastItsRetentionIsForgotten(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	h, err := b.s.Health(ctx, origin)
+	h, err := b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	_, _, err = b.s.UpdateHealth(ctx, h, failure)
 	require.NoError(t, err)
 	b.advance(store.HealthRetention)
-	h, err = b.s.Health(ctx, origin)
+	h, err = b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	require.Zero(t, h.Failures)
 	w, _, err := b.s.UpdateHealth(ctx, h, failure)
@@ -142,11 +142,11 @@ func TestHealthStoreFailures(t *testing.T) {
 	b := setup(t, time.Hour)
 	ctx := context.Background()
 	b.srv.Throttle("GetItem", 1)
-	h, err := b.s.Health(ctx, origin)
+	h, err := b.s.Health(ctx, healthOrigin)
 	var se *store.Error
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, store.ClassThrottled, se.Class())
-	require.Equal(t, origin, h.Origin)
+	require.Equal(t, healthOrigin, h.Origin)
 	b.srv.Fail("PutItem", 1)
 	_, wrote, err := b.s.UpdateHealth(ctx, h, failure)
 	require.ErrorAs(t, err, &se)
