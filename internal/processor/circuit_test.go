@@ -17,30 +17,10 @@ import (
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testclock"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
-
-// circuitClock is the clock of the execution environments and the store of
-// a circuit test: it starts an hour ahead of the wall clock (so that an
-// invocation's deadline taken from it lies in the future) and moves only
-// when the test moves it.
-type circuitClock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func (c *circuitClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-func (c *circuitClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at = c.at.Add(d)
-}
 
 // receiver is a webhook receiver on 127.0.0.1 that answers status (200
 // unless set) and counts its requests; gate, when set, makes it wait for
@@ -75,7 +55,10 @@ func (r *receiver) body(id string) string {
 }
 
 type circuitSetup struct {
-	clock *circuitClock
+	// clock is the environments' and the store's: an hour ahead of the wall
+	// clock (so that an invocation's deadline taken from it lies in the
+	// future), moved only by the test.
+	clock *testclock.Clock
 	ddb   *dynamotest.Server
 	st    *store.Store
 }
@@ -86,10 +69,10 @@ type circuitSetup struct {
 // batch is exact), threshold 3 and a 60 s probe interval.
 func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuitSetup, []*bundle) {
 	t.Helper()
-	cs := &circuitSetup{clock: &circuitClock{at: time.Now().Add(time.Hour).Truncate(time.Second)}, ddb: dynamotest.New(t)}
+	cs := &circuitSetup{clock: testclock.New(time.Now().Add(time.Hour).Truncate(time.Second)), ddb: dynamotest.New(t)}
 	cs.ddb.AddTable(onceTable, store.AttrPK, store.AttrSK)
 	var err error
-	cs.st, err = store.New(cs.ddb.Client(), store.Config{Table: onceTable, Now: cs.clock.now})
+	cs.st, err = store.New(cs.ddb.Client(), store.Config{Table: onceTable, Now: cs.clock.Now})
 	require.NoError(t, err)
 	var envs []*bundle
 	for range n {
@@ -103,7 +86,7 @@ func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuit
 		envs = append(envs, setup(t, func(c *processor.Config) {
 			c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: hook}
 			c.Health, c.CircuitThreshold, c.CircuitProbeInterval = cs.st, 3, time.Minute
-			c.Concurrency, c.Now = 1, cs.clock.now
+			c.Concurrency, c.Now = 1, cs.clock.Now
 			if mutate != nil {
 				mutate(c)
 			}
@@ -115,7 +98,7 @@ func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuit
 // invoke hands recs to env in an invocation 30 s long by the test's clock.
 func (cs *circuitSetup) invoke(t *testing.T, env *bundle, recs ...events.SQSMessage) events.SQSEventResponse {
 	t.Helper()
-	ctx, cancel := context.WithDeadline(context.Background(), cs.clock.now().Add(30*time.Second))
+	ctx, cancel := context.WithDeadline(context.Background(), cs.clock.Now().Add(30*time.Second))
 	defer cancel()
 	return handle(t, env, ctx, recs...)
 }
@@ -138,7 +121,7 @@ func TestCircuitHoldsBackAFailingOriginNotAHealthyOne(t *testing.T) {
 	t.Parallel()
 	cs, envs := environments(t, 2, nil)
 	down, up := newReceiver(t, http.StatusServiceUnavailable), newReceiver(t, http.StatusOK)
-	start := cs.clock.now()
+	start := cs.clock.Now()
 	for batch := range 10 {
 		var recs []events.SQSMessage
 		for i := range 5 {
@@ -153,7 +136,7 @@ func TestCircuitHoldsBackAFailingOriginNotAHealthyOne(t *testing.T) {
 		for i := range 5 {
 			require.Equal(t, "delivered", lines[fmt.Sprintf("up-%d-%d", batch, i)]["outcome"])
 		}
-		cs.clock.advance(10 * time.Second)
+		cs.clock.Advance(10 * time.Second)
 	}
 	require.Equal(t, int32(50), up.requests.Load())
 	require.Equal(t, int32(3+1), down.requests.Load(), "the threshold's failures, then one probe at 60 s")
@@ -198,12 +181,12 @@ func TestCircuitProbeSuccessCloses(t *testing.T) {
 	require.Equal(t, int32(3), r.requests.Load())
 
 	// Before the probe time nothing is sent.
-	cs.clock.advance(59 * time.Second)
+	cs.clock.Advance(59 * time.Second)
 	require.Len(t, failures(cs.invoke(t, envs[0], rec("b-0", r.body("b-0"), 2))), 1)
 	require.Equal(t, int32(3), r.requests.Load())
 
 	r.status.Store(http.StatusOK)
-	cs.clock.advance(time.Second)
+	cs.clock.Advance(time.Second)
 	recs = nil
 	for i := range 5 {
 		recs = append(recs, rec(fmt.Sprintf("c-%d", i), r.body(fmt.Sprintf("c-%d", i)), 2))
@@ -212,7 +195,7 @@ func TestCircuitProbeSuccessCloses(t *testing.T) {
 	require.Equal(t, int32(3+5), r.requests.Load())
 	h := cs.health(t, r)
 	require.Equal(t, 0, h.Failures)
-	require.Equal(t, cs.clock.now(), h.LastSuccess)
+	require.Equal(t, cs.clock.Now(), h.LastSuccess)
 }
 
 // TestCircuitOneProbeAtATime: while one environment's probe is in flight,
@@ -228,7 +211,7 @@ func TestCircuitOneProbeAtATime(t *testing.T) {
 	}
 	cs.invoke(t, envs[0], recs...)
 	require.Equal(t, 3, cs.health(t, r).Failures)
-	cs.clock.advance(time.Minute)
+	cs.clock.Advance(time.Minute)
 
 	gate := make(chan struct{})
 	var open sync.Once
@@ -237,7 +220,7 @@ func TestCircuitOneProbeAtATime(t *testing.T) {
 	r.gate.Store(&gate)
 	done := make(chan events.SQSEventResponse, 1)
 	go func() {
-		ctx, cancel := context.WithDeadline(context.Background(), cs.clock.now().Add(30*time.Second))
+		ctx, cancel := context.WithDeadline(context.Background(), cs.clock.Now().Add(30*time.Second))
 		defer cancel()
 		resp, _ := envs[0].p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec("probe", r.body("probe"), 2)}})
 		done <- resp
@@ -349,7 +332,7 @@ func TestCircuitStoreErrorsFailOpen(t *testing.T) {
 	require.Equal(t, float64(1), batchLine(t, envs[1])["StoreErrors"])
 
 	// Past the probe time, the probe lease cannot be written: sent.
-	cs.clock.advance(time.Minute)
+	cs.clock.Advance(time.Minute)
 	cs.ddb.Fail("PutItem", 1)
 	cs.invoke(t, envs[2], rec("c-0", r.body("c-0"), 2))
 	require.Equal(t, int32(5), r.requests.Load(), "sent without the probe lease")

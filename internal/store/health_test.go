@@ -35,7 +35,7 @@ func TestHealthRoundTrips(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, store.Health{Origin: healthOrigin}, h)
 
-	at := b.now.Add(-time.Second).Truncate(time.Millisecond)
+	at := b.clock.Now().Add(-time.Second).Truncate(time.Millisecond)
 	w, wrote, err := b.s.UpdateHealth(ctx, h, func(h *store.Health) bool {
 		h.Failures, h.LastFailure, h.FailureClass = 4, at, "webhook_timeout"
 		h.LastSuccess, h.ProbeUntil, h.ProbeOwner = at.Add(-time.Hour), at.Add(time.Minute), "owner-1"
@@ -102,7 +102,7 @@ func TestUpdateHealthChangeMayDecline(t *testing.T) {
 			if h.ProbeOwner != "" {
 				return false
 			}
-			h.ProbeOwner, h.ProbeUntil = owner, b.now.Add(time.Minute)
+			h.ProbeOwner, h.ProbeUntil = owner, b.clock.Now().Add(time.Minute)
 			return true
 		}
 	}
@@ -127,7 +127,7 @@ func TestHealthPastItsRetentionIsForgotten(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = b.s.UpdateHealth(ctx, h, failure)
 	require.NoError(t, err)
-	b.advance(store.HealthRetention)
+	b.clock.Advance(store.HealthRetention)
 	h, err = b.s.Health(ctx, healthOrigin)
 	require.NoError(t, err)
 	require.Zero(t, h.Failures)

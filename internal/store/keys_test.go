@@ -35,12 +35,12 @@ func TestRotateStartsTheNextVersion(t *testing.T) {
 	k, err := b.s.Rotate(ctx, origin, 24*time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 2, k.Version)
-	require.True(t, k.PreviousUntil.Equal(b.now.Add(24*time.Hour)))
+	require.True(t, k.PreviousUntil.Equal(b.clock.Now().Add(24*time.Hour)))
 	got, err := b.s.Keys(ctx, origin)
 	require.NoError(t, err)
 	require.Equal(t, k.Version, got.Version)
 	require.True(t, got.PreviousUntil.Equal(k.PreviousUntil))
-	require.True(t, got.UpdatedAt.Equal(b.now))
+	require.True(t, got.UpdatedAt.Equal(b.clock.Now()))
 
 	require.Equal(t, []map[string]any{{
 		"pk": map[string]any{"S": "origin#" + origin}, "sk": map[string]any{"S": "keys"},
@@ -48,11 +48,11 @@ func TestRotateStartsTheNextVersion(t *testing.T) {
 		"previous_until": map[string]any{"N": "1796205600000"}, "updated_at": map[string]any{"N": "1796119200000"},
 	}}, b.srv.Items(table))
 
-	b.advance(time.Minute)
+	b.clock.Advance(time.Minute)
 	k, err = b.s.Rotate(ctx, origin, 0)
 	require.NoError(t, err)
 	require.Equal(t, 3, k.Version)
-	require.True(t, k.PreviousUntil.Equal(b.now), "no grace: the previous version stops now")
+	require.True(t, k.PreviousUntil.Equal(b.clock.Now()), "no grace: the previous version stops now")
 
 	other, err := b.s.Keys(ctx, "https://other.example.com")
 	require.NoError(t, err)

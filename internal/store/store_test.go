@@ -12,34 +12,22 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testclock"
 )
 
 const table = "herald-test"
 
 type bundle struct {
-	srv *dynamotest.Server
-	s   *store.Store
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (b *bundle) clock() time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.now
-}
-
-func (b *bundle) advance(d time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.now = b.now.Add(d)
+	srv   *dynamotest.Server
+	s     *store.Store
+	clock *testclock.Clock
 }
 
 func setup(t *testing.T, window time.Duration) *bundle {
 	t.Helper()
-	b := &bundle{srv: dynamotest.New(t), now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	b := &bundle{srv: dynamotest.New(t), clock: testclock.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))}
 	b.srv.AddTable(table, store.AttrPK, store.AttrSK)
-	s, err := store.New(b.srv.Client(), store.Config{Table: table, Window: window, Now: b.clock})
+	s, err := store.New(b.srv.Client(), store.Config{Table: table, Window: window, Now: b.clock.Now})
 	require.NoError(t, err)
 	b.s = s
 	return b
@@ -49,7 +37,7 @@ func TestClaimTwiceIsHeldUntilTheLeaseEnds(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	until := b.now.Add(time.Minute)
+	until := b.clock.Now().Add(time.Minute)
 	_, err := b.s.Claim(ctx, "email", "n-1", until)
 	require.NoError(t, err)
 
@@ -66,11 +54,11 @@ func TestClaimTwiceIsHeldUntilTheLeaseEnds(t *testing.T) {
 
 	// One millisecond before the lease ends it still holds; at its end
 	// another attempt takes it.
-	b.advance(time.Minute - time.Millisecond)
-	_, err = b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	b.clock.Advance(time.Minute - time.Millisecond)
+	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.ErrorAs(t, err, &held)
-	b.advance(time.Millisecond)
-	_, err = b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	b.clock.Advance(time.Millisecond)
+	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 }
 
@@ -78,23 +66,23 @@ func TestDeliveredIsRememberedForTheWindow(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "webhook", "evt-1", b.now.Add(time.Minute))
+	l, err := b.s.Claim(ctx, "webhook", "evt-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
-	b.advance(2 * time.Second)
-	deliveredAt := b.now
+	b.clock.Advance(2 * time.Second)
+	deliveredAt := b.clock.Now()
 	require.NoError(t, b.s.Delivered(ctx, l))
 
 	// Past the lease's end a delivered notification stays delivered.
-	b.advance(time.Hour - 3*time.Second)
-	_, err = b.s.Claim(ctx, "webhook", "evt-1", b.now.Add(time.Minute))
+	b.clock.Advance(time.Hour - 3*time.Second)
+	_, err = b.s.Claim(ctx, "webhook", "evt-1", b.clock.Now().Add(time.Minute))
 	var done *store.DeliveredError
 	require.ErrorAs(t, err, &done)
 	require.True(t, done.At.Equal(deliveredAt), "delivered at %s, want %s", done.At, deliveredAt)
 
 	// A window after delivery the item has expired (DynamoDB may not have
 	// deleted it yet; this server never does): it no longer counts.
-	b.advance(3 * time.Second)
-	_, err = b.s.Claim(ctx, "webhook", "evt-1", b.now.Add(time.Minute))
+	b.clock.Advance(3 * time.Second)
+	_, err = b.s.Claim(ctx, "webhook", "evt-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.Len(t, b.srv.Items(table), 1)
 }
@@ -103,11 +91,11 @@ func TestReleaseLetsTheNextCopyGo(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	l, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Release(ctx, l))
 	require.Empty(t, b.srv.Items(table))
-	_, err = b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 }
 
@@ -115,14 +103,14 @@ func TestReleaseLeavesAnotherAttemptsLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	stale, err := b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	stale, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
-	b.advance(time.Minute)
-	_, err = b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	b.clock.Advance(time.Minute)
+	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 
 	require.NoError(t, b.s.Release(ctx, stale), "losing the lease is not a failure")
-	_, err = b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	var held *store.HeldError
 	require.ErrorAs(t, err, &held, "the newer lease must survive the stale release")
 }
@@ -131,11 +119,11 @@ func TestReleaseLeavesADelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	l, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Delivered(ctx, l))
 	require.NoError(t, b.s.Release(ctx, l))
-	_, err = b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	var done *store.DeliveredError
 	require.ErrorAs(t, err, &done)
 }
@@ -144,7 +132,7 @@ func TestTwoWritesPerDelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", b.now.Add(time.Minute))
+	l, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Delivered(ctx, l))
 	require.Equal(t, 2, b.srv.Calls("PutItem"))
@@ -159,7 +147,7 @@ func TestSimultaneousClaimsOneWins(t *testing.T) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = b.s.Claim(context.Background(), "webhook", "evt-same", b.now.Add(time.Minute))
+			_, errs[i] = b.s.Claim(context.Background(), "webhook", "evt-same", b.clock.Now().Add(time.Minute))
 		})
 	}
 	wg.Wait()
@@ -189,7 +177,7 @@ func TestStoreFailuresAreClassified(t *testing.T) {
 			t.Parallel()
 			b := setup(t, time.Hour)
 			tc.fault(b.srv)
-			_, err := b.s.Claim(context.Background(), "email", "n-1", b.now.Add(time.Minute))
+			_, err := b.s.Claim(context.Background(), "email", "n-1", b.clock.Now().Add(time.Minute))
 			var se *store.Error
 			require.ErrorAs(t, err, &se)
 			require.Equal(t, tc.class, se.Class())
@@ -197,7 +185,7 @@ func TestStoreFailuresAreClassified(t *testing.T) {
 			require.False(t, permanent)
 			require.Equal(t, tc.class, class)
 			// Nothing was written: the next attempt claims.
-			_, err = b.s.Claim(context.Background(), "email", "n-1", b.now.Add(time.Minute))
+			_, err = b.s.Claim(context.Background(), "email", "n-1", b.clock.Now().Add(time.Minute))
 			require.NoError(t, err)
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testclock"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
@@ -73,27 +74,14 @@ type keysBundle struct {
 	a, b   *bundle
 	got    chan received
 	sender *webhook.Sender
-	mu     sync.Mutex
-	now    time.Time
-}
-
-func (k *keysBundle) clock() time.Time {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.now
-}
-
-func (k *keysBundle) advance(d time.Duration) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.now = k.now.Add(d)
+	clock  *testclock.Clock
 }
 
 func keysSetup(t *testing.T) *keysBundle {
 	t.Helper()
-	k := &keysBundle{ddb: dynamotest.New(t), now: time.Now()}
+	k := &keysBundle{ddb: dynamotest.New(t), clock: testclock.New(time.Now())}
 	k.ddb.AddTable("herald", store.AttrPK, store.AttrSK)
-	st, err := store.New(k.ddb.Client(), store.Config{Table: "herald", Now: k.clock})
+	st, err := store.New(k.ddb.Client(), store.Config{Table: "herald", Now: k.clock.Now})
 	require.NoError(t, err)
 	k.st = st
 	h, got := capture()
@@ -101,7 +89,7 @@ func keysSetup(t *testing.T) *keysBundle {
 	k.a, k.b = setup(t, h), setup(t, h)
 	k.sender = newSender(t, k.a.srv, func(c *webhook.Config) {
 		c.KeyVersions = st
-		c.Now = k.clock
+		c.Now = k.clock.Now
 	})
 	return k
 }
@@ -119,7 +107,7 @@ func (k *keysBundle) send(t *testing.T, url string) (string, []int) {
 		require.NoError(t, err)
 		key, err := webhook.DecodeSecret(s)
 		require.NoError(t, err)
-		ts := k.clock().Truncate(time.Second)
+		ts := k.clock.Now().Truncate(time.Second)
 		if webhook.Verify([][]byte{key}, m.ID, ts, r.body, r.header.Get(webhook.HeaderSignature), ts, time.Minute) == nil {
 			verified = append(verified, v)
 		}
@@ -141,7 +129,7 @@ func TestRotateOneOrigin(t *testing.T) {
 	rec, err := k.st.Rotate(ctx, mustOrigin(t, k.a.srv.URL), time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 2, rec.Version)
-	k.advance(webhook.KeyVersionsCacheTTL) // the cached record expires
+	k.clock.Advance(webhook.KeyVersionsCacheTTL) // the cached record expires
 
 	sig, v := k.send(t, k.a.srv.URL+"/other/path")
 	require.Equal(t, []int{1, 2}, v, "during the grace period both verify")
@@ -149,10 +137,10 @@ func TestRotateOneOrigin(t *testing.T) {
 	_, v = k.send(t, k.b.srv.URL)
 	require.Equal(t, []int{1}, v, "the other origin is unchanged")
 
-	k.advance(time.Hour - webhook.KeyVersionsCacheTTL - time.Second)
+	k.clock.Advance(time.Hour - webhook.KeyVersionsCacheTTL - time.Second)
 	_, v = k.send(t, k.a.srv.URL)
 	require.Equal(t, []int{1, 2}, v, "a second before the grace period ends")
-	k.advance(time.Second)
+	k.clock.Advance(time.Second)
 	sig, v = k.send(t, k.a.srv.URL)
 	require.Equal(t, []int{2}, v, "after the grace period only the new version")
 	require.Len(t, strings.Fields(sig), 1)
@@ -162,7 +150,7 @@ func TestRotateOneOrigin(t *testing.T) {
 	// A rotation with no grace period replaces the key at once.
 	_, err = k.st.Rotate(ctx, mustOrigin(t, k.a.srv.URL), 0)
 	require.NoError(t, err)
-	k.advance(webhook.KeyVersionsCacheTTL)
+	k.clock.Advance(webhook.KeyVersionsCacheTTL)
 	_, v = k.send(t, k.a.srv.URL)
 	require.Equal(t, []int{3}, v)
 }
@@ -180,10 +168,10 @@ func TestKeyVersionsCachedPerOrigin(t *testing.T) {
 	k.send(t, k.b.srv.URL)
 	require.Equal(t, 2, k.ddb.Calls("GetItem"), "another origin, another read")
 
-	k.advance(webhook.KeyVersionsCacheTTL - time.Millisecond)
+	k.clock.Advance(webhook.KeyVersionsCacheTTL - time.Millisecond)
 	k.send(t, k.a.srv.URL)
 	require.Equal(t, 2, k.ddb.Calls("GetItem"), "still cached")
-	k.advance(time.Millisecond)
+	k.clock.Advance(time.Millisecond)
 	k.send(t, k.a.srv.URL)
 	require.Equal(t, 3, k.ddb.Calls("GetItem"), "read again once the cache time has passed")
 
@@ -228,12 +216,12 @@ func TestKeyVersionsReadFailureSendsNothing(t *testing.T) {
 func TestKeyVersionsIgnoredWhenShared(t *testing.T) {
 	t.Parallel()
 	k := keysSetup(t)
-	k.sender = newSender(t, k.a.srv, shared, func(c *webhook.Config) { c.KeyVersions = k.st; c.Now = k.clock })
+	k.sender = newSender(t, k.a.srv, shared, func(c *webhook.Config) { c.KeyVersions = k.st; c.Now = k.clock.Now })
 	require.NoError(t, k.sender.Send(context.Background(), message(k.a.srv.URL)))
 	r := receivedBy(t, k.got)
 	key, err := webhook.DecodeSecret(testSecret)
 	require.NoError(t, err)
-	ts := k.clock().Truncate(time.Second)
+	ts := k.clock.Now().Truncate(time.Second)
 	require.NoError(t, webhook.Verify([][]byte{key}, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", ts, r.body, r.header.Get(webhook.HeaderSignature), ts, time.Minute))
 	require.Zero(t, k.ddb.Calls("GetItem"))
 }
