@@ -169,6 +169,15 @@ func TestLoadDeliverBaseAboveCap(t *testing.T) {
 		"HERALD_BACKOFF_BASE_SECONDS": "600", "HERALD_BACKOFF_CAP_SECONDS": "60",
 	}))
 	require.ErrorContains(t, err, "HERALD_BACKOFF_BASE_SECONDS: 600 is above HERALD_BACKOFF_CAP_SECONDS (60)")
+
+	// A base equal to the cap is a constant delay.
+	d, err := config.LoadDeliver(env(map[string]string{
+		"HERALD_QUEUE_URL": "q", "HERALD_DLQ_URL": "d", "HERALD_WEBHOOK_SECRET": "whsec_x",
+		"HERALD_BACKOFF_BASE_SECONDS": "60", "HERALD_BACKOFF_CAP_SECONDS": "60",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, d.BackoffBase)
+	require.Equal(t, time.Minute, d.BackoffCap)
 }
 
 func TestLoadRetention(t *testing.T) {

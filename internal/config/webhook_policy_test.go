@@ -35,13 +35,13 @@ func TestLoadDeliverWebhookPolicyDefaults(t *testing.T) {
 func TestLoadDeliverWebhookPolicy(t *testing.T) {
 	t.Parallel()
 	d, err := config.LoadDeliver(deliverEnv(map[string]string{
-		"HERALD_WEBHOOK_STOP_STATUSES":    " 404, 301,,599 ",
+		"HERALD_WEBHOOK_STOP_STATUSES":    " 404, 300,,599 ",
 		"HERALD_WEBHOOK_SECRET_SCOPE":     "Shared",
 		"HERALD_FUNCTION_TIMEOUT_SECONDS": "60",
 		"HERALD_BATCHING_WINDOW_SECONDS":  "20",
 	}))
 	require.NoError(t, err)
-	require.Equal(t, []int{404, 301, 599}, d.WebhookStopStatuses)
+	require.Equal(t, []int{404, 300, 599}, d.WebhookStopStatuses, "300 and 599, the ends, are stop statuses")
 	require.Equal(t, webhook.ScopeShared, d.WebhookSecretScope)
 	require.Equal(t, time.Minute, d.FunctionTimeout)
 	require.Equal(t, 20*time.Second, d.BatchingWindow)
@@ -50,7 +50,7 @@ func TestLoadDeliverWebhookPolicy(t *testing.T) {
 func TestLoadDeliverWebhookPolicyErrors(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct{ key, value, want string }{
-		"2xx stop status":  {"HERALD_WEBHOOK_STOP_STATUSES", "404,200", `HERALD_WEBHOOK_STOP_STATUSES: "200": want HTTP status codes from 300 to 599`},
+		"2xx stop status":  {"HERALD_WEBHOOK_STOP_STATUSES", "404,299", `HERALD_WEBHOOK_STOP_STATUSES: "299": want HTTP status codes from 300 to 599`},
 		"600 stop status":  {"HERALD_WEBHOOK_STOP_STATUSES", "600", `"600"`},
 		"word stop status": {"HERALD_WEBHOOK_STOP_STATUSES", "gone", `"gone"`},
 		"unknown scope":    {"HERALD_WEBHOOK_SECRET_SCOPE", "per-url", `HERALD_WEBHOOK_SECRET_SCOPE: "per-url": want destination or shared`},
