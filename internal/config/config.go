@@ -319,14 +319,6 @@ func (r *reader) problem(name, msg string) {
 
 func (r *reader) err() error { return errors.Join(r.problems...) }
 
-func (r *reader) required(name string) string {
-	v := strings.TrimSpace(r.getenv(name))
-	if v == "" {
-		r.problem(name, "required")
-	}
-	return v
-}
-
 // channelQueues reads each channel's queue and dead-letter queue URLs,
 // both or neither.
 func (r *reader) channelQueues() []processor.Queue {
