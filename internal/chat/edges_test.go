@@ -2,7 +2,13 @@ package chat_test
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +102,44 @@ func TestAllowHostSuffixNeedsAName(t *testing.T) {
 			Chat: &notification.Chat{Service: "slack", URL: u, Text: "x"}}))
 		require.Equal(t, delivery.Class("slack_host_not_allowed"), class, u)
 	}
+}
+
+// TestTeamsBodyOfExactlyTheLimit: a Teams request body of exactly
+// notification.MaxTeamsMessageBytes is sent; a byte more is not.
+func TestTeamsBodyOfExactlyTheLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	small, err := chat.TeamsBody(&notification.Chat{Service: "teams", Text: "a"})
+	require.NoError(t, err)
+	text := strings.Repeat("a", notification.MaxTeamsMessageBytes-(len(small)-1))
+	full, err := chat.TeamsBody(&notification.Chat{Service: "teams", Text: text})
+	require.NoError(t, err)
+	require.Len(t, full, notification.MaxTeamsMessageBytes)
+
+	u := b.teams.URL() + b.teams.Create("wf-edge", "s")
+	require.NoError(t, b.sender.Send(context.Background(), message(t, "edge", notification.Chat{Service: "teams", URL: u, Text: text})))
+	err = b.sender.Send(context.Background(), message(t, "edge-1", notification.Chat{Service: "teams", URL: u, Text: text + "a"}))
+	_, class, _ := delivery.Classify(err)
+	require.Equal(t, delivery.ClassInvalidMessage, class, "%v", err)
+	require.Len(t, b.teams.Received(), 1)
+}
+
+// TestAttemptTimeoutIsNamed: a receiver that does not answer within the
+// attempt timeout is a transient <service>_timeout naming that timeout.
+func TestAttemptTimeoutIsNamed(t *testing.T) {
+	t.Parallel()
+	done := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-done }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes the timeout cuts
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+	s, err := chat.NewSender(chat.Config{Timeout: webhook.MinTimeout, TLSClientConfig: &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs},
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHosts: []string{"127.0.0.1"}})
+	require.NoError(t, err)
+	err = s.Send(context.Background(), message(t, "slow", notification.Chat{Service: "slack", URL: srv.URL + "/services/T/B/xSlow7Q", Text: "x"}))
+	permanent, class, _ := delivery.Classify(err)
+	require.False(t, permanent)
+	require.Equal(t, delivery.Class("slack_timeout"), class, "%v", err)
+	require.ErrorContains(t, err, "timed out (attempt timeout 1ms)")
 }
