@@ -1,11 +1,13 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -63,4 +65,50 @@ func TestDeliverWithAStoreSendsACopyOnce(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"delivery": true, "origin_health": true}, kinds,
 		"the delivered-once record and the destination's health (the circuit, on by default with a store)")
+}
+
+// TestDeliverLogsToTheGivenLogger: DeliverOptions.Logger takes the
+// processor's log lines (a failed delivery's among them).
+func TestDeliverLogsToTheGivenLogger(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{
+		"HERALD_QUEUE_URL": "http://127.0.0.1:1/000000000000/q", "HERALD_DLQ_URL": "http://127.0.0.1:1/000000000000/dlq",
+		"HERALD_WEBHOOK_SECRET": secretA, "HERALD_WEBHOOK_ALLOW_CIDRS": "127.0.0.1/32",
+	}
+	cfg, err := config.LoadDeliver(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	var logs syncBuffer
+	p, err := app.NewDeliver(cfg, aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}}, app.DeliverOptions{
+		WebhookTLS: srv.Client().Transport.(*http.Transport).TLSClientConfig,
+		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	require.NoError(t, err)
+	_, _ = p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{
+		MessageId: "m-2", ReceiptHandle: "rh-2",
+		Body:       `{"version":1,"id":"logged-2","channel":"webhook","webhook":{"url":"` + srv.URL + `/h","event_type":"t","payload":{}}}`,
+		Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+	}}})
+	require.Contains(t, logs.String(), "logged-2")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
