@@ -117,7 +117,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	// One file per command group: send.go, run.go, dlq.go, secret.go
-	// (secret new, secret derive), verify.go, resume.go, email.go. A new
+	// (secret new, secret derive), verify.go, resume.go, email.go, destinations.go. A new
 	// group adds its constructor here.
 	root.AddCommand(
 		newSendCmd(e, g),
@@ -127,6 +127,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newVerifyCmd(e, g),
 		newResumeCmd(e, g),
 		newEmailCmd(e, g),
+		newDestinationsCmd(e, g),
 	)
 	return root
 }

@@ -185,6 +185,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		Health:               health,
 		CircuitThreshold:     cfg.CircuitThreshold,
 		CircuitProbeInterval: cfg.CircuitProbeInterval,
+		DisableAfter:         cfg.DestinationDisableAfter,
 		Logger:               logger,
 	})
 	if err != nil {

@@ -173,6 +173,12 @@ type Deliver struct {
 	// failure one probe is let through
 	// (HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS, 1–43200). Defaults to 60 s.
 	CircuitProbeInterval time.Duration
+	// DestinationDisableAfter disables a webhook or chat origin whose
+	// circuit is open and whose failures began this long ago with no
+	// success since (HERALD_DESTINATION_DISABLE_AFTER_SECONDS, 0–2592000;
+	// needs the circuit). 0 never disables one automatically. Defaults to
+	// processor.DefaultDisableAfter (5 days).
+	DestinationDisableAfter time.Duration
 }
 
 // Store values of HERALD_ON_STORE_ERROR.
@@ -184,6 +190,10 @@ const (
 // maxDeliveredOnceWindowSeconds is SQS's longest message retention, 14
 // days: no copy of a message comes later.
 const maxDeliveredOnceWindowSeconds = 14 * 24 * 3600
+
+// maxDisableAfterSeconds is 30 days: a health item is kept 30 days after
+// its last write (store.HealthRetention).
+const maxDisableAfterSeconds = 30 * 24 * 3600
 
 // DeliveredOnce reports whether the deliver function delivers each
 // notification once: a table is named and the window is not 0.
@@ -247,6 +257,8 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		CircuitThreshold: r.integer("HERALD_CIRCUIT_THRESHOLD", processor.DefaultCircuitThreshold, 0, 1000),
 		CircuitProbeInterval: time.Duration(r.integer("HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS",
 			int(processor.DefaultCircuitProbeInterval/time.Second), 1, 43200)) * time.Second,
+		DestinationDisableAfter: time.Duration(r.integer("HERALD_DESTINATION_DISABLE_AFTER_SECONDS",
+			int(processor.DefaultDisableAfter/time.Second), 0, maxDisableAfterSeconds)) * time.Second,
 	}
 	switch {
 	case d.QueueURL == "" && len(d.Queues) == 0:

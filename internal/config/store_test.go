@@ -65,6 +65,7 @@ func TestLoadDeliverCircuit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 10, d.CircuitThreshold)
 	require.Equal(t, time.Minute, d.CircuitProbeInterval)
+	require.Equal(t, 5*24*time.Hour, d.DestinationDisableAfter)
 	require.False(t, d.Circuit(), "no table, no circuit")
 
 	base["HERALD_STORE_TABLE"] = "herald-store"
@@ -76,14 +77,18 @@ func TestLoadDeliverCircuit(t *testing.T) {
 
 	base["HERALD_CIRCUIT_THRESHOLD"] = "0"
 	base["HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS"] = "43200"
+	base["HERALD_DESTINATION_DISABLE_AFTER_SECONDS"] = "2592000"
 	d, err = config.LoadDeliver(env(base))
 	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, d.DestinationDisableAfter)
 	require.False(t, d.Circuit(), "a threshold of 0 turns it off")
 	require.Equal(t, 12*time.Hour, d.CircuitProbeInterval)
 
 	base["HERALD_CIRCUIT_THRESHOLD"] = "1001"
 	base["HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS"] = "0"
+	base["HERALD_DESTINATION_DISABLE_AFTER_SECONDS"] = "2592001"
 	_, err = config.LoadDeliver(env(base))
+	require.ErrorContains(t, err, `HERALD_DESTINATION_DISABLE_AFTER_SECONDS: "2592001": want a whole number from 0 to 2592000`)
 	require.ErrorContains(t, err, `HERALD_CIRCUIT_THRESHOLD: "1001": want a whole number from 0 to 1000`)
 	require.ErrorContains(t, err, `HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS: "0": want a whole number from 1 to 43200`)
 }

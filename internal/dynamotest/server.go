@@ -5,7 +5,8 @@
 // local stack cannot be made to give (throttling, a failing call).
 //
 // It holds tables with a string partition key and an optional string sort
-// key in memory and answers PutItem, GetItem and DeleteItem, with condition
+// key in memory and answers PutItem, GetItem, DeleteItem and Scan (paged
+// with Limit, ExclusiveStartKey and LastEvaluatedKey), with condition
 // expressions (comparisons, BETWEEN, IN, AND, OR, NOT, parentheses,
 // attribute_exists, attribute_not_exists, begins_with on top-level
 // attributes) and ReturnValuesOnConditionCheckFailure. Like DynamoDB it
@@ -49,6 +50,11 @@ import (
 // MaxItemBytes is DynamoDB's item size limit, 400 KB (Developer Guide,
 // "Service, account, and table quotas": "Item size").
 const MaxItemBytes = 400 * 1024
+
+// ScanPageItems is how many items one Scan page holds here. DynamoDB ends
+// a page at 1 MB of items read (Developer Guide, "Paginating table scan
+// results"); a small count makes tests page without megabytes of items.
+const ScanPageItems = 100
 
 // targetPrefix is the X-Amz-Target prefix of DynamoDB's actions.
 const targetPrefix = "DynamoDB_20120810."
@@ -199,6 +205,8 @@ type request struct {
 	ReturnValuesOnConditionCheckFailure string
 	ReturnValues                        string
 	ConsistentRead                      bool
+	ExclusiveStartKey                   map[string]value
+	Limit                               *int
 }
 
 func (s *Server) do(action string, body []byte) (any, *apiError) {
@@ -215,7 +223,7 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 		return nil, &apiError{status: http.StatusBadRequest, code: "ProvisionedThroughputExceededException",
 			msg: "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."}
 	}
-	if action != "PutItem" && action != "GetItem" && action != "DeleteItem" {
+	if action != "PutItem" && action != "GetItem" && action != "DeleteItem" && action != "Scan" {
 		return nil, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "dynamotest does not answer " + action}
 	}
 	var req request
@@ -245,6 +253,8 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 		return t.put(req, cond)
 	case "GetItem":
 		return t.get(req)
+	case "Scan":
+		return t.scan(req)
 	default:
 		return t.delete(req, cond)
 	}
@@ -377,6 +387,53 @@ func (t *table) get(req request) (any, *apiError) {
 		return map[string]any{"Item": it}, nil
 	}
 	return map[string]any{}, nil
+}
+
+// scan answers a Scan without filter or projection: items in key order,
+// at most Limit (1 to ScanPageItems, else ValidationException) or
+// ScanPageItems per page, with LastEvaluatedKey while more remain; a
+// condition expression is rejected as DynamoDB's Scan has none.
+func (t *table) scan(req request) (any, *apiError) {
+	if req.ConditionExpression != nil {
+		return nil, validation("ConditionExpression is not a Scan parameter")
+	}
+	limit := ScanPageItems
+	if req.Limit != nil {
+		if *req.Limit < 1 {
+			return nil, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", *req.Limit)
+		}
+		limit = min(*req.Limit, ScanPageItems)
+	}
+	after := ""
+	if req.ExclusiveStartKey != nil {
+		k, aerr := t.keyOf(req.ExclusiveStartKey, true)
+		if aerr != nil {
+			return nil, validation("The provided starting key is invalid: %s", aerr.msg)
+		}
+		after = k
+	}
+	keys := make([]string, 0, len(t.items))
+	for k := range t.items {
+		if k > after {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	out := map[string]any{}
+	items := []map[string]value{}
+	for i, k := range keys {
+		if i == limit {
+			last := map[string]value{t.hash: items[i-1][t.hash]}
+			if t.rng != "" {
+				last[t.rng] = items[i-1][t.rng]
+			}
+			out["LastEvaluatedKey"] = last
+			break
+		}
+		items = append(items, t.items[k])
+	}
+	out["Items"], out["Count"], out["ScannedCount"] = items, len(items), len(items)
+	return out, nil
 }
 
 func (t *table) delete(req request, cond node) (any, *apiError) {

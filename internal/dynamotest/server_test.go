@@ -2,6 +2,7 @@ package dynamotest_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -135,4 +136,41 @@ func TestFaults(t *testing.T) {
 	require.Equal(t, "InternalServerError", code(t, put(c, &dynamodb.PutItemInput{Item: item})))
 	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
 	require.Equal(t, 5, srv.Calls("PutItem"))
+}
+
+// TestScanPages: Scan answers every item once across pages of Limit items,
+// with LastEvaluatedKey naming only the key until the last page, and
+// rejects a Limit below 1 and an unknown table as DynamoDB does.
+func TestScanPages(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	for i := range 7 {
+		require.NoError(t, put(c, &dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"pk": s(fmt.Sprintf("p%d", i)), "sk": s("x"), "v": n("1")}}))
+	}
+	seen := map[string]bool{}
+	var start map[string]types.AttributeValue
+	pages := 0
+	for {
+		out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("t"), Limit: aws.Int32(3), ExclusiveStartKey: start})
+		require.NoError(t, err)
+		pages++
+		require.LessOrEqual(t, len(out.Items), 3)
+		for _, it := range out.Items {
+			pk := it["pk"].(*types.AttributeValueMemberS).Value
+			require.False(t, seen[pk], "%s twice", pk)
+			seen[pk] = true
+		}
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		require.Len(t, out.LastEvaluatedKey, 2, "only the key")
+		start = out.LastEvaluatedKey
+	}
+	require.Len(t, seen, 7)
+	require.Equal(t, 3, pages)
+
+	_, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("t"), Limit: aws.Int32(0)})
+	require.Equal(t, "ValidationException", code(t, err))
+	_, err = c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("nope")})
+	require.Equal(t, "ResourceNotFoundException", code(t, err))
 }

@@ -29,6 +29,9 @@ var _ HealthStore = (*store.Store)(nil)
 const (
 	DefaultCircuitThreshold     = 10
 	DefaultCircuitProbeInterval = time.Minute
+	// DefaultDisableAfter is 5 days, as Svix disables an endpoint: a
+	// receiver down over a weekend plus a working day is not disabled.
+	DefaultDisableAfter = 5 * 24 * time.Hour
 )
 
 // healthCacheTTL is how long an execution environment trusts its copy of
@@ -46,6 +49,11 @@ const successWriteInterval = time.Minute
 // circuit is open: it is retried at the next probe time or after its
 // backoff delay, whichever is later.
 var ClassCircuitOpen = delivery.NewClass("destination_circuit_open")
+
+// ClassDestinationDisabled is the class of a record dead-lettered at once
+// because its origin is disabled (docs/operations.md "Destination
+// states"): redrive it after `herald destinations enable`.
+var ClassDestinationDisabled = delivery.NewClass("destination_disabled")
 
 // origins is an execution environment's copy of origin health, one entry
 // per origin, each with its own lock: the records of one origin wait for
@@ -148,13 +156,17 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 		}
 		e.h = h
 	}
+	if e.h.Disabled() {
+		p.disabled(ctx, r, e.h)
+		return nil, false
+	}
 	if !p.open(e.h) {
 		return &ticket{e: e}, true
 	}
 	if !now.Before(p.nextProbe(e.h)) {
 		owner := store.NewOwner()
 		h, took, err := p.cfg.Health.UpdateHealth(deliverCtx, e.h, func(h *store.Health) bool {
-			if !p.open(*h) || now.Before(p.nextProbe(*h)) {
+			if h.Disabled() || !p.open(*h) || now.Before(p.nextProbe(*h)) {
 				return false
 			}
 			h.ProbeUntil, h.ProbeOwner = until, owner
@@ -165,6 +177,11 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 			return &ticket{e: e}, true
 		}
 		e.h, e.readAt = h, now
+		if h.Disabled() {
+			// Another environment disabled it since this one read it.
+			p.disabled(ctx, r, h)
+			return nil, false
+		}
 		if took || !p.open(h) {
 			return &ticket{e: e, probe: took, owner: owner}, true
 		}
@@ -201,7 +218,7 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			return
 		}
 		change = func(h *store.Health) bool {
-			h.Failures, h.LastSuccess = 0, now
+			h.Failures, h.LastSuccess, h.FailingSince = 0, now, time.Time{}
 			h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
 			return true
 		}
@@ -210,8 +227,14 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			return
 		}
 		change = func(h *store.Health) bool {
+			if h.Failures == 0 || h.FailingSince.IsZero() {
+				h.FailingSince = now
+			}
 			h.Failures++
 			h.LastFailure, h.FailureClass = now, string(class)
+			if p.disables(*h, now) {
+				h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
+			}
 			if h.ProbeOwner == t.owner {
 				h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
 			}
@@ -234,4 +257,33 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 		return
 	}
 	t.e.h, t.e.readAt = h, now
+}
+
+// disabled dead-letters r, whose origin h is disabled, without sending it.
+func (p *Processor) disabled(ctx context.Context, r *record, h store.Health) {
+	p.deadLetter(ctx, r, delivery.Permanent(ClassDestinationDisabled,
+		fmt.Errorf("not sent: %s is disabled (by %s at %s; the last failure %s at %s); redrive after `herald destinations enable`",
+			h.Origin, h.DisabledBy, h.DisabledAt.UTC().Format(time.RFC3339), orNone(h.FailureClass), orNoneTime(h.LastFailure))))
+}
+
+// disables reports whether h, after a failure at now, disables its origin:
+// DisableAfter is set, the circuit is open, the origin is not disabled yet
+// and its run of failures began DisableAfter or longer ago.
+func (p *Processor) disables(h store.Health, now time.Time) bool {
+	return p.cfg.DisableAfter > 0 && p.open(h) && !h.Disabled() &&
+		!h.FailingSince.IsZero() && now.Sub(h.FailingSince) >= p.cfg.DisableAfter
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func orNoneTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

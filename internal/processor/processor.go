@@ -97,6 +97,13 @@ type Config struct {
 	// failure its next probe is let through. Defaults to
 	// [DefaultCircuitProbeInterval].
 	CircuitProbeInterval time.Duration
+	// DisableAfter disables an origin whose circuit is open and whose
+	// consecutive failures began this long ago with no success since: its
+	// records then go to the dead-letter queue at once as
+	// ClassDestinationDisabled until an operator enables it. 0 never
+	// disables one automatically (a manual disable still holds). Defaults
+	// to 0; the deliver function's default is [DefaultDisableAfter].
+	DisableAfter time.Duration
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -148,6 +155,9 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	}
 	if cfg.CircuitThreshold < 0 {
 		return nil, fmt.Errorf("processor: CircuitThreshold %d: must be at least 0", cfg.CircuitThreshold)
+	}
+	if cfg.DisableAfter < 0 {
+		return nil, fmt.Errorf("processor: DisableAfter %s: must not be negative", cfg.DisableAfter)
 	}
 	if cfg.CircuitProbeInterval <= 0 {
 		cfg.CircuitProbeInterval = DefaultCircuitProbeInterval

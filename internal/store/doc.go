@@ -13,8 +13,9 @@
 //	item      pk                          sk          attributes
 //	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
-//	health    origin#<scheme://host[:port]> health    failures, last_success, last_failure, failure_class,
-//	                                                  probe_until, owner, version, updated_at, expires_at
+//	health    origin#<scheme://host[:port]> health    failures, failing_since, last_success, last_failure,
+//	                                                  failure_class, probe_until, owner, disabled_at,
+//	                                                  disabled_by, version, updated_at, expires_at
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
@@ -43,14 +44,19 @@
 // processor's, docs/operations.md "Destination states"); <origin> is
 // webhook.Origin's form, as for keys items:
 //   - failures is the number of consecutive failures that said the origin
-//     is down;
+//     is down; failing_since, Unix milliseconds, is when the first of them
+//     was written, absent when failures is 0;
 //   - last_success, last_failure are Unix milliseconds, absent when none;
 //     failure_class is last_failure's class;
 //   - probe_until ends the probe lease, Unix milliseconds, and owner is its
 //     holder's random token; both absent when nobody holds it;
+//   - disabled_at, Unix milliseconds, is when the origin was disabled and
+//     disabled_by who did ("herald" or "operator"); both absent while it
+//     is enabled (see [Store.SetDisabled]);
 //   - version counts the item's writes: each write is a PutItem
 //     conditional on the version it read (compare and swap);
-//   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds.
+//   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds;
+//     absent while the origin is disabled, which lasts until it is enabled.
 //
 // DynamoDB deletes expired items within a few days of expires_at, not at
 // once, and the local stack's DynamoDB (moto) never does; so every read
@@ -59,7 +65,8 @@
 // The deliver function needs dynamodb:PutItem, dynamodb:DeleteItem and
 // dynamodb:GetItem (keys items, cached per origin; health items, cached
 // 5 s per origin) on the table, nothing else; `herald secret rotate`
-// writes keys items.
+// writes keys items, `herald destinations enable|disable` health items,
+// and `herald destinations ls` reads the table with Scan ([Store.Healths]).
 //
 // See https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
 // and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html.

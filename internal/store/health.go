@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,6 +20,18 @@ const (
 	AttrLastFailure  = "last_failure"
 	AttrFailureClass = "failure_class"
 	AttrProbeUntil   = "probe_until"
+	AttrFailingSince = "failing_since"
+	AttrDisabledAt   = "disabled_at"
+	AttrDisabledBy   = "disabled_by"
+)
+
+// Who disabled an origin, in a health item's disabled_by.
+const (
+	// DisabledByHerald: the deliver function, after no success for the
+	// disable-after setting.
+	DisabledByHerald = "herald"
+	// DisabledByOperator: `herald destinations disable`.
+	DisabledByOperator = "operator"
 )
 
 // typeHealth is a health item's kind, in AttrType.
@@ -49,6 +63,14 @@ type Health struct {
 	// ProbeOwner is its holder's token.
 	ProbeUntil time.Time
 	ProbeOwner string
+	// FailingSince is the first of the current run of consecutive
+	// failures; zero when Failures is 0.
+	FailingSince time.Time
+	// DisabledAt is when the origin was disabled, zero while it is
+	// enabled; DisabledBy says who did (DisabledByHerald,
+	// DisabledByOperator).
+	DisabledAt time.Time
+	DisabledBy string
 	// version counts the item's writes, for the compare-and-swap.
 	version int64
 }
@@ -62,6 +84,9 @@ func healthKey(origin string) map[string]types.AttributeValue {
 		AttrSK: str("health"),
 	}
 }
+
+// Disabled reports whether the origin is disabled.
+func (h Health) Disabled() bool { return !h.DisabledAt.IsZero() }
 
 // Health reads origin's health with one strongly consistent GetItem; an
 // absent or expired item is the zero Health. It returns an *Error when the
@@ -96,6 +121,9 @@ func (s *Store) parseHealth(origin string, item map[string]types.AttributeValue)
 	h.FailureClass = text(item, AttrFailureClass)
 	h.ProbeUntil = msTime(item, AttrProbeUntil)
 	h.ProbeOwner = text(item, AttrOwner)
+	h.FailingSince = msTime(item, AttrFailingSince)
+	h.DisabledAt = msTime(item, AttrDisabledAt)
+	h.DisabledBy = text(item, AttrDisabledBy)
 	return h
 }
 
@@ -127,13 +155,18 @@ func (s *Store) UpdateHealth(ctx context.Context, h Health, change func(*Health)
 		item[AttrFailures] = &types.AttributeValueMemberN{Value: fmt.Sprint(next.Failures)}
 		item[AttrVersion] = &types.AttributeValueMemberN{Value: fmt.Sprint(next.version)}
 		item[AttrUpdatedAt] = ms(now)
-		item[AttrExpiresAt] = seconds(now.Add(HealthRetention))
-		for name, t := range map[string]time.Time{AttrLastSuccess: next.LastSuccess, AttrLastFailure: next.LastFailure, AttrProbeUntil: next.ProbeUntil} {
+		if !next.Disabled() {
+			// A disabled origin stays disabled until enabled, however
+			// long nothing is sent to it.
+			item[AttrExpiresAt] = seconds(now.Add(HealthRetention))
+		}
+		for name, t := range map[string]time.Time{AttrLastSuccess: next.LastSuccess, AttrLastFailure: next.LastFailure,
+			AttrProbeUntil: next.ProbeUntil, AttrFailingSince: next.FailingSince, AttrDisabledAt: next.DisabledAt} {
 			if !t.IsZero() {
 				item[name] = ms(t)
 			}
 		}
-		for name, v := range map[string]string{AttrFailureClass: next.FailureClass, AttrOwner: next.ProbeOwner} {
+		for name, v := range map[string]string{AttrFailureClass: next.FailureClass, AttrOwner: next.ProbeOwner, AttrDisabledBy: next.DisabledBy} {
 			if v != "" {
 				item[name] = str(v)
 			}
@@ -165,4 +198,69 @@ func (s *Store) UpdateHealth(ctx context.Context, h Health, change func(*Health)
 		}
 	}
 	return h, false, &Error{Op: "write health of " + h.Origin, Err: fmt.Errorf("%d tries met another writer", maxHealthTries)}
+}
+
+// SetDisabled disables (disabled true, by DisabledByOperator) or enables
+// origin with UpdateHealth. Enabling also forgets the run of failures, so
+// the circuit is closed and the origin is not disabled again before its
+// next run of failures lasts the disable-after setting. It returns the
+// health as it now is and whether this call changed it, or an *Error.
+func (s *Store) SetDisabled(ctx context.Context, origin string, disabled bool) (Health, bool, error) {
+	h, err := s.Health(ctx, origin)
+	if err != nil {
+		return h, false, err
+	}
+	now := s.cfg.Now()
+	return s.UpdateHealth(ctx, h, func(h *Health) bool {
+		if h.Disabled() == disabled {
+			return false
+		}
+		if disabled {
+			h.DisabledAt, h.DisabledBy = now, DisabledByOperator
+			return true
+		}
+		h.DisabledAt, h.DisabledBy = time.Time{}, ""
+		h.Failures, h.FailingSince = 0, time.Time{}
+		h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
+		return true
+	})
+}
+
+// Healths reads every origin's health with Scan, one page (up to 1 MB)
+// per call, for the operator's `herald destinations ls`: the deliver
+// function never scans. Expired items are left out. It returns them
+// sorted by origin, or an *Error.
+func (s *Store) Healths(ctx context.Context) ([]Health, error) {
+	var out []Health
+	var start map[string]types.AttributeValue
+	for {
+		page, err := s.api.Scan(ctx, &dynamodb.ScanInput{
+			TableName:         aws.String(s.cfg.Table),
+			ExclusiveStartKey: start,
+			ConsistentRead:    aws.Bool(true),
+		})
+		if err != nil {
+			return nil, &Error{Op: "scan origin health", Err: err}
+		}
+		for _, item := range page.Items {
+			if text(item, AttrType) != typeHealth {
+				continue
+			}
+			origin, ok := strings.CutPrefix(text(item, AttrPK), "origin#")
+			if !ok {
+				continue
+			}
+			h := s.parseHealth(origin, item)
+			if exp, ok := number(item, AttrExpiresAt); ok && exp <= s.cfg.Now().Unix() {
+				continue
+			}
+			out = append(out, h)
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			break
+		}
+		start = page.LastEvaluatedKey
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Origin < out[j].Origin })
+	return out, nil
 }

@@ -2,12 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -151,4 +153,81 @@ func TestHealthStoreFailures(t *testing.T) {
 	_, wrote, err := b.s.UpdateHealth(ctx, h, failure)
 	require.ErrorAs(t, err, &se)
 	require.False(t, wrote)
+}
+
+// TestDisabledOriginIsKept: a disabled origin's item has no expires_at, so
+// it stays disabled past HealthRetention; enabling it forgets the run of
+// failures and expires again.
+func TestDisabledOriginIsKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	h, err := b.s.Health(ctx, healthOrigin)
+	require.NoError(t, err)
+	_, _, err = b.s.UpdateHealth(ctx, h, func(h *store.Health) bool {
+		h.Failures, h.FailingSince = 12, b.clock.Now().Add(-time.Hour)
+		return true
+	})
+	require.NoError(t, err)
+	h, changed, err := b.s.SetDisabled(ctx, healthOrigin, true)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.True(t, h.DisabledAt.Equal(b.clock.Now()))
+	require.Equal(t, store.DisabledByOperator, h.DisabledBy)
+	b.clock.Advance(2 * store.HealthRetention)
+	h, err = b.s.Health(ctx, healthOrigin)
+	require.NoError(t, err)
+	require.True(t, h.Disabled(), "kept past the retention")
+	require.Equal(t, 12, h.Failures)
+
+	h, changed, err = b.s.SetDisabled(ctx, healthOrigin, false)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.False(t, h.Disabled())
+	require.Zero(t, h.Failures)
+	require.True(t, h.FailingSince.IsZero())
+	_, changed, err = b.s.SetDisabled(ctx, healthOrigin, false)
+	require.NoError(t, err)
+	require.False(t, changed, "enabling an enabled origin writes nothing")
+	_, _, err = b.s.UpdateHealth(ctx, h, failure)
+	require.NoError(t, err)
+	b.clock.Advance(store.HealthRetention)
+	h, err = b.s.Health(ctx, healthOrigin)
+	require.NoError(t, err)
+	require.Zero(t, h.Failures, "enabled, it expires again")
+}
+
+// TestHealthsScansEveryOrigin: Healths pages through the whole table
+// (more items than one dynamotest page), keeps only health items not
+// expired, sorted by origin.
+func TestHealthsScansEveryOrigin(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	var want []string
+	for i := range dynamotest.ScanPageItems + 20 {
+		origin := fmt.Sprintf("https://h%03d.example.com", i)
+		_, _, err := b.s.UpdateHealth(ctx, store.Health{Origin: origin}, failure)
+		require.NoError(t, err)
+		want = append(want, origin)
+		_, err = b.s.Claim(ctx, "email", fmt.Sprintf("n-%d", i), b.clock.Now().Add(time.Minute))
+		require.NoError(t, err)
+	}
+	b.clock.Advance(store.HealthRetention - time.Hour)
+	_, _, err := b.s.UpdateHealth(ctx, store.Health{Origin: "https://fresh.example.com"}, failure)
+	require.NoError(t, err)
+	_, _, err = b.s.SetDisabled(ctx, want[0], true)
+	require.NoError(t, err)
+	b.clock.Advance(2 * time.Hour)
+
+	hs, err := b.s.Healths(ctx)
+	require.NoError(t, err)
+	var got []string
+	for _, h := range hs {
+		got = append(got, h.Origin)
+	}
+	require.Equal(t, []string{"https://fresh.example.com", want[0]}, got, "the rest expired")
+	require.Equal(t, 1, hs[0].Failures)
+	require.True(t, hs[1].Disabled())
+	require.Greater(t, b.srv.Calls("Scan"), 2, "paged")
 }

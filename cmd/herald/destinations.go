@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/webhook"
+)
+
+// Destination states as `herald destinations` names them
+// (docs/operations.md "Destination states").
+const (
+	stateClosed   = "closed"
+	stateOpen     = "open"
+	stateDisabled = "disabled"
+)
+
+// destination is one origin's health as `destinations --json` prints it.
+type destination struct {
+	Origin       string `json:"origin"`
+	State        string `json:"state"`
+	Failures     int    `json:"consecutive_failures"`
+	FailingSince string `json:"failing_since,omitempty"`
+	LastSuccess  string `json:"last_success,omitempty"`
+	LastFailure  string `json:"last_failure,omitempty"`
+	FailureClass string `json:"last_failure_class,omitempty"`
+	DisabledAt   string `json:"disabled_at,omitempty"`
+	DisabledBy   string `json:"disabled_by,omitempty"`
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// destinationOf names h's state: disabled, else open from threshold
+// consecutive failures on, else closed.
+func destinationOf(h store.Health, threshold int) destination {
+	state := stateClosed
+	switch {
+	case h.Disabled():
+		state = stateDisabled
+	case threshold > 0 && h.Failures >= threshold:
+		state = stateOpen
+	}
+	return destination{
+		Origin: h.Origin, State: state, Failures: h.Failures, FailingSince: rfc3339(h.FailingSince),
+		LastSuccess: rfc3339(h.LastSuccess), LastFailure: rfc3339(h.LastFailure), FailureClass: h.FailureClass,
+		DisabledAt: rfc3339(h.DisabledAt), DisabledBy: h.DisabledBy,
+	}
+}
+
+// destinationsCtx is what every destinations subcommand needs: the store
+// and the circuit threshold that says closed from open.
+type destinationsCtx struct {
+	st        *store.Store
+	threshold int
+}
+
+func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx, error) {
+	threshold := processor.DefaultCircuitThreshold
+	if v := e.getenv("HERALD_CIRCUIT_THRESHOLD"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, usagef("HERALD_CIRCUIT_THRESHOLD %q: want a whole number from 0", v)
+		}
+		threshold = n
+	}
+	st, err := openStore(ctx, g, e.getenv, func() (aws.Config, error) { return g.awsConfig(ctx) }, g.stackOutputs)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, usagef("no store table: give --stack NAME or HERALD_STORE_TABLE")
+	}
+	return &destinationsCtx{st: st, threshold: threshold}, nil
+}
+
+func (d *destinationsCtx) print(e *env, g *globals, ds []destination) error {
+	if g.json {
+		if ds == nil {
+			ds = []destination{}
+		}
+		return writeJSON(e.stdout, ds)
+	}
+	rows := make([][]string, 0, len(ds))
+	for _, x := range ds {
+		last := x.LastFailure
+		if x.FailureClass != "" {
+			last += " " + x.FailureClass
+		}
+		rows = append(rows, []string{x.Origin, x.State, strconv.Itoa(x.Failures), x.LastSuccess, last, x.DisabledAt + " " + x.DisabledBy})
+	}
+	return table(e.stdout, []string{"ORIGIN", "STATE", "FAILURES", "LAST SUCCESS", "LAST FAILURE", "DISABLED"}, rows)
+}
+
+// newDestinationsCmd is the `herald destinations` group: ls, show, enable
+// and disable.
+func newDestinationsCmd(e *env, g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "destinations",
+		Short: "Show webhook and chat origins' health and disable or enable one",
+		Long: `Show and change the health herald keeps of each webhook and chat origin
+(scheme, host, port) in its DynamoDB table (--stack's StoreTableName output,
+else HERALD_STORE_TABLE): closed (sending), open (circuit open after
+HERALD_CIRCUIT_THRESHOLD consecutive failures, default 10: one probe at a
+time) or disabled (every notification dead-lettered at once as
+destination_disabled). docs/operations.md, "Destination states".`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "ls",
+		Short: "List every origin herald keeps health of",
+		Long: `List every origin's state, consecutive failures, last success, last failure
+and its class, and when and by whom it was disabled. It reads the whole
+table with Scan (billed per 4 KB read, every item of the table: delivered-
+once records too); the deliver function itself never scans. --json prints
+an array of objects.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := openDestinations(cmd.Context(), e, g)
+			if err != nil {
+				return err
+			}
+			hs, err := d.st.Healths(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var ds []destination
+			for _, h := range hs {
+				ds = append(ds, destinationOf(h, d.threshold))
+			}
+			return d.print(e, g, ds)
+		},
+	}, &cobra.Command{
+		Use:   "show URL",
+		Short: "Show one origin's state (URL or its origin)",
+		Args:  exactArgs(1, "one URL or origin"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			origin, err := webhook.Origin(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			d, err := openDestinations(cmd.Context(), e, g)
+			if err != nil {
+				return err
+			}
+			h, err := d.st.Health(cmd.Context(), origin)
+			if err != nil {
+				return err
+			}
+			x := destinationOf(h, d.threshold)
+			if g.json {
+				return writeJSON(e.stdout, x)
+			}
+			return d.print(e, g, []destination{x})
+		},
+	}, newDestinationsSetCmd(e, g, false), newDestinationsSetCmd(e, g, true))
+	return cmd
+}
+
+func newDestinationsSetCmd(e *env, g *globals, disable bool) *cobra.Command {
+	use, short, long := "enable URL", "Enable a disabled origin: herald sends to it again",
+		`Enable the origin (scheme, host, port) of URL: herald sends its notifications
+again, and forgets its consecutive failures (its circuit is closed). Running
+deliver functions see it within 5 s. Notifications dead-lettered while it
+was disabled (class destination_disabled) are not sent by this: redrive
+them with `+"`herald dlq redrive`"+`. One GetItem and at most one
+conditional PutItem; an enabled origin is left as it is.`
+	if disable {
+		use, short, long = "disable URL", "Disable an origin: its notifications go to the dead-letter queue at once",
+			`Disable the origin (scheme, host, port) of URL by hand: from then on (within
+5 s in running deliver functions) its notifications are not sent but
+dead-lettered at once with class destination_disabled, until
+`+"`herald destinations enable`"+`. Needs the circuit on (HERALD_CIRCUIT_THRESHOLD
+above 0). One GetItem and at most one conditional PutItem.`
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long + "\n\n--json prints the origin's state after the change.",
+		Args:  exactArgs(1, "one URL or origin"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			origin, err := webhook.Origin(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			d, err := openDestinations(cmd.Context(), e, g)
+			if err != nil {
+				return err
+			}
+			h, changed, err := d.st.SetDisabled(cmd.Context(), origin, disable)
+			if err != nil {
+				return err
+			}
+			x := destinationOf(h, d.threshold)
+			if g.json {
+				return writeJSON(e.stdout, x)
+			}
+			verb := map[bool]string{true: "disabled", false: "enabled"}[disable]
+			if !changed {
+				_, err = fmt.Fprintf(e.stdout, "%s was already %s: nothing changed\n", origin, verb)
+				return err
+			}
+			_, err = fmt.Fprintf(e.stdout, "%s %s\n", origin, verb)
+			return err
+		},
+	}
+}

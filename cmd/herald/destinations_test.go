@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// TestDestinationsUsage: each command needs a store table and show,
+// enable and disable one URL with an origin; each mistake is a usage
+// error.
+func TestDestinationsUsage(t *testing.T) {
+	t.Parallel()
+	table := map[string]string{"HERALD_STORE_TABLE": "herald-store"}
+	for _, tc := range []struct {
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"destinations", "ls"}, "no store table"},
+		{nil, []string{"destinations", "disable", "https://hooks.example.com/x"}, "no store table"},
+		{table, []string{"destinations", "show"}, "one URL or origin"},
+		{table, []string{"destinations", "enable", "a", "b"}, "one URL or origin"},
+		{table, []string{"destinations", "disable", "ftp://hooks.example.com/x"}, "https"},
+		{table, []string{"destinations", "ls", "extra"}, "takes no arguments"},
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "ten"}, []string{"destinations", "ls"}, "HERALD_CIRCUIT_THRESHOLD"},
+	} {
+		r := heraldWith(t, tc.vars, tc.args...)
+		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+	}
+}
+
+// TestDestinationsDisableShowEnable: against the DynamoDB wire fake (the
+// SDK's endpoint variable), disable writes the origin of a URL (no path,
+// no credentials) as disabled by the operator; ls lists it beside an open
+// and a closed origin; enable closes it and forgets its failures; enable
+// leaves an origin that is not disabled as it is.
+func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	vars := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "3"}
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for origin, failures := range map[string]int{"https://down.example.com": 5, "https://flaky.example.com:8443": 2} {
+		_, _, err := st.UpdateHealth(ctx, store.Health{Origin: origin}, func(h *store.Health) bool {
+			h.Failures, h.FailureClass = failures, "webhook_timeout"
+			return true
+		})
+		require.NoError(t, err)
+	}
+
+	r := heraldWith(t, vars, "--json", "destinations", "disable", "https://user:pw@Hooks.Example.com:443/secret-path?q=1")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	var d destination
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+	require.Equal(t, "https://hooks.example.com", d.Origin)
+	require.Equal(t, stateDisabled, d.State)
+	require.Equal(t, store.DisabledByOperator, d.DisabledBy)
+	require.NotEmpty(t, d.DisabledAt)
+
+	r = heraldWith(t, vars, "destinations", "disable", "https://hooks.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "already disabled")
+
+	r = heraldWith(t, vars, "--json", "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	var ds []destination
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ds), r.stdout)
+	require.Len(t, ds, 3)
+	states := map[string]string{}
+	for _, x := range ds {
+		states[x.Origin] = x.State
+	}
+	require.Equal(t, map[string]string{
+		"https://down.example.com":       stateOpen,
+		"https://flaky.example.com:8443": stateClosed,
+		"https://hooks.example.com":      stateDisabled,
+	}, states)
+
+	r = heraldWith(t, vars, "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "ORIGIN")
+	require.Contains(t, r.stdout, "webhook_timeout")
+	require.NotContains(t, r.stdout, "secret-path")
+
+	r = heraldWith(t, vars, "destinations", "enable", "https://hooks.example.com/other-path")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, "https://hooks.example.com enabled\n", r.stdout)
+	r = heraldWith(t, vars, "--json", "destinations", "show", "https://hooks.example.com/x")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	d = destination{}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+	require.Equal(t, destination{Origin: "https://hooks.example.com", State: stateClosed}, d)
+
+	r = heraldWith(t, vars, "--json", "destinations", "enable", "https://down.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, `"state": "open"`, "an open circuit that is not disabled is left as it is")
+
+	r = heraldWith(t, vars, "destinations", "show", "https://never.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "closed")
+}

@@ -1,0 +1,185 @@
+package processor_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// TestDisableAfterNoSuccess: an origin failing since t0 (threshold 3,
+// DisableAfter 10 min) is probed once a minute; the probe failing 10 min
+// after the first failure disables it, not the one before. Its next
+// records are dead-lettered at once with class destination_disabled and
+// never sent; a healthy origin in the same batch is delivered. Enabling
+// it sends again.
+func TestDisableAfterNoSuccess(t *testing.T) {
+	t.Parallel()
+	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 10 * time.Minute })
+	down, up := newReceiver(t, http.StatusServiceUnavailable), newReceiver(t, http.StatusOK)
+	t0 := cs.clock.Now()
+	var recs []events.SQSMessage
+	for i := range 3 {
+		recs = append(recs, rec(fmt.Sprintf("a-%d", i), down.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	require.Len(t, failures(cs.invoke(t, envs[0], recs...)), 3)
+	require.Equal(t, t0, cs.health(t, down).FailingSince)
+	for minute := 1; minute <= 9; minute++ {
+		cs.clock.Advance(time.Minute)
+		require.Len(t, failures(cs.invoke(t, envs[0], rec(fmt.Sprintf("p-%d", minute), down.body(fmt.Sprintf("p-%d", minute)), 2))), 1)
+		require.False(t, cs.health(t, down).Disabled(), "minute %d: failing for less than 10 min", minute)
+	}
+	require.Empty(t, envs[0].deadLetters(t))
+	cs.clock.Advance(time.Minute)
+	require.Len(t, failures(cs.invoke(t, envs[0], rec("p-10", down.body("p-10"), 2))), 1, "the disabling probe itself is retried")
+	h := cs.health(t, down)
+	require.True(t, h.Disabled())
+	require.Equal(t, t0.Add(10*time.Minute), h.DisabledAt)
+	require.Equal(t, store.DisabledByHerald, h.DisabledBy)
+	require.Equal(t, int32(3+10), down.requests.Load())
+
+	cs.clock.Advance(time.Minute)
+	resp := cs.invoke(t, envs[0], rec("d-0", down.body("d-0"), 1), rec("d-1", down.body("d-1"), 1), rec("u-0", up.body("u-0"), 1))
+	require.Empty(t, failures(resp), "dead-lettered or delivered: none retried")
+	require.Equal(t, int32(3+10), down.requests.Load(), "a disabled origin gets nothing")
+	require.Equal(t, int32(1), up.requests.Load())
+	dls := envs[0].deadLetters(t)
+	require.Len(t, dls, 2)
+	for _, dl := range dls {
+		require.Equal(t, processor.ClassDestinationDisabled, dl.reason.ErrorClass)
+		require.Equal(t, "permanent_failure", dl.reason.Outcome)
+		require.Contains(t, dl.reason.Error, "webhook_http_5xx")
+		require.NotContains(t, dl.reason.Error, "secret-path")
+	}
+
+	_, changed, err := cs.st.SetDisabled(context.Background(), "http://"+down.srv.Listener.Addr().String(), false)
+	require.NoError(t, err)
+	require.True(t, changed)
+	down.status.Store(http.StatusOK)
+	cs.clock.Advance(5 * time.Second) // the environment's copy is 5 s old
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("e-0", down.body("e-0"), 1))))
+	require.Equal(t, int32(3+10+1), down.requests.Load(), "enabled: sent again")
+	require.Len(t, envs[0].deadLetters(t), 2)
+}
+
+// TestDisableAfterSuccessStartsOver: a success between failures starts the
+// run of failures again, so an origin that fails, recovers and fails
+// again is disabled DisableAfter after its last run began, not its first.
+func TestDisableAfterSuccessStartsOver(t *testing.T) {
+	t.Parallel()
+	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 3 * time.Minute })
+	r := newReceiver(t, http.StatusBadGateway)
+	fail3 := func(prefix string) {
+		for i := range 3 {
+			cs.invoke(t, envs[0], rec(fmt.Sprintf("%s-%d", prefix, i), r.body(fmt.Sprintf("%s-%d", prefix, i)), 1))
+		}
+	}
+	fail3("a")
+	cs.clock.Advance(2 * time.Minute)
+	r.status.Store(http.StatusOK)
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("ok", r.body("ok"), 1))), "the probe succeeds")
+	require.True(t, cs.health(t, r).FailingSince.IsZero())
+	r.status.Store(http.StatusBadGateway)
+	cs.clock.Advance(2 * time.Minute)
+	t1 := cs.clock.Now()
+	fail3("b")
+	cs.clock.Advance(time.Minute)
+	cs.invoke(t, envs[0], rec("c", r.body("c"), 2))
+	require.False(t, cs.health(t, r).Disabled(), "5 min after the first failure, 1 after this run's")
+	cs.clock.Advance(2 * time.Minute)
+	cs.invoke(t, envs[0], rec("d", r.body("d"), 2))
+	h := cs.health(t, r)
+	require.True(t, h.Disabled())
+	require.Equal(t, t1, h.FailingSince)
+}
+
+// TestDisableManual: an operator disables a healthy origin; its records
+// are dead-lettered, never sent; with DisableAfter 0 an origin failing
+// for long is never disabled automatically.
+func TestDisableManual(t *testing.T) {
+	t.Parallel()
+	cs, envs := environments(t, 1, nil)
+	r := newReceiver(t, http.StatusOK)
+	origin := "http://" + r.srv.Listener.Addr().String()
+	h, changed, err := cs.st.SetDisabled(context.Background(), origin, true)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, store.DisabledByOperator, h.DisabledBy)
+	_, changed, err = cs.st.SetDisabled(context.Background(), origin, true)
+	require.NoError(t, err)
+	require.False(t, changed, "disabling a disabled origin changes nothing")
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("a", r.body("a"), 1))))
+	require.Equal(t, int32(0), r.requests.Load())
+	dls := envs[0].deadLetters(t)
+	require.Len(t, dls, 1)
+	require.Equal(t, processor.ClassDestinationDisabled, dls[0].reason.ErrorClass)
+	require.Contains(t, dls[0].reason.Error, "by operator")
+
+	down := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("b-%d", i), down.body(fmt.Sprintf("b-%d", i)), 1))
+	}
+	for i := range 5 {
+		cs.clock.Advance(24 * time.Hour)
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("c-%d", i), down.body(fmt.Sprintf("c-%d", i)), 2))
+	}
+	require.False(t, cs.health(t, down).Disabled(), "DisableAfter 0: never disabled automatically")
+}
+
+// TestDisableSeenByAStaleEnvironment: an environment whose copy still
+// says open reaches the probe time just after another environment's probe
+// disabled the origin: its probe-lease write meets the newer item, takes
+// no lease and dead-letters the record unsent.
+func TestDisableSeenByAStaleEnvironment(t *testing.T) {
+	t.Parallel()
+	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(time.Minute)
+	cs.invoke(t, envs[0], rec("p-1", r.body("p-1"), 2))
+	cs.clock.Advance(time.Minute - time.Second)
+	cs.invoke(t, envs[1], rec("held", r.body("held"), 2)) // reads the item: open, before the probe time
+	require.Equal(t, int32(4), r.requests.Load())
+	cs.clock.Advance(time.Second)
+	cs.invoke(t, envs[0], rec("p-2", r.body("p-2"), 2))
+	require.True(t, cs.health(t, r).Disabled())
+	require.Equal(t, int32(5), r.requests.Load())
+
+	require.Empty(t, failures(cs.invoke(t, envs[1], rec("late", r.body("late"), 2))))
+	require.Equal(t, int32(5), r.requests.Load(), "not sent")
+	dls := envs[1].deadLetters(t)
+	require.Len(t, dls, 1)
+	require.Equal(t, processor.ClassDestinationDisabled, dls[0].reason.ErrorClass)
+}
+
+// TestDisableByOperatorSeenByAStaleEnvironment: an operator disables an
+// open origin; an environment whose copy still says open reaches the probe
+// time: it takes no probe lease on the disabled item and sends nothing.
+func TestDisableByOperatorSeenByAStaleEnvironment(t *testing.T) {
+	t.Parallel()
+	cs, envs := environments(t, 1, nil)
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(time.Minute - time.Second)
+	cs.invoke(t, envs[0], rec("held", r.body("held"), 2)) // reads the item: open, before the probe time
+	_, _, err := cs.st.SetDisabled(context.Background(), "http://"+r.srv.Listener.Addr().String(), true)
+	require.NoError(t, err)
+	cs.clock.Advance(time.Second)
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("late", r.body("late"), 2))))
+	require.Equal(t, int32(3), r.requests.Load(), "not sent")
+	h := cs.health(t, r)
+	require.True(t, h.ProbeUntil.IsZero(), "no probe lease on a disabled origin")
+	require.Empty(t, h.ProbeOwner)
+	require.Equal(t, processor.ClassDestinationDisabled, envs[0].deadLetters(t)[0].reason.ErrorClass)
+}
