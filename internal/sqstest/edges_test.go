@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/sqstest"
 )
 
 // TestMessageIDsAreUUIDs: SendMessage and Put give each message a distinct
@@ -82,4 +84,84 @@ func TestWaitTimeSecondsZeroOnTheWire(t *testing.T) {
 	status, body = post("-1")
 	require.Equal(t, http.StatusBadRequest, status, body)
 	require.Contains(t, body, "WaitTimeSeconds")
+}
+
+// TestMoveByRedrivePolicy: a moved message keeps its id, body and message
+// attributes and gets DeadLetterQueueSourceArn; a standard dead-letter
+// queue keeps its SentTimestamp, a FIFO one sets it to now.
+func TestMoveByRedrivePolicy(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	s.SetNow(func() time.Time { return now })
+	dlq := s.AddQueue("https://sqs.us-east-1.amazonaws.com/123456789012/dlq", nil)
+	fifoDLQ := s.AddQueue("https://sqs.us-east-1.amazonaws.com/123456789012/dlq.fifo", map[string]string{"FifoQueue": "true"})
+	sent := now.Add(-time.Hour)
+	a := s.Put(queueURL, "a", sent, map[string]sqstest.MessageAttribute{"k": {DataType: "String", StringValue: aws.String("v")}})
+	b := s.PutInGroup(fifoURL, "g-1", "b", sent, nil)
+	s.MoveByRedrivePolicy(queueURL, dlq, a)
+	s.MoveByRedrivePolicy(fifoURL, fifoDLQ, b)
+	for _, tc := range []struct{ from, to, id, body, sentAt, group string }{
+		{queueURL, dlq, a, "a", "1796115600000", ""},
+		{fifoURL, fifoDLQ, b, "b", "1796119200000", "g-1"},
+	} {
+		visible, inFlight := s.Counts(tc.from)
+		require.Zero(t, visible+inFlight, "gone from %s", tc.from)
+		got, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(tc.to),
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}, MessageAttributeNames: []string{"All"}})
+		require.NoError(t, err)
+		require.Len(t, got.Messages, 1, tc.to)
+		m := got.Messages[0]
+		require.Equal(t, tc.id, aws.ToString(m.MessageId))
+		require.Equal(t, tc.body, aws.ToString(m.Body))
+		require.Equal(t, tc.sentAt, m.Attributes["SentTimestamp"], tc.to)
+		require.Equal(t, tc.group, m.Attributes["MessageGroupId"], tc.to)
+		require.Equal(t, "arn:aws:sqs:us-east-1:123456789012:"+tc.from[strings.LastIndex(tc.from, "/")+1:], m.Attributes["DeadLetterQueueSourceArn"])
+		if tc.id == a {
+			require.Equal(t, "v", aws.ToString(m.MessageAttributes["k"].StringValue))
+		}
+	}
+}
+
+// TestFIFODeduplication: a second send with a deduplication id already sent
+// is accepted and answered with the first message's id, and not queued.
+func TestFIFODeduplication(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	send := func(body, dedup string) string {
+		out, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(fifoURL), MessageBody: aws.String(body),
+			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String(dedup)})
+		require.NoError(t, err)
+		return aws.ToString(out.MessageId)
+	}
+	first := send("one", "d-1")
+	require.Equal(t, first, send("two", "d-1"))
+	require.NotEqual(t, first, send("three", "d-2"))
+	visible, _ := s.Counts(fifoURL)
+	require.Equal(t, 2, visible)
+}
+
+// TestDeleteMessageBatchDeletes: a received message deleted in a batch is
+// gone, the others stay.
+func TestDeleteMessageBatchDeletes(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	for _, body := range []string{"a", "b", "c"} {
+		s.Put(queueURL, body, time.Now(), nil)
+	}
+	got, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	require.Len(t, got.Messages, 3)
+	out, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: []types.DeleteMessageBatchRequestEntry{
+		{Id: aws.String("0"), ReceiptHandle: got.Messages[1].ReceiptHandle},
+	}})
+	require.NoError(t, err)
+	require.Len(t, out.Successful, 1)
+	var left []string
+	for _, m := range s.Messages(queueURL) {
+		left = append(left, m.Body)
+	}
+	require.ElementsMatch(t, []string{"a", "b", "c"}, append(left, aws.ToString(got.Messages[1].Body)))
+	require.Len(t, left, 2)
 }

@@ -479,7 +479,9 @@ func (s *Server) sendMessage(q *queue, body []byte) (any, *apiError) {
 	if fifo {
 		for _, m := range q.msgs {
 			if m.deduplication == in.MessageDeduplicationId { // within the 5-minute interval: always, here
-				return map[string]string{"MessageId": m.id, "MD5OfMessageBody": md5Hex(m.body)}, nil
+				// Accepted as sent: the digest is of this request's body,
+				// which the SDK checks its answer against.
+				return map[string]string{"MessageId": m.id, "MD5OfMessageBody": md5Hex(in.MessageBody)}, nil
 			}
 		}
 	}
