@@ -44,6 +44,11 @@ const (
 	// retried later, or sent anyway with HERALD_ON_STORE_ERROR=send, or,
 	// after a delivery, left its lease to end on its own.
 	StoreErrors = "StoreErrors"
+	// DestinationsDisabled counts, per batch, the webhook and chat origins
+	// this batch disabled after no success for the disable-after setting
+	// (docs/operations.md "Destination states"): 1 for each transition,
+	// written by the one environment whose conditional write made it.
+	DestinationsDisabled = "DestinationsDisabled"
 	// DeadLettersDeleted and DeadLettersKept are the retention function's
 	// counts per run: dead letters deleted as too old, and those kept.
 	DeadLettersDeleted = "DeadLettersDeleted"

@@ -212,6 +212,7 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 	now := p.cfg.Now()
 	_, class, _ := delivery.Classify(sendErr)
 	var change func(*store.Health) bool
+	disabling := false
 	switch {
 	case sendErr == nil:
 		if !t.probe && t.e.h.Failures == 0 && now.Sub(t.e.h.LastSuccess) < successWriteInterval {
@@ -227,6 +228,9 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			return
 		}
 		change = func(h *store.Health) bool {
+			// Applied again to another writer's item when it came first:
+			// only the write that succeeds says whether it disabled.
+			disabling = false
 			if h.Failures == 0 || h.FailingSince.IsZero() {
 				h.FailingSince = now
 			}
@@ -234,6 +238,7 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			h.LastFailure, h.FailureClass = now, string(class)
 			if p.disables(*h, now) {
 				h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
+				disabling = true
 			}
 			if h.ProbeOwner == t.owner {
 				h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
@@ -251,11 +256,12 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 	default:
 		return
 	}
-	h, _, err := p.cfg.Health.UpdateHealth(ctx, t.e.h, change)
+	h, wrote, err := p.cfg.Health.UpdateHealth(ctx, t.e.h, change)
 	if err != nil {
 		r.storeErr = errors.Join(r.storeErr, err)
 		return
 	}
+	r.disabledOrigin = wrote && disabling
 	t.e.h, t.e.readAt = h, now
 }
 

@@ -1,7 +1,10 @@
 package processor_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 )
@@ -37,6 +41,7 @@ func TestDisableAfterNoSuccess(t *testing.T) {
 		require.False(t, cs.health(t, down).Disabled(), "minute %d: failing for less than 10 min", minute)
 	}
 	require.Empty(t, envs[0].deadLetters(t))
+	require.Zero(t, batchSum(t, envs[0], metrics.DestinationsDisabled))
 	cs.clock.Advance(time.Minute)
 	require.Len(t, failures(cs.invoke(t, envs[0], rec("p-10", down.body("p-10"), 2))), 1, "the disabling probe itself is retried")
 	h := cs.health(t, down)
@@ -44,6 +49,7 @@ func TestDisableAfterNoSuccess(t *testing.T) {
 	require.Equal(t, t0.Add(10*time.Minute), h.DisabledAt)
 	require.Equal(t, store.DisabledByHerald, h.DisabledBy)
 	require.Equal(t, int32(3+10), down.requests.Load())
+	require.Equal(t, 1.0, batchSum(t, envs[0], metrics.DestinationsDisabled), "the transition, counted once")
 
 	cs.clock.Advance(time.Minute)
 	resp := cs.invoke(t, envs[0], rec("d-0", down.body("d-0"), 1), rec("d-1", down.body("d-1"), 1), rec("u-0", up.body("u-0"), 1))
@@ -67,6 +73,7 @@ func TestDisableAfterNoSuccess(t *testing.T) {
 	require.Empty(t, failures(cs.invoke(t, envs[0], rec("e-0", down.body("e-0"), 1))))
 	require.Equal(t, int32(3+10+1), down.requests.Load(), "enabled: sent again")
 	require.Len(t, envs[0].deadLetters(t), 2)
+	require.Equal(t, 1.0, batchSum(t, envs[0], metrics.DestinationsDisabled))
 }
 
 // TestDisableAfterSuccessStartsOver: a success between failures starts the
@@ -121,6 +128,7 @@ func TestDisableManual(t *testing.T) {
 	require.Len(t, dls, 1)
 	require.Equal(t, processor.ClassDestinationDisabled, dls[0].reason.ErrorClass)
 	require.Contains(t, dls[0].reason.Error, "by operator")
+	require.Zero(t, batchSum(t, envs[0], metrics.DestinationsDisabled), "a manual disable is the operator's, not counted")
 
 	down := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
@@ -159,6 +167,8 @@ func TestDisableSeenByAStaleEnvironment(t *testing.T) {
 	dls := envs[1].deadLetters(t)
 	require.Len(t, dls, 1)
 	require.Equal(t, processor.ClassDestinationDisabled, dls[0].reason.ErrorClass)
+	require.Equal(t, 1.0, batchSum(t, envs[0], metrics.DestinationsDisabled))
+	require.Zero(t, batchSum(t, envs[1], metrics.DestinationsDisabled), "only the environment that disabled it counts it")
 }
 
 // TestDisableByOperatorSeenByAStaleEnvironment: an operator disables an
@@ -182,4 +192,21 @@ func TestDisableByOperatorSeenByAStaleEnvironment(t *testing.T) {
 	require.True(t, h.ProbeUntil.IsZero(), "no probe lease on a disabled origin")
 	require.Empty(t, h.ProbeOwner)
 	require.Equal(t, processor.ClassDestinationDisabled, envs[0].deadLetters(t)[0].reason.ErrorClass)
+}
+
+// batchSum adds up the metric name over every batch line b wrote.
+func batchSum(t *testing.T, b *bundle, name string) float64 {
+	t.Helper()
+	b.logs.mu.Lock()
+	defer b.logs.mu.Unlock()
+	sum := 0.0
+	sc := bufio.NewScanner(bytes.NewReader(b.logs.b.Bytes()))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		if v, ok := m[name].(float64); ok && m["msg"] == "batch" {
+			sum += v
+		}
+	}
+	return sum
 }

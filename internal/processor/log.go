@@ -148,7 +148,8 @@ func channelOf(r *record) string {
 // delivers: the paused alarm, which keeps its state while no data comes,
 // returns to OK with the first batch after a resume), and with a store
 // (Config.Once or Config.Health) StoreErrors, the records whose call to it failed, by
-// function; without one they get an INFO line of their own.
+// function, and with Config.Health DestinationsDisabled, the origins the
+// batch's failures disabled; without one they get an INFO line of their own.
 func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	now := p.cfg.Now()
 	// A batch comes from one queue: a channel queue's Paused 0 is by its
@@ -167,6 +168,15 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 			}
 		}
 		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.StoreErrors, Unit: metrics.Count, Value: float64(n)})
+	}
+	if p.cfg.Health != nil {
+		n := 0
+		for _, r := range recs {
+			if r.disabledOrigin {
+				n++
+			}
+		}
+		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.DestinationsDisabled, Unit: metrics.Count, Value: float64(n)})
 	}
 	pending := true
 	for _, g := range groupByOutcome(recs) {

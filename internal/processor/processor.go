@@ -229,6 +229,9 @@ type record struct {
 	deliveredAt time.Time
 	// storeErr is a failed call to Config.Once.
 	storeErr error
+	// disabledOrigin: this record's failure disabled its origin (the
+	// write that made the transition was this record's).
+	disabledOrigin bool
 	// Set before any delivery (prepare).
 	parseErr error // why the body is invalid, when n is nil
 	size     int   // body and message attributes, as SQS counts them
