@@ -141,3 +141,21 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, 24*time.Hour, store.DefaultWindow)
 	require.Equal(t, 30*24*time.Hour, store.HealthRetention)
 }
+
+// TestHealthsLeavesOutAnItemAtItsExpiry: a health item whose expires_at is
+// this second is expired for Healths, as for Health.
+func TestHealthsLeavesOutAnItemAtItsExpiry(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	_, _, err := b.s.UpdateHealth(ctx, store.Health{Origin: healthOrigin}, failure)
+	require.NoError(t, err)
+	b.clock.Advance(store.HealthRetention - time.Second)
+	hs, err := b.s.Healths(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1, "a second before its expiry")
+	b.clock.Advance(time.Second)
+	hs, err = b.s.Healths(ctx)
+	require.NoError(t, err)
+	require.Empty(t, hs, "at its expiry")
+}
