@@ -143,3 +143,15 @@ func TestAttemptTimeoutIsNamed(t *testing.T) {
 	require.Equal(t, delivery.Class("slack_timeout"), class, "%v", err)
 	require.ErrorContains(t, err, "timed out (attempt timeout 1ms)")
 }
+
+// TestDefaultHosts: each service's own hosts, as a copy; none for an
+// unknown service.
+func TestDefaultHosts(t *testing.T) {
+	t.Parallel()
+	hosts := chat.DefaultHosts("slack")
+	require.Equal(t, []string{"hooks.slack.com"}, hosts)
+	hosts[0] = "evil.example"
+	require.Equal(t, []string{"hooks.slack.com"}, chat.DefaultHosts("slack"), "a copy")
+	require.Contains(t, chat.DefaultHosts("discord"), "discord.com")
+	require.Nil(t, chat.DefaultHosts("irc"))
+}
