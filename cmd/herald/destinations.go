@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -64,7 +66,11 @@ func destinationOf(h store.Health, threshold int) destination {
 type destinationsCtx struct {
 	st        *store.Store
 	threshold int
+	pub       *announce.Publisher // nil without a bus
 }
+
+// outputEventBus is the template's output naming the event bus.
+const outputEventBus = "EventBusName"
 
 func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx, error) {
 	threshold := processor.DefaultCircuitThreshold
@@ -82,7 +88,25 @@ func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx
 	if st == nil {
 		return nil, usagef("no store table: give --stack NAME or HERALD_STORE_TABLE")
 	}
-	return &destinationsCtx{st: st, threshold: threshold}, nil
+	d := &destinationsCtx{st: st, threshold: threshold}
+	bus := e.getenv("HERALD_EVENT_BUS")
+	if g.stack != "" {
+		out, err := g.stackOutputs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		bus = out[outputEventBus]
+	}
+	if bus != "" {
+		cfg, err := g.awsConfig(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.pub, err = announce.New(eventbridge.NewFromConfig(cfg), bus); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 func (d *destinationsCtx) print(e *env, g *globals, ds []destination) error {
@@ -175,15 +199,19 @@ func newDestinationsSetCmd(e *env, g *globals, disable bool) *cobra.Command {
 again, and forgets its consecutive failures (its circuit is closed). Running
 deliver functions see it within 5 s. Notifications dead-lettered while it
 was disabled (class destination_disabled) are not sent by this: redrive
-them with `+"`herald dlq redrive`"+`. One GetItem and at most one
-conditional PutItem; an enabled origin is left as it is.`
+them with `+"`herald dlq redrive`"+`. One GetItem (two with an event bus)
+and at most one conditional PutItem; an enabled origin is left as it is.
+With an event bus (--stack's EventBusName output, else HERALD_EVENT_BUS) it
+puts a destination.recovered event (source herald) when it enabled one.`
 	if disable {
 		use, short, long = "disable URL", "Disable an origin: its notifications go to the dead-letter queue at once",
 			`Disable the origin (scheme, host, port) of URL by hand: from then on (within
 5 s in running deliver functions) its notifications are not sent but
 dead-lettered at once with class destination_disabled, until
 `+"`herald destinations enable`"+`. Needs the circuit on (HERALD_CIRCUIT_THRESHOLD
-above 0). One GetItem and at most one conditional PutItem.`
+above 0). One GetItem and at most one conditional PutItem. With an event
+bus (--stack's EventBusName output, else HERALD_EVENT_BUS) it puts a
+destination.disabled event (source herald) when it disabled one.`
 	}
 	return &cobra.Command{
 		Use:   use,
@@ -199,9 +227,25 @@ above 0). One GetItem and at most one conditional PutItem.`
 			if err != nil {
 				return err
 			}
+			var before store.Health // what destination.recovered reports
+			if !disable && d.pub != nil {
+				if before, err = d.st.Health(cmd.Context(), origin); err != nil {
+					return err
+				}
+			}
 			h, changed, err := d.st.SetDisabled(cmd.Context(), origin, disable)
 			if err != nil {
 				return err
+			}
+			if changed && d.pub != nil {
+				detailType, ev := announce.DestinationDisabled, processor.DisabledEvent(h, e.now())
+				if !disable {
+					detailType, ev = announce.DestinationRecovered, processor.DisabledEvent(before, e.now())
+					ev.State = stateClosed
+				}
+				if err := d.pub.Publish(cmd.Context(), detailType, ev); err != nil {
+					return fmt.Errorf("%s is %s, but its event was not published: %w", origin, map[bool]string{true: "disabled", false: "enabled"}[disable], err)
+				}
 			}
 			x := destinationOf(h, d.threshold)
 			if g.json {

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -48,7 +50,9 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	vars := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "3"}
+	eb := eventbridgetest.New(t)
+	t.Setenv("AWS_ENDPOINT_URL_EVENTBRIDGE", eb.URL())
+	vars := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "3", "HERALD_EVENT_BUS": "default"}
 	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -97,6 +101,18 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	r = heraldWith(t, vars, "destinations", "enable", "https://hooks.example.com/other-path")
 	require.Equal(t, exitOK, r.code, "%+v", r)
 	require.Equal(t, "https://hooks.example.com enabled\n", r.stdout)
+	evs := eb.Events()
+	require.Len(t, evs, 2, "one disabled, one recovered: no event when nothing changed")
+	require.Equal(t, "destination.disabled", evs[0].DetailType)
+	require.Equal(t, "operator", evs[0].Detail["disabled_by"])
+	require.Equal(t, "https://hooks.example.com", evs[0].Detail["origin"])
+	require.Equal(t, "destination.recovered", evs[1].DetailType)
+	require.Equal(t, "closed", evs[1].Detail["state"])
+	require.Equal(t, "operator", evs[1].Detail["disabled_by"])
+	require.Equal(t, evs[0].Detail["disabled_at"], evs[1].Detail["disabled_at"])
+	require.NotContains(t, fmt.Sprint(evs), "secret-path")
+	require.NotContains(t, fmt.Sprint(evs), "pw")
+
 	r = heraldWith(t, vars, "--json", "destinations", "show", "https://hooks.example.com/x")
 	require.Equal(t, exitOK, r.code, "%+v", r)
 	d = destination{}
@@ -110,4 +126,13 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	r = heraldWith(t, vars, "destinations", "show", "https://never.example.com")
 	require.Equal(t, exitOK, r.code, "%+v", r)
 	require.Contains(t, r.stdout, "closed")
+	require.Len(t, eb.Events(), 2)
+
+	// A bus that does not exist: the change is made, the command fails
+	// and says the event was not published.
+	vars["HERALD_EVENT_BUS"] = "nope"
+	r = heraldWith(t, vars, "destinations", "disable", "https://other.example.com")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "disabled, but its event was not published")
+	require.Contains(t, r.stderr, "ResourceNotFoundException")
 }

@@ -15,9 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/email"
@@ -171,6 +173,14 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	if st != nil && cfg.Circuit() {
 		health = st
 	}
+	var announcer processor.Announcer
+	if health != nil && cfg.EventBus != "" {
+		pub, err := announce.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBus)
+		if err != nil {
+			return nil, nil, err
+		}
+		announcer = pub
+	}
 	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
 		QueueURL:             cfg.QueueURL,
 		DeadLetterQueueURL:   cfg.DeadLetterQueueURL,
@@ -186,6 +196,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		CircuitThreshold:     cfg.CircuitThreshold,
 		CircuitProbeInterval: cfg.CircuitProbeInterval,
 		DisableAfter:         cfg.DestinationDisableAfter,
+		Announcer:            announcer,
 		Logger:               logger,
 	})
 	if err != nil {

@@ -179,6 +179,10 @@ type Deliver struct {
 	// needs the circuit). 0 never disables one automatically. Defaults to
 	// processor.DefaultDisableAfter (5 days).
 	DestinationDisableAfter time.Duration
+	// EventBus is the Amazon EventBridge event bus (name or ARN) that
+	// destination.disabled events go to (HERALD_EVENT_BUS; package
+	// announce). Defaults to "": no events are published.
+	EventBus string
 }
 
 // Store values of HERALD_ON_STORE_ERROR.
@@ -259,6 +263,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 			int(processor.DefaultCircuitProbeInterval/time.Second), 1, 43200)) * time.Second,
 		DestinationDisableAfter: time.Duration(r.integer("HERALD_DESTINATION_DISABLE_AFTER_SECONDS",
 			int(processor.DefaultDisableAfter/time.Second), 0, maxDisableAfterSeconds)) * time.Second,
+		EventBus: strings.TrimSpace(getenv("HERALD_EVENT_BUS")),
 	}
 	switch {
 	case d.QueueURL == "" && len(d.Queues) == 0:

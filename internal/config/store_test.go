@@ -66,6 +66,7 @@ func TestLoadDeliverCircuit(t *testing.T) {
 	require.Equal(t, 10, d.CircuitThreshold)
 	require.Equal(t, time.Minute, d.CircuitProbeInterval)
 	require.Equal(t, 5*24*time.Hour, d.DestinationDisableAfter)
+	require.Empty(t, d.EventBus, "no bus, no events")
 	require.False(t, d.Circuit(), "no table, no circuit")
 
 	base["HERALD_STORE_TABLE"] = "herald-store"
@@ -78,8 +79,10 @@ func TestLoadDeliverCircuit(t *testing.T) {
 	base["HERALD_CIRCUIT_THRESHOLD"] = "0"
 	base["HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS"] = "43200"
 	base["HERALD_DESTINATION_DISABLE_AFTER_SECONDS"] = "2592000"
+	base["HERALD_EVENT_BUS"] = " default "
 	d, err = config.LoadDeliver(env(base))
 	require.NoError(t, err)
+	require.Equal(t, "default", d.EventBus)
 	require.Equal(t, 30*24*time.Hour, d.DestinationDisableAfter)
 	require.False(t, d.Circuit(), "a threshold of 0 turns it off")
 	require.Equal(t, 12*time.Hour, d.CircuitProbeInterval)

@@ -3,12 +3,19 @@
 package integration
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
@@ -23,10 +30,12 @@ import (
 // second) is disabled by the deliver function; notifications sent to it
 // then are dead-lettered with class destination_disabled and never reach
 // it; after an operator enables it (and it answers 200 again) they are
-// delivered.
+// delivered. The disabling puts one destination.disabled event on the
+// test's EventBridge bus, which a rule routes to an SQS queue.
 func TestDisableAgainstTheLocalStack(t *testing.T) {
 	t.Parallel()
 	table := storeTable(t)
+	bus, events := eventRoute(t)
 	var up atomic.Bool
 	e := setup(t, options{respond: func(string, int) int {
 		if up.Load() {
@@ -36,6 +45,7 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 	}, deliver: func(_ *env, c *config.Deliver, _ *app.DeliverOptions) {
 		c.StoreTable, c.CircuitThreshold, c.CircuitProbeInterval = table, 3, time.Second
 		c.DestinationDisableAfter = 2 * time.Second
+		c.EventBus = bus
 		c.Concurrency = 1
 	}})
 	st, err := store.New(dynamodb.NewFromConfig(e.awsCfg), store.Config{Table: table})
@@ -62,6 +72,27 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 		_, err = e.runner.Poll(e.ctx)
 		require.NoError(t, err)
 	}
+
+	// The event, routed by the bus's rule to the queue.
+	var got []map[string]any
+	require.Eventually(t, func() bool {
+		out, err := e.sqs.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(events), WaitTimeSeconds: 1, MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			var ev map[string]any
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &ev))
+			got = append(got, ev)
+		}
+		return len(got) > 0
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Len(t, got, 1)
+	require.Equal(t, "herald", got[0]["source"])
+	require.Equal(t, "destination.disabled", got[0]["detail-type"])
+	detail := got[0]["detail"].(map[string]any)
+	require.Equal(t, origin, detail["origin"])
+	require.Equal(t, string(webhook.ClassHTTP5xx), detail["last_failure_class"])
+	require.Equal(t, "herald", detail["disabled_by"])
+	require.NotContains(t, fmt.Sprint(got), "secret-path")
 
 	before := len(e.receiver.Requests())
 	var ids []string
@@ -114,4 +145,36 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 		sent = sent || (r.Header.Get("webhook-id") == again && r.Status == 200)
 	}
 	require.True(t, sent, "enabled: sent again")
+}
+
+// eventRoute creates an EventBridge bus for the test, with a rule that
+// sends every event of source herald to a new SQS queue, and returns the
+// bus's name and the queue's URL.
+func eventRoute(t *testing.T) (bus, queueURL string) {
+	t.Helper()
+	ctx := context.Background()
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	eb, sq := eventbridge.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg)
+	name := "it-" + randHex(6)
+	_, err = eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(name)})
+	require.NoError(t, err)
+	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-events")})
+	require.NoError(t, err)
+	attrs, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	require.NoError(t, err)
+	_, err = eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(name), EventBusName: aws.String(name), EventPattern: aws.String(`{"source":["herald"]}`)})
+	require.NoError(t, err)
+	_, err = eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(name), EventBusName: aws.String(name), Targets: []ebtypes.Target{{
+		Id: aws.String("queue"), Arn: aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]),
+	}}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: aws.String(name), EventBusName: aws.String(name), Ids: []string{"queue"}})
+		_, _ = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String(name), EventBusName: aws.String(name)})
+		_, _ = eb.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: aws.String(name)})
+		_, _ = sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl})
+	})
+	return name, aws.ToString(q.QueueUrl)
 }

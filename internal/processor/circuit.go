@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -24,6 +25,13 @@ type HealthStore interface {
 }
 
 var _ HealthStore = (*store.Store)(nil)
+
+// Announcer publishes an operational event (package announce).
+type Announcer interface {
+	Publish(ctx context.Context, detailType string, e announce.Event) error
+}
+
+var _ Announcer = (*announce.Publisher)(nil)
 
 // Circuit defaults (docs/configuration.md says why).
 const (
@@ -262,7 +270,22 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 		return
 	}
 	r.disabledOrigin = wrote && disabling
+	if r.disabledOrigin && p.cfg.Announcer != nil {
+		if err := p.cfg.Announcer.Publish(ctx, announce.DestinationDisabled, DisabledEvent(h, now)); err != nil {
+			p.cfg.Logger.WarnContext(ctx, "destination event not published", "origin", h.Origin, "error", err.Error())
+		}
+	}
 	t.e.h, t.e.readAt = h, now
+}
+
+// DisabledEvent is the detail of destination.disabled for h, written at.
+func DisabledEvent(h store.Health, at time.Time) announce.Event {
+	return announce.Event{
+		Origin: h.Origin, State: "disabled", DisabledBy: h.DisabledBy,
+		ConsecutiveFailures: h.Failures, LastFailureClass: h.FailureClass,
+		FailingSince: announce.Time(h.FailingSince), LastFailure: announce.Time(h.LastFailure),
+		LastSuccess: announce.Time(h.LastSuccess), DisabledAt: announce.Time(h.DisabledAt), At: announce.Time(at),
+	}
 }
 
 // disabled dead-letters r, whose origin h is disabled, without sending it.

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/announce"
+	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
@@ -209,4 +211,57 @@ func batchSum(t *testing.T, b *bundle, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// TestDisableAnnouncesOnce: with two environments publishing to one
+// EventBridge (the wire fake), the disabling probe's environment puts one
+// destination.disabled event naming the origin without its path, its last
+// failure class and times; the other environment, which finds it disabled,
+// puts none. A failed PutEvents is logged and changes nothing else.
+func TestDisableAnnouncesOnce(t *testing.T) {
+	t.Parallel()
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default")
+	require.NoError(t, err)
+	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	t0 := cs.clock.Now()
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(time.Minute)
+	cs.invoke(t, envs[1], rec("p-1", r.body("p-1"), 2))
+	require.Empty(t, eb.Events())
+	cs.clock.Advance(time.Minute)
+	cs.invoke(t, envs[0], rec("p-2", r.body("p-2"), 2))
+	cs.invoke(t, envs[1], rec("late", r.body("late"), 2))
+	cs.clock.Advance(time.Minute)
+	cs.invoke(t, envs[0], rec("later", r.body("later"), 2))
+
+	evs := eb.Events()
+	require.Len(t, evs, 1)
+	require.Equal(t, "herald", evs[0].Source)
+	require.Equal(t, "destination.disabled", evs[0].DetailType)
+	require.Equal(t, "default", evs[0].Bus)
+	d := evs[0].Detail
+	require.Equal(t, "http://"+r.srv.Listener.Addr().String(), d["origin"])
+	require.Equal(t, "disabled", d["state"])
+	require.Equal(t, "herald", d["disabled_by"])
+	require.Equal(t, "webhook_http_5xx", d["last_failure_class"])
+	require.Equal(t, float64(5), d["consecutive_failures"])
+	require.Equal(t, t0.UTC().Format(time.RFC3339), d["failing_since"])
+	require.Equal(t, t0.Add(2*time.Minute).UTC().Format(time.RFC3339), d["disabled_at"])
+	require.NotContains(t, fmt.Sprint(d), "secret-path")
+
+	// Another origin, with EventBridge failing: disabled all the same.
+	r2 := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("b-%d", i), r2.body(fmt.Sprintf("b-%d", i)), 1))
+	}
+	cs.clock.Advance(2 * time.Minute)
+	eb.Fail(1)
+	cs.invoke(t, envs[0], rec("b-p", r2.body("b-p"), 2))
+	require.True(t, cs.health(t, r2).Disabled())
+	require.Len(t, eb.Events(), 1)
+	require.Contains(t, envs[0].logs.String(), "destination event not published")
 }

@@ -104,6 +104,11 @@ type Config struct {
 	// disables one automatically (a manual disable still holds). Defaults
 	// to 0; the deliver function's default is [DefaultDisableAfter].
 	DisableAfter time.Duration
+	// Announcer, when set, publishes destination.disabled when this
+	// environment's write disables an origin (announce.Publisher). A
+	// failure is logged (WARN) and changes nothing else. Defaults to nil:
+	// nothing is published.
+	Announcer Announcer
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.

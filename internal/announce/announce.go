@@ -1,0 +1,119 @@
+// Package announce publishes herald's operational events to Amazon
+// EventBridge, so that an operator or a tenant can route them (a rule to
+// SNS, SQS, a Lambda function): a webhook or chat origin disabled
+// (destination.disabled) and enabled again (destination.recovered).
+//
+// Each event is one PutEvents entry on the bus the Publisher names, with
+// source "herald", detail-type the event's type and as detail a JSON
+// object (Event's fields). It names the origin only as
+// webhook.Origin writes it (scheme://host[:port]): no path, no query, no
+// credentials. See
+// https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html.
+package announce
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+)
+
+// Source is every herald event's source.
+const Source = "herald"
+
+// Detail types of herald's events.
+const (
+	// DestinationDisabled: an origin was disabled, by herald after no
+	// success for the disable-after setting or by an operator.
+	DestinationDisabled = "destination.disabled"
+	// DestinationRecovered: an operator enabled a disabled origin.
+	DestinationRecovered = "destination.recovered"
+)
+
+// MaxDetailBytes bounds an entry: EventBridge rejects a PutEvents request
+// whose entries total more than 256 KB (PutEvents, "Calculating PutEvents
+// event entry size"); herald's detail is far smaller.
+const MaxDetailBytes = 256 * 1024
+
+// API is the EventBridge call a Publisher makes.
+type API interface {
+	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+var _ API = (*eventbridge.Client)(nil)
+
+// Event is the detail of a destination event. Times are RFC 3339 UTC,
+// absent when unknown.
+type Event struct {
+	// Origin is scheme://host[:port], as webhook.Origin writes it.
+	Origin string `json:"origin"`
+	// State is the origin's state after the change: "disabled" or "closed".
+	State string `json:"state"`
+	// DisabledBy is "herald" or "operator" (store.DisabledBy…); for
+	// destination.recovered, who had disabled it.
+	DisabledBy string `json:"disabled_by,omitempty"`
+	// ConsecutiveFailures and LastFailureClass are the origin's run of
+	// failures when it was disabled.
+	ConsecutiveFailures int    `json:"consecutive_failures"`
+	LastFailureClass    string `json:"last_failure_class,omitempty"`
+	FailingSince        string `json:"failing_since,omitempty"`
+	LastFailure         string `json:"last_failure,omitempty"`
+	LastSuccess         string `json:"last_success,omitempty"`
+	DisabledAt          string `json:"disabled_at,omitempty"`
+	// At is when the change was written.
+	At string `json:"at"`
+}
+
+// Time formats t for an Event: RFC 3339 UTC, "" for the zero time.
+func Time(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Publisher puts events on one event bus.
+type Publisher struct {
+	api API
+	bus string
+}
+
+// New returns a Publisher putting events on bus (a name or ARN; "default"
+// is the account's default bus).
+func New(api API, bus string) (*Publisher, error) {
+	if api == nil || bus == "" {
+		return nil, errors.New("announce: an API and a bus are required")
+	}
+	return &Publisher{api: api, bus: bus}, nil
+}
+
+// Publish puts one event of detailType with detail e. It returns an error
+// when the call fails or EventBridge refused the entry (its error code and
+// message).
+func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) error {
+	detail, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)
+	}
+	if len(detail) > MaxDetailBytes {
+		return fmt.Errorf("publish %s of %s: detail of %d bytes, above %d", detailType, e.Origin, len(detail), MaxDetailBytes)
+	}
+	out, err := p.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{
+		EventBusName: aws.String(p.bus),
+		Source:       aws.String(Source),
+		DetailType:   aws.String(detailType),
+		Detail:       aws.String(string(detail)),
+	}}})
+	if err != nil {
+		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)
+	}
+	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
+		return fmt.Errorf("publish %s of %s: refused: %s: %s", detailType, e.Origin, aws.ToString(out.Entries[0].ErrorCode), aws.ToString(out.Entries[0].ErrorMessage))
+	}
+	return nil
+}
