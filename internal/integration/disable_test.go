@@ -29,9 +29,12 @@ import (
 // origin answering 503 with no success for 2 s (threshold 3, a probe a
 // second) is disabled by the deliver function; notifications sent to it
 // then are dead-lettered with class destination_disabled and never reach
-// it; after an operator enables it (and it answers 200 again) they are
-// delivered. The disabling puts one destination.disabled event on the
-// test's EventBridge bus, which a rule routes to an SQS queue.
+// it. The disabling puts one destination.disabled event on the test's
+// EventBridge bus, which a rule routes to an SQS queue. `herald
+// destinations ls` lists it disabled; after `herald destinations enable`
+// (and the origin answering 200 again) new notifications are delivered,
+// destination.recovered is put on the bus, and `herald dlq redrive --class
+// destination_disabled` delivers those dead-lettered meanwhile.
 func TestDisableAgainstTheLocalStack(t *testing.T) {
 	t.Parallel()
 	table := storeTable(t)
@@ -123,10 +126,29 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 	}
 	require.Len(t, e.receiver.Requests(), before, "a disabled origin gets nothing")
 
+	// The operator's view and action, with the command against the same
+	// table (Scan and conditional writes on moto).
+	cli := &cliEnv{t: t, ctx: e.ctx, sqs: e.sqs, queues: e.queues, vars: map[string]string{
+		"HERALD_STORE_TABLE": table, "HERALD_CIRCUIT_THRESHOLD": "3", "HERALD_EVENT_BUS": bus,
+		"HERALD_QUEUE_URL": e.queues.URL, "HERALD_DLQ_URL": e.queues.DLQURL,
+	}}
+	ls := cli.herald("", "--json", "destinations", "ls")
+	require.Zero(t, ls.code, "%+v", ls)
+	var listed []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(ls.stdout), &listed), ls.stdout)
+	state := map[any]any{}
+	for _, d := range listed {
+		state[d["origin"]] = d["state"]
+	}
+	require.Equal(t, "disabled", state[origin], ls.stdout)
+
 	up.Store(true)
-	_, changed, err := st.SetDisabled(e.ctx, origin, false)
+	en := cli.herald("", "destinations", "enable", e.receiver.URL()+"/secret-path")
+	require.Zero(t, en.code, "%+v", en)
+	require.Equal(t, origin+" enabled\n", en.stdout)
+	h, err := st.Health(e.ctx, origin)
 	require.NoError(t, err)
-	require.True(t, changed)
+	require.False(t, h.Disabled())
 	// The environment's copy of the health lives 5 s; what it holds back
 	// meanwhile is dead-lettered as disabled, so let it pass first.
 	time.Sleep(6 * time.Second)
@@ -145,6 +167,38 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 		sent = sent || (r.Header.Get("webhook-id") == again && r.Status == 200)
 	}
 	require.True(t, sent, "enabled: sent again")
+
+	// The operator's enable put destination.recovered on the bus.
+	require.Eventually(t, func() bool {
+		out, err := e.sqs.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(events), WaitTimeSeconds: 1, MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			var ev map[string]any
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &ev))
+			got = append(got, ev)
+		}
+		return len(got) > 1
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Len(t, got, 2)
+	require.Equal(t, "destination.recovered", got[1]["detail-type"])
+
+	// The dead letters of the disabled time, redriven, are delivered.
+	rd := cli.herald("", "dlq", "redrive", "--class", string(processor.ClassDestinationDisabled))
+	require.Zero(t, rd.code, "%+v", rd)
+	e.pollUntil(60*time.Second, func() bool {
+		delivered := map[string]bool{}
+		for _, l := range e.logs.all() {
+			if id, _ := l["id"].(string); l["outcome"] == "delivered" {
+				delivered[id] = true
+			}
+		}
+		for _, id := range ids {
+			if !delivered[id] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // eventRoute creates an EventBridge bus for the test, with a rule that
