@@ -53,15 +53,15 @@ func TestPutEventsRejectsWhatEventBridgeRejects(t *testing.T) {
 	unknownBus := entry(`{}`)
 	unknownBus.EventBusName = aws.String("nope")
 	out, err = c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{
-		noSource, entry(`[1]`), entry(`not json`), unknownBus, entry(`{"ok":true}`),
+		noSource, entry(`[1]`), entry(`not json`), entry(`null`), unknownBus, entry(`{"ok":true}`),
 	}})
 	require.NoError(t, err)
-	require.Equal(t, int32(4), out.FailedEntryCount)
+	require.Equal(t, int32(5), out.FailedEntryCount)
 	var codes []string
 	for _, e := range out.Entries {
 		codes = append(codes, aws.ToString(e.ErrorCode))
 	}
-	require.Equal(t, []string{"InvalidArgument", "MalformedDetail", "MalformedDetail", "ResourceNotFoundException", ""}, codes)
+	require.Equal(t, []string{"InvalidArgument", "MalformedDetail", "MalformedDetail", "MalformedDetail", "ResourceNotFoundException", ""}, codes)
 	require.Len(t, s.Events(), 11)
 }
 
