@@ -34,6 +34,7 @@ package dynamotest
 import (
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -182,16 +183,23 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		out, aerr = s.do(action, body)
 	}
 	s.mu.Unlock()
+	status := http.StatusOK
 	if aerr != nil {
 		e := map[string]any{"__type": "com.amazonaws.dynamodb.v20120810#" + aerr.code, "message": aerr.msg}
 		if aerr.item != nil {
 			e["Item"] = aerr.item
 		}
-		rw.WriteHeader(aerr.status)
-		_ = json.NewEncoder(rw).Encode(e)
+		out, status = e, aerr.status
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	_ = json.NewEncoder(rw).Encode(out)
+	// DynamoDB sends the CRC32 of every response body; the SDK checks it.
+	rw.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10))
+	rw.WriteHeader(status)
+	_, _ = rw.Write(raw)
 }
 
 // request is the union of the members the answered actions read.

@@ -3,6 +3,10 @@ package dynamotest_test
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,4 +177,26 @@ func TestScanPages(t *testing.T) {
 	require.Equal(t, "ValidationException", code(t, err))
 	_, err = c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("nope")})
 	require.Equal(t, "ResourceNotFoundException", code(t, err))
+}
+
+// TestResponsesCarryTheirCRC32: like DynamoDB, every answer (an item or an
+// error) carries X-Amz-Crc32 of its body, which the SDK checks.
+func TestResponsesCarryTheirCRC32(t *testing.T) {
+	t.Parallel()
+	srv, _ := setup(t)
+	for name, body := range map[string]string{
+		"item":  `{"TableName":"t","Key":{"pk":{"S":"a"},"sk":{"S":"b"}}}`,
+		"error": `{"TableName":"missing","Key":{"pk":{"S":"a"},"sk":{"S":"b"}}}`,
+	} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10), resp.Header.Get("X-Amz-Crc32"), name)
+	}
 }
