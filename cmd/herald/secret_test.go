@@ -16,6 +16,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -189,7 +190,7 @@ func secretsManagerWire(t *testing.T, arn, value string) (aws.Config, *[]string)
 		_ = json.NewEncoder(w).Encode(map[string]any{"ARN": arn, "Name": "herald/webhook-signing", "SecretString": value, "VersionId": "v1"})
 	}))
 	t.Cleanup(srv.Close)
-	return aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1}, &asked
+	return awstest.Config(srv.URL), &asked
 }
 
 func TestSecretDeriveReadsSecretsManager(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqstest"
@@ -33,7 +33,7 @@ func TestCheckQueuesNamesTheEnvironmentVariables(t *testing.T) {
 		return map[string]string{"HERALD_QUEUE_URL": mainURL, "HERALD_DLQ_URL": dlqURL, "HERALD_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}[k]
 	})
 	require.NoError(t, err)
-	awsCfg := aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, BaseEndpoint: aws.String(srv.URL()), RetryMaxAttempts: 1}
+	awsCfg := awstest.Config(srv.URL())
 
 	err = app.CheckQueues(context.Background(), cfg, awsCfg, 0)
 	for _, want := range []string{"HERALD_MAX_RECEIVE_COUNT 13", "HERALD_DLQ_URL's queue", "HERALD_BACKOFF_BASE_SECONDS 1m0s", "HERALD_BACKOFF_CAP_SECONDS 6h0m0s"} {

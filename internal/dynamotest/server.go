@@ -44,8 +44,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/heraldhq/herald/internal/awstest"
 )
 
 // MaxItemBytes is DynamoDB's item size limit, 400 KB (Developer Guide,
@@ -92,12 +93,7 @@ func New(t testing.TB) *Server {
 // Client returns a real SDK client for the server, without SDK retries so
 // that each fault reaches the code under test once.
 func (s *Server) Client() *dynamodb.Client {
-	return dynamodb.New(dynamodb.Options{
-		BaseEndpoint:     aws.String(s.srv.URL),
-		Region:           "us-east-1",
-		Credentials:      aws.AnonymousCredentials{},
-		RetryMaxAttempts: 1,
-	})
+	return dynamodb.NewFromConfig(awstest.Config(s.srv.URL))
 }
 
 // URL is the server's endpoint, for clients built from the SDK's default

@@ -22,6 +22,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/heraldhq/herald/internal/awstest"
 )
 
 // MaxEntries and MaxRequestBytes are PutEvents' limits (API Reference,
@@ -59,12 +61,7 @@ func New(t testing.TB) *Server {
 
 // Client returns a real SDK client for the server, without retries.
 func (s *Server) Client() *eventbridge.Client {
-	return eventbridge.New(eventbridge.Options{
-		BaseEndpoint:     aws.String(s.srv.URL),
-		Region:           "us-east-1",
-		Credentials:      aws.AnonymousCredentials{},
-		RetryMaxAttempts: 1,
-	})
+	return eventbridge.NewFromConfig(awstest.Config(s.srv.URL))
 }
 
 // URL is the server's endpoint (AWS_ENDPOINT_URL_EVENTBRIDGE).

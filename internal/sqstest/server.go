@@ -60,6 +60,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/heraldhq/herald/internal/awstest"
 )
 
 // SQS limits the server enforces (Amazon SQS Developer Guide, "Amazon SQS
@@ -146,12 +148,7 @@ func New(t testing.TB) *Server {
 // Client returns a real SDK client for the server, without SDK retries so
 // that each fault reaches the code under test once.
 func (s *Server) Client() *sqs.Client {
-	return sqs.New(sqs.Options{
-		BaseEndpoint:     aws.String(s.srv.URL),
-		Region:           "us-east-1",
-		Credentials:      aws.AnonymousCredentials{},
-		RetryMaxAttempts: 1,
-	})
+	return sqs.NewFromConfig(awstest.Config(s.srv.URL))
 }
 
 // URL is the server's endpoint, for an aws.Config's BaseEndpoint.
