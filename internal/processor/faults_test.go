@@ -48,6 +48,11 @@ func TestHandleReturnsBeforeTheDeadline(t *testing.T) {
 			}})
 			require.NoError(t, err)
 			require.True(t, time.Now().Before(deadline), "Handle returned %s after the deadline", time.Since(deadline))
+			if reserve > 0 {
+				// Cut at the reserve, not just before the deadline: half of
+				// it is still left (the other half is slack for a loaded machine).
+				require.Greater(t, time.Until(deadline), reserve/2, "the senders were cut off Reserve before the deadline")
+			}
 			require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp))
 			if reserve == 0 {
 				require.Zero(t, started.Load(), "no delivery starts inside the reserve")
