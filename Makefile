@@ -29,7 +29,7 @@ test-unit: ## Unit tests (no network but 127.0.0.1 test servers)
 test-integration: ## Integration tests: starts LocalStack + the SES v2 emulator, installs the Lambda RIE
 	scripts/install-rie.sh >/dev/null
 	scripts/install-verifiers.sh
-	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 ./internal/integration
+	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 -timeout 25m ./internal/integration
 
 .PHONY: soak
 soak: ## Chaos run with 5000 notifications, faults and kills (docs/reliability.md)

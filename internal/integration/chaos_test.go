@@ -34,6 +34,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // The chaos run's settings: small, so that retries and crashed batches come
@@ -299,7 +300,7 @@ func TestChaosNothingLost(t *testing.T) {
 		}
 		if delivered[id] > 1 {
 			deliveredTwice = append(deliveredTwice, id)
-			if !k.wasKilledMid(id) {
+			if !k.wasKilledMid(id) && !answerCrossedTimeout(logs, id) {
 				outsideWindow = append(outsideWindow, fmt.Sprintf("%s: delivered %d times, not in a batch killed mid-delivery; outcomes %v", id, delivered[id], logs.outcomes(id)))
 			}
 		}
@@ -320,6 +321,12 @@ func TestChaosNothingLost(t *testing.T) {
 			if strings.HasPrefix(ackLost, "came") {
 				cause = "no kill; the acknowledgement came past the visibility timeout"
 			}
+		case !k.wasKilled(id) && delivered[id] > 1 && answerCrossedTimeout(logs, id):
+			// The receiver answered 2xx as herald's webhook timeout fired:
+			// at least once, as Standard Webhooks receivers expect (they
+			// deduplicate on webhook-id). Seen on a machine at load 30.
+			t.Logf("%s: delivered again after an answer that crossed herald's webhook timeout; outcomes %v", id, logs.outcomes(id))
+			cause = "no kill; the receiver's answer crossed herald's webhook timeout"
 		case !k.wasKilled(id) && delivered[id] == 0:
 			// No notification reached anyone twice: the dead-letter queue
 			// holds a second copy. Seen twice in soak runs on an overloaded
@@ -402,6 +409,19 @@ func TestChaosNothingLost(t *testing.T) {
 	require.GreaterOrEqual(t, len(sends.tried), rIDs, "sendWatch saw the dead-letter sends")
 	require.Positive(t, len(dropped))
 	require.Positive(t, rIDs)
+}
+
+// answerCrossedTimeout reports whether herald logged a retry of id for its
+// webhook timeout: a receiver may have answered 2xx to that request as the
+// timeout fired (its own Late flag then stays false), so a second delivery
+// is the at-least-once the timeout implies, not a lost record of a send.
+func answerCrossedTimeout(logs *logLines, id string) bool {
+	for _, l := range logs.all() {
+		if l["id"] == id && l["outcome"] == "retry" && l["error_class"] == string(webhook.ClassTimeout) {
+			return true
+		}
+	}
+	return false
 }
 
 // ackWatch passes the runner's SQS calls through and notes, by

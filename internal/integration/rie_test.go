@@ -29,8 +29,9 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	rie := filepath.Join(repoRoot, ".tools", "bin", "aws-lambda-rie")
 	_, err := os.Stat(rie)
 	require.NoError(t, err, "the emulator is installed by scripts/install-rie.sh (make test runs it)")
-	e := setup(t, options{})
 
+	// Built before setup: the environment's two-minute context is for
+	// the calls to the local stack, not for a build on a loaded machine.
 	dir := t.TempDir()
 	bootstrap := filepath.Join(dir, "bootstrap")
 	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bootstrap, "./functions/deliver")
@@ -38,6 +39,7 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	e := setup(t, options{})
 
 	// The bootstrap trusts the receiver through the standard SSL_CERT_FILE,
 	// as it would any private CA: no test hook in the function.
