@@ -98,8 +98,10 @@ func (w *widener) ranAt(p token.Pos) bool {
 }
 
 // add adds blocks covering e in the current file, leaving out the function
-// literals inside it (they have blocks of their own).
+// literals inside it (they have blocks of their own), and counts e under
+// kind when it added one.
 func (w *widener) add(kind string, e ast.Node) {
+	before := len(w.added)
 	from := e.Pos()
 	ast.Inspect(e, func(n ast.Node) bool {
 		lit, ok := n.(*ast.FuncLit)
@@ -111,7 +113,9 @@ func (w *widener) add(kind string, e ast.Node) {
 		return false
 	})
 	w.addSpan(from, e.End())
-	w.kinds[kind]++
+	if len(w.added) > before {
+		w.kinds[kind]++
+	}
 }
 
 func (w *widener) addSpan(from, to token.Pos) {
