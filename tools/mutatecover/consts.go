@@ -113,18 +113,23 @@ func (w *widener) objectOf(id *ast.Ident) types.Object {
 	return w.src.defs[id]
 }
 
-// useRan reports whether the identifier lies in a block that ran or in an
-// expression added before as evaluated.
+// useRan reports whether the innermost block around the identifier ran: a
+// block of the profile or an expression added before as evaluated. (A block
+// of a statement holding a function literal spans the literal's own blocks,
+// which may not have run.)
 func (w *widener) useRan(id *ast.Ident) bool {
 	tf := w.src.fset.File(id.Pos())
 	file := path.Join(w.src.importPath, path.Base(tf.Name()))
 	at := w.position(id.Pos())
-	for _, b := range append(w.ran[file], w.added...) {
-		if b.file == file && !at.before(b.start) && at.before(b.end) {
-			return true
+	var inner *block
+	for _, list := range [][]block{w.all, w.added} {
+		for i, b := range list {
+			if b.file == file && !at.before(b.start) && at.before(b.end) && (inner == nil || inner.start.before(b.start)) {
+				inner = &list[i]
+			}
 		}
 	}
-	return false
+	return inner != nil && inner.count > 0
 }
 
 // inAny reports whether id lies in one of the expressions, outside their

@@ -31,6 +31,7 @@ type source struct {
 type widener struct {
 	src   source
 	ran   map[string][]block // per profile file name, the blocks with a count above 0
+	all   []block            // the profile's blocks of the package
 	seen  map[[2]pos]bool    // per file below: blocks already in the profile
 	added []block
 	kinds map[string]int
@@ -41,7 +42,7 @@ type widener struct {
 // of its files (all of them, count 0 or not), and how many expressions of each
 // kind they cover.
 func widenPackage(src source, existing []block) ([]block, map[string]int) {
-	w := &widener{src: src, ran: map[string][]block{}, kinds: map[string]int{}}
+	w := &widener{src: src, ran: map[string][]block{}, all: existing, kinds: map[string]int{}}
 	inProfile := map[string]bool{}
 	pkgRan := false
 	for _, b := range existing {

@@ -380,3 +380,22 @@ func TestConstOtherFile(t *testing.T) {
 	added, _ = widenPackage(src, []block{ran})
 	require.Empty(t, added)
 }
+
+func TestConstInALiteralThatDidNotRun(t *testing.T) {
+	t.Parallel()
+	f := setup(t, `package p
+
+const q = 6 * 6
+
+func outer(run bool) int {
+	g := func() int { return q }
+	if run {
+		return g()
+	}
+	return 0
+}
+`)
+	// The statement block around the literal ran, the literal's did not.
+	require.Equal(t, set(), f.covered(f.widen([]string{"g := func() int { return q }\n\tif run {"}, "return q"), "6 * 6"))
+	require.Equal(t, set("6 * 6"), f.covered(f.widen([]string{"g := func() int { return q }\n\tif run {", "return q"}), "6 * 6"))
+}
