@@ -15,8 +15,12 @@
 // FromEmailAddress). The Sender therefore rewrites each mailbox: an
 // internationalized domain is converted to Punycode (IDNA, UTS #46 lookup
 // profile: bücher.example → xn--bcher-kva.example), a display name with
-// non-ASCII characters becomes an RFC 2047 encoded-word, and a mailbox whose
-// local part is not ASCII cannot be sent at all ([ClassInvalidAddress]).
+// non-ASCII characters becomes an RFC 2047 encoded-word (B encoding when it
+// holds a character RFC 2047 §5(3) keeps out of one, a backslash among
+// them), and a mailbox whose local part is not ASCII, or whose domain is
+// left with an empty label by the mapping (a label of default-ignorable
+// characters only, such as U+034F or U+200B, which UTS #46 deletes), cannot
+// be sent at all ([ClassInvalidAddress]).
 //
 // # Outcomes
 //

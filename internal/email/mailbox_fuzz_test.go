@@ -9,12 +9,13 @@ import (
 // FuzzFormatMailbox checks the mailbox SES gets: formatMailbox never panics,
 // and what it returns is 7-bit ASCII without CR or LF, parses back as an RFC
 // 5322 mailbox, and keeps the local part it was given (the recipient SES
-// sends to is the recipient the producer named).
+// sends to is the recipient the producer named) and the display name.
 func FuzzFormatMailbox(f *testing.F) {
 	for _, s := range []string{
 		"jana@example.org", "Jana Nováková <jana@example.org>", "Müller & Söhne <noreply@example.com>",
 		"jana@bücher.example", `"Quoted, Name" <q@example.com>`, "健二 <kenji@example.jp>",
 		"ü@example.com", "a@b", "<x@[127.0.0.1]>", "=?utf-8?q?x?= <e@example.com>",
+		"x@a.\u034f", "x@\u200b.a", "x@a\u3002b", `"Jörg \\ Söhne" <j@example.com>`,
 	} {
 		f.Add(s)
 	}
@@ -39,6 +40,9 @@ func FuzzFormatMailbox(f *testing.F) {
 		local := func(a string) string { return a[:strings.LastIndex(a, "@")] }
 		if local(back.Address) != local(in.Address) {
 			t.Fatalf("formatMailbox(%q) changed the local part: %q → %q", s, in.Address, back.Address)
+		}
+		if back.Name != in.Name {
+			t.Fatalf("formatMailbox(%q) = %q changed the display name: %q → %q", s, out, in.Name, back.Name)
 		}
 	})
 }

@@ -78,7 +78,7 @@ func normalizeHost(host string) (string, error) {
 		name = strings.TrimSuffix(ascii, ".")
 	}
 	name = strings.ToLower(name)
-	if name == "" || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+	if delivery.HasEmptyLabel(name) {
 		return "", errors.New("webhook URL: the host has an empty label")
 	}
 	return name, nil

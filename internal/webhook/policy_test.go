@@ -164,6 +164,9 @@ func TestDeriveSecretOrigin(t *testing.T) {
 		{testSecret, "ftp://hooks.example.com/", "https"},
 		{testSecret, "https://hooks.example.com:99999/", "port"},
 		{testSecret, "https://a..b/", "empty label"},
+		{testSecret, "https://a.\u034f.b/", "empty label"},     // UTS #46 deletes U+034F: a..b
+		{testSecret, "https://\u00ad\u200b/", "empty label"},   // nothing left of the name
+		{testSecret, "https://a\u3002\u3002b/", "empty label"}, // U+3002 is a full stop
 		{testSecret, "://nope", "does not parse"},
 		{"whsec_!!", "https://hooks.example.com/", "base64"},
 		{"secret", "https://hooks.example.com/", "whsec_"},
