@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -37,9 +38,24 @@ type notification struct {
 }
 
 func main() {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(os.Getenv("PEER_WEBHOOK_SECRET"), "whsec_"))
+	handle, err := start(os.Getenv)
 	if err != nil {
 		panic(err)
+	}
+	lambda.Start(handle)
+}
+
+// handler answers one SQS batch with its partial batch response.
+type handler = func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
+
+// start builds the handler from getenv: the signing key of
+// PEER_WEBHOOK_SECRET ("whsec_" and base64, as herald's) and one HTTP
+// client kept for every invocation. It fails when the secret is not
+// base64.
+func start(getenv func(string) string) (handler, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(getenv("PEER_WEBHOOK_SECRET"), "whsec_"))
+	if err != nil {
+		return nil, fmt.Errorf("PEER_WEBHOOK_SECRET: %w", err)
 	}
 	client := &http.Client{
 		Timeout: 15 * time.Second,
@@ -86,7 +102,7 @@ func main() {
 		}
 		return nil
 	}
-	lambda.Start(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -101,5 +117,5 @@ func main() {
 		}
 		wg.Wait()
 		return resp, nil
-	})
+	}, nil
 }
