@@ -13,7 +13,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
@@ -23,11 +22,7 @@ import (
 )
 
 func main() {
-	handle, err := start(context.Background(), os.Stdout, os.Stderr)
-	if err != nil {
-		app.ExitStartFailed("deliver", err)
-	}
-	lambda.Start(handle)
+	app.Run("deliver", func() (any, error) { return start(context.Background(), os.Stdout, os.Stderr) })
 }
 
 // handler answers one SQS batch with its partial batch response.

@@ -12,19 +12,13 @@ import (
 	"io"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/feedback"
 )
 
 func main() {
-	handle, err := start(os.Stdout)
-	if err != nil {
-		app.ExitStartFailed("feedback", err)
-	}
-	lambda.Start(handle)
+	app.Run("feedback", func() (any, error) { return start(os.Stdout) })
 }
 
 // start is the function's cold start: it reads the settings from the

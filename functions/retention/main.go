@@ -9,19 +9,13 @@ import (
 	"io"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/retention"
 )
 
 func main() {
-	handle, err := start(context.Background(), os.Stdout)
-	if err != nil {
-		app.ExitStartFailed("retention", err)
-	}
-	lambda.Start(handle)
+	app.Run("retention", func() (any, error) { return start(context.Background(), os.Stdout) })
 }
 
 // handler sweeps every dead-letter queue once per invocation. The
