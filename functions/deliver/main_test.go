@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/awstest"
@@ -297,8 +299,14 @@ func TestStartWithoutItsNameWhenNothingNeedsPausing(t *testing.T) {
 	var stdout, stderr syncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
-	resp, err := handle(context.Background(), batch(hooks, webhookBody("evt-1", s.receiver)))
+	// As Lambda invokes it: the SQS event's JSON in, the partial batch
+	// response's out.
+	payload, err := json.Marshal(batch(hooks, webhookBody("evt-1", s.receiver)))
 	require.NoError(t, err)
+	out, err := lambda.NewHandler(handle).Invoke(context.Background(), payload)
+	require.NoError(t, err)
+	var resp events.SQSEventResponse
+	require.NoError(t, json.Unmarshal(out, &resp), "%s", out)
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, s.posts(), 1)
 }

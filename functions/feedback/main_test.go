@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +29,10 @@ func TestStartLogsEachEvent(t *testing.T) { // t.Setenv: not parallel
 	var stdout bytes.Buffer
 	handle, err := start(&stdout)
 	require.NoError(t, err)
-	require.NoError(t, handle(context.Background(), event(t, "delivery.json")))
+	// As Lambda invokes it: the event's JSON in, null out.
+	out, err := lambda.NewHandler(handle).Invoke(context.Background(), event(t, "delivery.json"))
+	require.NoError(t, err)
+	require.Equal(t, "null", string(out))
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	require.Len(t, lines, 1)
 	require.Contains(t, lines[0], `"msg":"email_event"`)

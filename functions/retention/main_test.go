@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/awstest"
@@ -61,9 +62,10 @@ func TestStartSweepsEachDeadLetterQueue(t *testing.T) { // t.Setenv: not paralle
 	var stdout bytes.Buffer
 	handle, err := start(context.Background(), &stdout)
 	require.NoError(t, err)
-	sum, err := handle(context.Background(), []byte(schedule))
+	// As Lambda invokes it: the schedule's event in, the summary's JSON out.
+	out, err := lambda.NewHandler(handle).Invoke(context.Background(), []byte(schedule))
 	require.NoError(t, err)
-	require.Equal(t, retention.Summary{Scanned: 4, Deleted: 2, Kept: 2}, sum)
+	require.JSONEq(t, `{"scanned":4,"deleted":2,"kept":2,"failed":0}`, string(out))
 	for _, q := range []string{webhookDLQ, emailDLQ} {
 		require.Equal(t, []string{`{"id":"young"}`}, bodies(srv, q), q)
 	}
