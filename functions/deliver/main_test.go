@@ -19,6 +19,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/pause/pausetest"
 	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/internal/store"
@@ -47,12 +48,13 @@ var (
 	mails = queueOf("herald-email")
 )
 
-// stack is the AWS side of a cold start: SQS, DynamoDB and the Lambda API's
-// event source mappings (one per queue, enabled), each a wire fake the SDK
-// reaches through its endpoint variables.
+// stack is the AWS side of a cold start: SQS, DynamoDB, EventBridge and the
+// Lambda API's event source mappings (one per queue, enabled), each a wire
+// fake the SDK reaches through its endpoint variables.
 type stack struct {
 	sqs    *sqstest.Server
 	ddb    *dynamotest.Server
+	events *eventbridgetest.Server
 	lambda *pausetest.Lambda
 	// posts are the webhooks the receiver got; receiver is its URL.
 	receiver string
@@ -65,7 +67,7 @@ type stack struct {
 // email queue that agree with the settings, the store, plain http to
 // 127.0.0.1 allowed.
 func setup(t *testing.T, env map[string]string) *stack {
-	s := &stack{sqs: sqstest.New(t), ddb: dynamotest.New(t)}
+	s := &stack{sqs: sqstest.New(t), ddb: dynamotest.New(t), events: eventbridgetest.New(t)}
 	for _, q := range []queue{hooks, mails} {
 		s.sqs.AddQueue(q.url, map[string]string{
 			"MessageRetentionPeriod": "345600",
@@ -96,7 +98,7 @@ func setup(t *testing.T, env map[string]string) *stack {
 	s.posts = func() []*http.Request { mu.Lock(); defer mu.Unlock(); return append([]*http.Request(nil), posts...) }
 	s.bodies = func() [][]byte { mu.Lock(); defer mu.Unlock(); return append([][]byte(nil), bodies...) }
 
-	awstest.Setenv(t, map[string]string{"SQS": s.sqs.URL(), "DYNAMODB": s.ddb.URL(), "LAMBDA": lambdaAPI.URL})
+	awstest.Setenv(t, map[string]string{"SQS": s.sqs.URL(), "DYNAMODB": s.ddb.URL(), "LAMBDA": lambdaAPI.URL, "EVENTBRIDGE": s.events.URL()})
 	vars := map[string]string{
 		"AWS_LAMBDA_FUNCTION_NAME":   function,
 		"HERALD_WEBHOOK_QUEUE_URL":   hooks.url,
@@ -309,4 +311,46 @@ func TestStartWithoutItsNameWhenNothingNeedsPausing(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &resp), "%s", out)
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, s.posts(), 1)
+}
+
+// TestStartAnnouncesADisabledDestination: with the store, the circuit and
+// HERALD_EVENT_BUS, a failure that disables a webhook origin (failing for
+// longer than HERALD_DESTINATION_DISABLE_AFTER_SECONDS, its circuit open)
+// puts destination.disabled on the bus.
+func TestStartAnnouncesADisabledDestination(t *testing.T) {
+	s := setup(t, map[string]string{
+		"HERALD_EVENT_BUS": "herald-ops", "HERALD_CIRCUIT_THRESHOLD": "2", "HERALD_DESTINATION_DISABLE_AFTER_SECONDS": "60",
+	})
+	s.events.AddBus("herald-ops")
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	origin, err := webhook.Origin(down.URL)
+	require.NoError(t, err)
+	st, err := store.New(s.ddb.Client(), store.Config{Table: "herald"})
+	require.NoError(t, err)
+	since := time.Now().Add(-time.Hour)
+	_, _, err = st.UpdateHealth(context.Background(), store.Health{Origin: origin}, func(h *store.Health) bool {
+		h.Failures, h.FailureClass, h.FailingSince, h.LastFailure = 1, "webhook_http_5xx", since, since
+		return true
+	})
+	require.NoError(t, err)
+
+	var stdout, stderr syncBuffer
+	handle, err := start(context.Background(), &stdout, &stderr)
+	require.NoError(t, err)
+	resp, err := handle(context.Background(), batch(hooks, webhookBody("evt-1", down.URL)))
+	require.NoError(t, err)
+	require.Equal(t, []string{"m-1"}, failures(resp), "retried later")
+
+	got := s.events.Events()
+	require.Len(t, got, 1, "%s", stdout.String())
+	require.Equal(t, "herald-ops", got[0].Bus)
+	require.Equal(t, "herald", got[0].Source)
+	require.Equal(t, "destination.disabled", got[0].DetailType)
+	require.Equal(t, origin, got[0].Detail["origin"])
+	require.Equal(t, "disabled", got[0].Detail["state"])
+	require.Equal(t, float64(2), got[0].Detail["consecutive_failures"])
 }
