@@ -48,6 +48,22 @@ func main() {
 // handler answers one SQS batch with its partial batch response.
 type handler = func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
 
+// newClient is the floor's one HTTP client: a request times out after
+// 15 s, herald's default webhook timeout (HERALD_WEBHOOK_TIMEOUT_MS 15000),
+// so that a slow receiver holds both alike; connections are kept for reuse
+// (up to 1,000 per host, idle for 90 s as in net/http's DefaultTransport),
+// HTTP/2 when the receiver offers it.
+func newClient() *http.Client {
+	return &http.Client{
+		Timeout: 15 * time.Second,
+		Transport: &http.Transport{
+			MaxIdleConnsPerHost: 1000,
+			IdleConnTimeout:     90 * time.Second,
+			ForceAttemptHTTP2:   true,
+		},
+	}
+}
+
 // start builds the handler from getenv: the signing key of
 // PEER_WEBHOOK_SECRET ("whsec_" and base64, as herald's) and one HTTP
 // client kept for every invocation. It fails when the secret is not
@@ -57,14 +73,7 @@ func start(getenv func(string) string) (handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PEER_WEBHOOK_SECRET: %w", err)
 	}
-	client := &http.Client{
-		Timeout: 15 * time.Second,
-		Transport: &http.Transport{
-			MaxIdleConnsPerHost: 1000,
-			IdleConnTimeout:     90 * time.Second,
-			ForceAttemptHTTP2:   true,
-		},
-	}
+	client := newClient()
 	post := func(ctx context.Context, body string) error {
 		var n notification
 		if err := json.Unmarshal([]byte(body), &n); err != nil {

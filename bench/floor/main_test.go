@@ -142,3 +142,17 @@ func TestStartRefusesASecretThatIsNotBase64(t *testing.T) {
 	_, err := start(func(string) string { return "whsec_not*base64" })
 	require.ErrorContains(t, err, "PEER_WEBHOOK_SECRET: illegal base64 data")
 }
+
+// TestClientSettings pins the client's settings, which no unit test can
+// wait out: a 15 s request timeout (herald's default webhook timeout) and
+// kept-alive connections idle for up to 90 s.
+func TestClientSettings(t *testing.T) {
+	t.Parallel()
+	c := newClient()
+	require.Equal(t, 15*time.Second, c.Timeout)
+	tr, ok := c.Transport.(*http.Transport)
+	require.True(t, ok)
+	require.Equal(t, 90*time.Second, tr.IdleConnTimeout)
+	require.Equal(t, 1000, tr.MaxIdleConnsPerHost)
+	require.True(t, tr.ForceAttemptHTTP2)
+}
