@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -37,11 +38,23 @@ type notification struct {
 }
 
 func main() {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(os.Getenv("PEER_WEBHOOK_SECRET"), "whsec_"))
+	handle, err := start(os.Getenv)
 	if err != nil {
 		panic(err)
 	}
-	client := &http.Client{
+	lambda.Start(handle)
+}
+
+// handler answers one SQS batch with its partial batch response.
+type handler = func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
+
+// newClient is the floor's one HTTP client: a request times out after
+// 15 s, herald's default webhook timeout (HERALD_WEBHOOK_TIMEOUT_MS 15000),
+// so that a slow receiver holds both alike; connections are kept for reuse
+// (up to 1,000 per host, idle for 90 s as in net/http's DefaultTransport),
+// HTTP/2 when the receiver offers it.
+func newClient() *http.Client {
+	return &http.Client{
 		Timeout: 15 * time.Second,
 		Transport: &http.Transport{
 			MaxIdleConnsPerHost: 1000,
@@ -49,6 +62,18 @@ func main() {
 			ForceAttemptHTTP2:   true,
 		},
 	}
+}
+
+// start builds the handler from getenv: the signing key of
+// PEER_WEBHOOK_SECRET ("whsec_" and base64, as herald's) and one HTTP
+// client kept for every invocation. It fails when the secret is not
+// base64.
+func start(getenv func(string) string) (handler, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(getenv("PEER_WEBHOOK_SECRET"), "whsec_"))
+	if err != nil {
+		return nil, fmt.Errorf("PEER_WEBHOOK_SECRET: %w", err)
+	}
+	client := newClient()
 	post := func(ctx context.Context, body string) error {
 		var n notification
 		if err := json.Unmarshal([]byte(body), &n); err != nil {
@@ -86,7 +111,7 @@ func main() {
 		}
 		return nil
 	}
-	lambda.Start(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -101,5 +126,5 @@ func main() {
 		}
 		wg.Wait()
 		return resp, nil
-	})
+	}, nil
 }

@@ -1,15 +1,18 @@
 // Command deliver is herald's delivery Lambda: it receives SQS batches from
-// the event source mapping and delivers each notification by SES v2 or
-// webhook, reporting partial batch failures. Configuration: docs/configuration.md.
+// the event source mapping and delivers each notification by SES v2,
+// webhook or chat, reporting partial batch failures. Configuration:
+// docs/configuration.md.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
@@ -19,54 +22,67 @@ import (
 )
 
 func main() {
+	app.Run("deliver", func() (any, error) { return start(context.Background(), os.Stdout, os.Stderr) })
+}
+
+// handler answers one SQS batch with its partial batch response.
+type handler = func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
+
+// start is the function's cold start, from the process's environment
+// (HERALD_* settings, AWS_LAMBDA_FUNCTION_NAME, the SDK's AWS_* chain): it
+// builds the SDK clients and the handler, JSON log lines going to stdout.
+//
+// A setup error would fail every cold start, and each failed invocation
+// spends one receive of every message in the batch until the redrive
+// policy dead-letters the backlog without a reason. Instead the function
+// starts degraded (package pause): with a configuration it cannot use,
+// every batch pauses its queue's event source mapping and is handed back;
+// a queue it cannot serve (its channel's setup failed, or the queue
+// disagrees with the settings) is paused here, before the first batch, and
+// the others are delivered. A pause that fails here is written to stderr
+// ("herald deliver: pause at start: …"); that queue's first batch pauses it.
+//
+// start returns an error, and the function must not start, only when it
+// could not even pause: no AWS configuration, or no function name
+// (AWS_LAMBDA_FUNCTION_NAME) when something needs pausing.
+func start(ctx context.Context, stdout, stderr io.Writer) (handler, error) {
 	// GOMAXPROCS from the function's memory size (one per 1,769 MB).
 	app.TuneRuntime(os.Getenv)
-	ctx := context.Background()
 	awsCfg, err := app.AWSConfig(ctx)
 	if err != nil {
 		// Without an AWS configuration nothing can be called, not even
-		// Lambda to pause: fail the cold start.
-		fmt.Fprintln(os.Stderr, "herald deliver: "+err.Error())
-		os.Exit(1)
+		// Lambda to pause.
+		return nil, err
 	}
-	// A setup error would fail every cold start, and each failed
-	// invocation spends one receive of every message in the batch until the
-	// redrive policy dead-letters the backlog without a reason. Instead the
-	// function starts degraded: it pauses the event source mapping of each
-	// queue it cannot serve and hands those batches back (package pause),
-	// and delivers the others.
 	paused := pause.Handler{
 		API:          awslambda.NewFromConfig(awsCfg),
 		FunctionName: os.Getenv("AWS_LAMBDA_FUNCTION_NAME"),
 		// ERROR lines pass every HERALD_LOG_LEVEL, which may itself be
 		// the bad setting.
-		Logger: app.Logger(slog.LevelError),
+		Logger: app.LoggerTo(stdout, slog.LevelError),
 	}
-	gate, err := run(ctx, awsCfg, paused)
+	gate, err := run(ctx, awsCfg, paused, stdout)
 	if err != nil {
 		// Nothing can be delivered (the configuration itself is bad).
 		degraded := paused
 		degraded.Cause = err
 		if verr := degraded.Validate(); verr != nil {
-			fmt.Fprintln(os.Stderr, "herald deliver: "+err.Error()+"; "+verr.Error())
-			os.Exit(1)
+			return nil, fmt.Errorf("%w; %w", err, verr)
 		}
-		lambda.Start(degraded.Handle)
-		return
+		return degraded.Handle, nil
 	}
 	if len(gate.Causes) > 0 {
 		if paused.FunctionName == "" {
-			fmt.Fprintln(os.Stderr, "herald deliver: cannot pause the queues it cannot serve: AWS_LAMBDA_FUNCTION_NAME is not set")
-			os.Exit(1)
+			return nil, errors.New("cannot pause the queues it cannot serve: AWS_LAMBDA_FUNCTION_NAME is not set")
 		}
 		// Pause before the first batch, so that not even one receive of
 		// those queues is spent; a queue not paused here is paused by its
 		// first batch.
 		for _, err := range gate.PauseAtStart(ctx) {
-			fmt.Fprintln(os.Stderr, "herald deliver: pause at start: "+err.Error())
+			fmt.Fprintln(stderr, "herald deliver: pause at start: "+err.Error())
 		}
 	}
-	lambda.Start(gate.Handle)
+	return gate.Handle, nil
 }
 
 // run builds the deliver function's handler: the processor for the queues
@@ -75,7 +91,7 @@ func main() {
 // A channel's own setup error (its sender, an unreadable or malformed
 // signing secret) and a queue that disagrees with the settings stop only
 // the queues concerned.
-func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler) (*pause.Gate, error) {
+func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler, stdout io.Writer) (*pause.Gate, error) {
 	cfg, err := config.LoadDeliver(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -84,7 +100,10 @@ func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler) (*pause.G
 	// HERALD_WEBHOOK_SECRET_ARN is set.
 	// SES answering that the account's sending is paused pauses the email
 	// queue alone, as a setup failure of the channel would.
-	p, down, err := app.NewDeliverChannels(ctx, cfg, awsCfg, app.DeliverOptions{Pauser: pause.QueuePauser{Handler: paused}})
+	p, down, err := app.NewDeliverChannels(ctx, cfg, awsCfg, app.DeliverOptions{
+		Pauser: pause.QueuePauser{Handler: paused},
+		Logger: app.LoggerTo(stdout, cfg.LogLevel),
+	})
 	if err != nil {
 		return nil, err
 	}

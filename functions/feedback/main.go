@@ -6,10 +6,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
@@ -17,21 +18,21 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "herald feedback: "+err.Error())
-		os.Exit(1)
-	}
+	app.Run("feedback", func() (any, error) { return start(os.Stdout) })
 }
 
-func run() error {
+// start is the function's cold start: it reads the settings from the
+// process's environment (HERALD_LOG_LEVEL) and returns the handler of one
+// EventBridge event (feedback.Handler.HandleRaw), its JSON lines going to
+// stdout. It returns the configuration's error.
+func start(stdout io.Writer) (func(ctx context.Context, raw json.RawMessage) error, error) {
 	cfg, err := config.LoadFeedback(os.Getenv)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	h, err := feedback.New(feedback.Config{Logger: app.Logger(cfg.LogLevel)})
+	h, err := feedback.New(feedback.Config{Logger: app.LoggerTo(stdout, cfg.LogLevel)})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lambda.Start(h.HandleRaw)
-	return nil
+	return h.HandleRaw, nil
 }

@@ -6,9 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
@@ -16,29 +15,32 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "herald retention: "+err.Error())
-		os.Exit(1)
-	}
+	app.Run("retention", func() (any, error) { return start(context.Background(), os.Stdout) })
 }
 
-func run() error {
+// handler sweeps every dead-letter queue once per invocation. The
+// EventBridge schedule's event carries nothing the sweep needs.
+type handler = func(ctx context.Context, event json.RawMessage) (retention.Summary, error)
+
+// start is the function's cold start, from the process's environment
+// (HERALD_* settings, the SDK's AWS_* chain): it builds the SQS client and
+// one sweeper per dead-letter queue (one per channel), swept in turn by
+// each invocation, their JSON lines going to stdout. It returns the
+// configuration's error or the AWS configuration's.
+func start(ctx context.Context, stdout io.Writer) (handler, error) {
 	cfg, err := config.LoadRetention(os.Getenv)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	awsCfg, err := app.AWSConfig(context.Background())
+	awsCfg, err := app.AWSConfig(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sweepers, err := app.NewRetention(cfg, awsCfg, nil)
+	sweepers, err := app.NewRetention(cfg, awsCfg, app.LoggerTo(stdout, cfg.LogLevel))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// The EventBridge schedule's event carries nothing the sweep needs.
-	// Each dead-letter queue (one per channel) is swept in turn.
-	lambda.Start(func(ctx context.Context, _ json.RawMessage) (retention.Summary, error) {
+	return func(ctx context.Context, _ json.RawMessage) (retention.Summary, error) {
 		return retention.SweepAll(ctx, sweepers)
-	})
-	return nil
+	}, nil
 }

@@ -35,10 +35,12 @@ const (
 	DestinationRecovered = "destination.recovered"
 )
 
-// MaxDetailBytes bounds an entry: EventBridge rejects a PutEvents request
-// whose entries total more than 256 KB (PutEvents, "Calculating PutEvents
-// event entry size"); herald's detail is far smaller.
-const MaxDetailBytes = 256 * 1024
+// MaxEntryBytes bounds an entry's size as EventBridge counts it: the bytes
+// of its Source, DetailType and Detail (herald sends no Time and no
+// Resources, which count too). "The maximum size for a PutEvents event
+// entry is 256 KB" (API Reference, PutEvents; User Guide, "Calculating
+// PutEvents event entry size"); herald's detail is far smaller.
+const MaxEntryBytes = 256 * 1024
 
 // API is the EventBridge call a Publisher makes.
 type API interface {
@@ -93,15 +95,16 @@ func New(api API, bus string) (*Publisher, error) {
 }
 
 // Publish puts one event of detailType with detail e. It returns an error
-// when the call fails or EventBridge refused the entry (its error code and
-// message).
+// when the entry would be over MaxEntryBytes (without a call), when the
+// call fails, or when EventBridge refused the entry (FailedEntryCount 1:
+// the entry's error code and message).
 func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) error {
 	detail, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)
 	}
-	if len(detail) > MaxDetailBytes {
-		return fmt.Errorf("publish %s of %s: detail of %d bytes, above %d", detailType, e.Origin, len(detail), MaxDetailBytes)
+	if size := len(Source) + len(detailType) + len(detail); size > MaxEntryBytes {
+		return fmt.Errorf("publish %s of %s: entry of %d bytes, above %d", detailType, e.Origin, size, MaxEntryBytes)
 	}
 	out, err := p.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{
 		EventBusName: aws.String(p.bus),
@@ -112,8 +115,12 @@ func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) err
 	if err != nil {
 		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)
 	}
-	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
-		return fmt.Errorf("publish %s of %s: refused: %s: %s", detailType, e.Origin, aws.ToString(out.Entries[0].ErrorCode), aws.ToString(out.Entries[0].ErrorMessage))
+	if out.FailedEntryCount > 0 {
+		why := "no entry result"
+		if len(out.Entries) > 0 {
+			why = aws.ToString(out.Entries[0].ErrorCode) + ": " + aws.ToString(out.Entries[0].ErrorMessage)
+		}
+		return fmt.Errorf("publish %s of %s: refused: %s", detailType, e.Origin, why)
 	}
 	return nil
 }
