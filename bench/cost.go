@@ -232,7 +232,7 @@ func storeAdds(r *results, off, on costInput, offF, onF costFigures) {
 		}
 		return strings.Join(parts, ", ")
 	}
-	usd := func(d float64) string { return fmt.Sprintf("$%+.3f", d) }
+	usd := signedUSD
 	rows := [][]string{
 		{fmt.Sprintf("Lambda (billed per batch %s, %.0f → %.0f MB; section 6)", signedMS(onF.billed-offF.billed), offF.memMB, onF.memMB), "", usd(onF.lambda - offF.lambda), "", usd(onF.lambda - offF.lambda)},
 	}

@@ -229,6 +229,15 @@ func signedMS(d time.Duration) string {
 	return fmt.Sprintf("%+.1f ms", float64(d.Microseconds())/1000)
 }
 
+// signedUSD is dollars with their sign before the dollar sign: "+$1.250",
+// "-$0.004".
+func signedUSD(d float64) string {
+	if d < 0 {
+		return fmt.Sprintf("-$%.3f", -d)
+	}
+	return fmt.Sprintf("+$%.3f", d)
+}
+
 // addedRange is "+median (min–max)" of ds in milliseconds, or "–".
 func addedRange(ds []time.Duration) string {
 	switch len(ds) {

@@ -206,3 +206,39 @@ func TestCallsAsDesignedByMode(t *testing.T) {
 	require.True(t, callsAsDesigned(retried, noTable, sqsOnly, sqsOnly, 3))
 	require.False(t, callsAsDesigned(retried, noTable, map[string]int{}, map[string]int{}, 3), "the visibility change is missing")
 }
+
+// TestSpreadFailureFailsKOfNApart: exactly k of n records fail, never two
+// in a row while k ≤ n/2, so no run of failures reaches a circuit's
+// threshold.
+func TestSpreadFailureFailsKOfNApart(t *testing.T) {
+	t.Parallel()
+	var fails []int
+	for i := range 10 {
+		if spreadFailure(i, 10, 3) {
+			fails = append(fails, i)
+		}
+	}
+	require.Equal(t, []int{3, 6, 9}, fails)
+	for _, nk := range [][2]int{{100, 25}, {10, 2}, {10, 0}, {100, 50}} {
+		n, k := nk[0], nk[1]
+		count, run, longest := 0, 0, 0
+		for i := range n {
+			if spreadFailure(i, n, k) {
+				count, run = count+1, run+1
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+		require.Equal(t, k, count, "%d of %d", k, n)
+		require.LessOrEqual(t, longest, 1, "%d of %d", k, n)
+	}
+}
+
+// TestSignedUSDPutsTheSignFirst: what the store adds reads "+$1.250".
+func TestSignedUSDPutsTheSignFirst(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "+$1.250", signedUSD(1.25))
+	require.Equal(t, "-$0.004", signedUSD(-0.004))
+	require.Equal(t, "+$0.000", signedUSD(0))
+}
