@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,74 +82,218 @@ func opPrice(op string) (float64, string, bool) {
 	return 0, "", false
 }
 
-// sectionCost estimates the all-in cost per million webhook notifications
-// at batch 10, each answered in 100 ms, from this run's figures: Lambda
-// (requests and GB-seconds at the memory the peak RSS needs, billed
-// duration the larger of the batch's wall time and its CPU time at that
-// memory's vCPU share), SQS (the producer's SendMessageBatch, the event
-// source mapping's receive and delete per batch, and the processor's own
-// calls counted in section 3: visibility changes, dead-letter sends),
-// CloudWatch Logs ingestion of the bytes each function wrote per
-// notification, the custom metrics its EMF defined on the clean path spread
-// over monthlyNotifications, KMS and DynamoDB requests among the counted
-// calls.
-func sectionCost(_ context.Context, _ opts, r *results) error {
-	if r.fan10 == 0 || len(r.costRows) == 0 || r.clean10Ops == nil {
-		return fmt.Errorf("needs sections 2, 3 and 5")
-	}
+// costFigures is one row of the all-in estimate: per million webhook
+// notifications, in dollars, but billed (the billed duration of a batch)
+// and memMB (the configured memory).
+type costFigures struct {
+	billed                                  time.Duration
+	memMB                                   float64
+	lambda, sqs, logs, metrics, kms, dynamo float64
+}
+
+func (c costFigures) total() float64 {
+	return c.lambda + c.sqs + c.logs + c.metrics + c.kms + c.dynamo
+}
+
+// estimate prices a million webhook notifications at batchSize for a
+// function measured as c whose batch of 10 took wall, and whose processor
+// made calls per clean batch of batchSize itself (keyed by operation name
+// or itemOp; nil for none): Lambda requests and GB-seconds at the memory
+// the peak RSS needs, billed the larger of wall and the batch's CPU time at
+// that memory's vCPU share; SQS, the producer's SendMessageBatch and the
+// event source mapping's receive and delete per batch plus the calls;
+// CloudWatch Logs ingestion of the bytes written; the custom metrics spread
+// over monthlyNotifications; KMS and DynamoDB among the calls. unknown
+// lists the calls' operations without a price.
+func estimate(c costInput, wall time.Duration, calls map[string]int) (f costFigures, unknown []string) {
 	invocations := 1e6 / batchSize
+	f.memMB = lambdaMemoryMB(c.rssKB)
+	cpuBound := time.Duration(c.cpuUS * batchSize / (f.memMB / app.MemoryPerVCPU) * float64(time.Microsecond))
+	f.billed = max(wall, cpuBound)
+	gbs := invocations * f.billed.Seconds() * f.memMB / 1024
+	f.lambda = gbs*lambdaPerGBSecondARM + invocations/1e6*lambdaPerMillionRequests
 	// The producer's SendMessageBatch and the event source mapping's
 	// ReceiveMessage and DeleteMessageBatch, one each per batch of 10.
-	queueSide := 3 * invocations * sqsPerMillionRequests / 1e6
-	// The processor's own calls per notification, priced by service.
-	own := map[string]float64{}
-	var unknown []string
-	for op, n := range r.clean10Ops {
+	f.sqs = 3 * invocations * sqsPerMillionRequests / 1e6
+	for k, n := range calls {
+		op, _ := splitItemOp(k)
 		price, service, ok := opPrice(op)
 		if !ok {
 			unknown = append(unknown, op)
 			continue
 		}
-		own[service] += float64(n) / batchSize * 1e6 * price
-	}
-	sort.Strings(unknown)
-	row := func(name string, wall time.Duration, c costInput, processorCalls bool) []string {
-		mem := lambdaMemoryMB(c.rssKB)
-		cpuBound := time.Duration(c.cpuUS * batchSize / (mem / app.MemoryPerVCPU) * float64(time.Microsecond))
-		d := max(wall, cpuBound)
-		gbs := invocations * d.Seconds() * mem / 1024
-		lambda := gbs*lambdaPerGBSecondARM + invocations/1e6*lambdaPerMillionRequests
-		sqs, kms, dynamo := queueSide, 0.0, 0.0
-		if processorCalls {
-			sqs, kms, dynamo = sqs+own["sqs"], own["kms"], own["dynamodb"]
+		d := float64(n) / batchSize * 1e6 * price
+		switch service {
+		case "sqs":
+			f.sqs += d
+		case "kms":
+			f.kms += d
+		case "dynamodb":
+			f.dynamo += d
 		}
-		logs := c.logBytes * 1e6 / 1e9 * logsPerGBIngested
-		metrics := float64(c.series) * metricPerMonth / (monthlyNotifications / 1e6)
-		total := lambda + sqs + logs + metrics + kms + dynamo
-		return []string{name, ms(d), fmt.Sprintf("%.0f MB", mem), fmt.Sprintf("$%.3f", lambda), fmt.Sprintf("$%.3f", sqs),
-			fmt.Sprintf("%.0f B", c.logBytes), fmt.Sprintf("$%.3f", logs), fmt.Sprintf("%d: $%.3f", c.series, metrics),
-			fmt.Sprintf("$%.3f", kms), fmt.Sprintf("$%.3f", dynamo), fmt.Sprintf("$%.2f", total),
-			fmt.Sprintf("$%.2f", total+1e6/1000*sesPerThousandEmails)}
+	}
+	f.logs = c.logBytes * 1e6 / 1e9 * logsPerGBIngested
+	f.metrics = float64(c.series) * metricPerMonth / (monthlyNotifications / 1e6)
+	slices.Sort(unknown)
+	return f, slices.Compact(unknown)
+}
+
+// sectionCost estimates the all-in cost per million webhook notifications
+// at batch 10, each answered in 100 ms, from this run's figures (estimate),
+// for herald without the store's table and with the store on and for every
+// Powertools peer; then what the store adds, by service and by the table's
+// item kind, and the store's latency on vs off from sections 2, 4 and 6.
+func sectionCost(_ context.Context, _ opts, r *results) error {
+	if r.fan10 == 0 || len(r.costRows) == 0 || r.clean10 == nil {
+		return fmt.Errorf("needs sections 2, 3 and 5")
+	}
+	var unknown []string
+	calls := func(c costInput) map[string]int {
+		if !c.herald {
+			return nil
+		}
+		return r.clean10[c.store]
+	}
+	row := func(name string, wall time.Duration, c costInput) ([]string, costFigures) {
+		f, u := estimate(c, wall, calls(c))
+		unknown = append(unknown, u...)
+		return []string{name, ms(f.billed), fmt.Sprintf("%.0f MB", f.memMB), fmt.Sprintf("$%.3f", f.lambda), fmt.Sprintf("$%.3f", f.sqs),
+			fmt.Sprintf("%.0f B", c.logBytes), fmt.Sprintf("$%.3f", f.logs), fmt.Sprintf("%d: $%.3f", c.series, f.metrics),
+			fmt.Sprintf("$%.3f", f.kms), fmt.Sprintf("$%.3f", f.dynamo), fmt.Sprintf("$%.2f", f.total()),
+			fmt.Sprintf("$%.2f", f.total()+1e6/1000*sesPerThousandEmails)}, f
 	}
 	var rows [][]string
+	var off, on *costInput
+	var offF, onF costFigures
 	for i, c := range r.costRows {
-		rows = append(rows, row(c.label+" (emulator)", c.batch10, c, i == 0))
+		label := c.label
+		if c.herald && c.store == noTable {
+			label += ", no table"
+		}
+		line, f := row(label+" (emulator)", c.batch10, c)
+		rows = append(rows, line)
+		switch {
+		case c.herald && c.store == noTable:
+			off, offF = &r.costRows[i], f
+		case c.herald && c.store == storeOn:
+			on, onF = &r.costRows[i], f
+		}
 	}
-	h := r.costRows[0]
-	rows = append(rows, row("herald in process, default concurrency", r.fan10, h, true))
-	if r.fan10Seq > 0 {
-		rows = append(rows, row("herald in process, concurrency 1", r.fan10Seq, h, true))
+	if off == nil {
+		return fmt.Errorf("no herald row from section 6")
 	}
+	inProcess := func(name string, wall time.Duration, c *costInput) {
+		if wall > 0 && c != nil {
+			line, _ := row(name, wall, *c)
+			rows = append(rows, line)
+		}
+	}
+	inProcess("herald in process, default concurrency, no table", r.fan10, off)
+	inProcess("herald in process, default concurrency, store on", r.fan10Store, on)
+	inProcess("herald in process, concurrency 1, no table", r.fan10Seq, off)
+	inProcess("herald in process, concurrency 1, store on", r.fan10SeqStore, on)
 	table(fmt.Sprintf("All-in cost per million webhook notifications, %s prices (arm64 Lambda, batches of %d, receivers answering in 100 ms; "+
 		"billed = max(wall, CPU at the memory's vCPU share); SQS: producer send, receive and delete per batch plus the processor's counted calls; "+
-		"logs: what the function wrote, Lambda's own platform lines left out; custom metrics of the clean path at %.0f million notifications a month)",
+		"logs: what the function wrote, Lambda's own platform lines left out; custom metrics of the clean path at %.0f million notifications a month; "+
+		"herald's DynamoDB: its calls for a clean batch of 10 on a new environment, section 3)",
 		region, batchSize, monthlyNotifications/1e6),
 		[]string{"", "billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics", "KMS", "DynamoDB", "webhooks all in", "emails all in (+SES)"}, rows)
 	fmt.Printf("   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails\n",
 		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails)
-	fmt.Printf("   herald's processor, clean batch of 10 (section 3): %s; the Powertools peers make no AWS call of their own\n", describe(r.clean10Ops))
+	fmt.Printf("   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the Powertools peers make no AWS call of their own\n",
+		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]))
+	if on != nil {
+		storeAdds(r, *off, *on, offF, onF)
+	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("operations without a price in the estimate: %s", strings.Join(unknown, ", "))
+		slices.Sort(unknown)
+		return fmt.Errorf("operations without a price in the estimate: %s", strings.Join(slices.Compact(unknown), ", "))
 	}
 	return nil
+}
+
+// storeAdds prints what the store adds per million webhook notifications,
+// by service and the table's item kind, on a new environment and on a warm
+// one (section 3's two clean batches of 10), and its latency on vs off in
+// this run's sections 2, 4 and 6.
+func storeAdds(r *results, off, on costInput, offF, onF costFigures) {
+	cold, warm := byKind(r.clean10[storeOn]), byKind(r.warm10[storeOn])
+	dollars := func(calls map[string]int) string {
+		d, _ := perMillion(calls)
+		return fmt.Sprintf("$%.3f", d)
+	}
+	calls := func(m map[string]int) string {
+		if total(m) == 0 {
+			return "none"
+		}
+		var parts []string
+		for _, op := range slices.Sorted(maps.Keys(m)) {
+			parts = append(parts, fmt.Sprintf("%s×%d", op, m[op]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	usd := signedUSD
+	rows := [][]string{
+		{fmt.Sprintf("Lambda (billed per batch %s, %.0f → %.0f MB; section 6)", signedMS(onF.billed-offF.billed), offF.memMB, onF.memMB), "", usd(onF.lambda - offF.lambda), "", usd(onF.lambda - offF.lambda)},
+	}
+	kinds := slices.Sorted(maps.Keys(cold))
+	for _, k := range slices.Sorted(maps.Keys(warm)) {
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	coldSum, warmSum := 0.0, 0.0
+	for _, k := range kinds {
+		if k == "" { // SQS calls, the same with and without the store
+			continue
+		}
+		c, _ := perMillion(cold[k])
+		w, _ := perMillion(warm[k])
+		coldSum, warmSum = coldSum+c, warmSum+w
+		rows = append(rows, []string{"DynamoDB: " + itemPurpose(k), calls(cold[k]), dollars(cold[k]), calls(warm[k]), dollars(warm[k])})
+	}
+	otherSQS := onF.sqs - offF.sqs
+	logs := onF.logs - offF.logs
+	metrics := onF.metrics - offF.metrics
+	rows = append(rows,
+		[]string{"SQS (the processor's own calls)", "", usd(otherSQS), "", usd(otherSQS)},
+		[]string{fmt.Sprintf("CloudWatch Logs (%+.0f B per notification; section 6)", on.logBytes-off.logBytes), "", usd(logs), "", usd(logs)},
+		[]string{fmt.Sprintf("custom metrics (%+d)", on.series-off.series), "", usd(metrics), "", usd(metrics)},
+	)
+	base := onF.lambda - offF.lambda + otherSQS + logs + metrics
+	rows = append(rows, []string{"the store adds, all in", "", usd(base + coldSum), "", usd(base + warmSum)})
+	table(fmt.Sprintf("What the store adds per million webhook notifications (%s prices; herald + store − herald, no table; one origin per batch): "+
+		"on a new environment (every batch reads the origin's health and keys and writes its last success: a function whose batches come "+
+		"further apart than the caches last, health 5 s, keys 30 s, success write 1 min) and on a warm one (its next batch)", region),
+		[]string{"service", "calls per batch of 10, new environment", "per million", "calls per batch of 10, warm", "per million"}, rows)
+	once, _ := perMillion(r.clean10[onceOff])
+	fmt.Printf("   delivered-once off, circuit kept (section 3, new environment): DynamoDB %s per million, %s\n", fmt.Sprintf("$%.3f", once), describeItems(r.clean10[onceOff]))
+
+	// Latency, on vs off, from this run's sections.
+	var lat [][]string
+	if r.fan10Store > 0 {
+		lat = append(lat, []string{"2. batch of 10, default concurrency, wall (in process)", ms(r.fan10), ms(r.fan10Store), addedRange(r.fanAdded10) + " turn by turn"})
+	}
+	if len(r.fanAdded100) > 0 {
+		lat = append(lat, []string{"2. batch of 100, default concurrency, wall (in process)", ms(r.fan100), ms(r.fan100Store), addedRange(r.fanAdded100) + " turn by turn"})
+	}
+	if r.fan10SeqStore > 0 {
+		lat = append(lat, []string{"2. batch of 10, one at a time, wall (in process)", ms(r.fan10Seq), ms(r.fan10SeqStore), signedMS(r.fan10SeqStore - r.fan10Seq)})
+	}
+	if r.e2eOn.latN > 0 {
+		lat = append(lat,
+			[]string{"4. end to end, notifications/s (drain)", fmt.Sprintf("%.0f", r.e2eOff.rate), fmt.Sprintf("%.0f", r.e2eOn.rate), fmt.Sprintf("%+.0f", r.e2eOn.rate-r.e2eOff.rate)},
+			[]string{fmt.Sprintf("4. enqueue → delivery p50 (paced, %.0f/s each)", r.e2eOn.pace), ms(r.e2eOff.p50), ms(r.e2eOn.p50), signedMS(r.e2eOn.p50 - r.e2eOff.p50)},
+			[]string{"4. enqueue → delivery p99", ms(r.e2eOff.p99), ms(r.e2eOn.p99), signedMS(r.e2eOn.p99 - r.e2eOff.p99)})
+	}
+	h, s := r.rieHerald, r.rieStore
+	if len(s.b10) > 0 {
+		lat = append(lat,
+			[]string{"6. batch of 10, wall (emulator)", ms(median(h.b10)), ms(median(s.b10)), addedRange(pairedDiffs(h.b10, s.b10)) + " round by round"},
+			[]string{"6. CPU per record, µs (emulator)", fmt.Sprintf("%.0f", medianF(h.cpuUS)), fmt.Sprintf("%.0f", medianF(s.cpuUS)), numRange(floatDiffs(h.cpuUS, s.cpuUS), "%+.0f")},
+			[]string{"6. log bytes per record (emulator)", fmt.Sprintf("%.0f", medianF(h.logBytes)), fmt.Sprintf("%.0f", medianF(s.logBytes)), numRange(floatDiffs(h.logBytes, s.logBytes), "%+.0f")})
+	}
+	lat = append(lat, []string{"all in per million webhooks (emulator rows, new environment)", fmt.Sprintf("$%.2f", offF.total()), fmt.Sprintf("$%.2f", onF.total()), usd(onF.total() - offF.total())})
+	table("The store, on vs off, in this run (LocalStack's moto serves DynamoDB on the same cores as everything else: its latency, not AWS's)",
+		[]string{"", "no table", "store on", "the store adds"}, lat)
 }

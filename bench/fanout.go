@@ -18,10 +18,17 @@ const fanDelay = 100 * time.Millisecond
 // every one answered after 100 ms by a local TLS receiver, at the default
 // concurrency, at the old default of 10 and one record at a time, and
 // against a receiver offering HTTP/2, and prints wall time / 100 ms and the
-// new connections the timed batch opened.
+// new connections the timed batch opened. The default rows and the batch of
+// 10 one at a time run twice, without the store's table and with the store
+// on (storeOn), timed in turns, so that what the store adds is a
+// difference within each turn.
 func sectionFanout(ctx context.Context, o opts, r *results) error {
 	load0 := loadAvg()
 	awsCfg, err := app.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	storeName, err := needStoreTable()
 	if err != nil {
 		return err
 	}
@@ -33,69 +40,118 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 		n, conc int // conc 0: the default
 		h2      bool
 		label   string
+		store   bool
 	}
 	def := fmt.Sprintf("default (%d)", processor.DefaultConcurrency)
-	runs := []run{{10, 0, false, def}, {10, 1, false, "1 (one at a time)"}, {100, 0, false, def}, {100, 0, true, def + ", HTTP/2 receiver"}, {100, 10, false, "10 (the old default)"}, {100, 1, false, "1 (one at a time)"}}
+	seq := "1 (one at a time)"
+	// Each group's runs are timed in turns.
+	groups := [][]run{
+		{{10, 0, false, def, false}, {10, 0, false, def, true}},
+		{{10, 1, false, seq, false}, {10, 1, false, seq, true}},
+		{{100, 0, false, def, false}, {100, 0, false, def, true}},
+		{{100, 0, true, def + ", HTTP/2 receiver", false}},
+		{{100, 10, false, "10 (the old default)", false}},
+		{{100, 1, false, seq, false}},
+	}
 	if o.quick {
-		runs = runs[:5]
+		groups = groups[:5]
 	}
 	var rows [][]string
 	missed := false
-	for _, ru := range runs {
-		rcv := h1
-		if ru.h2 {
-			rcv = h2
-		}
-		env := map[string]string{}
-		if ru.conc > 0 {
-			env["HERALD_CONCURRENCY"] = fmt.Sprint(ru.conc)
-		}
-		p, err := deliverer(awsCfg, rcv, env)
-		if err != nil {
-			return err
-		}
-		// One batch first to open the connections, as a warm Lambda has.
-		if _, err := timeHandle(ctx, p, webhookEvent("warm", ru.n, 0, rcv.URL(), 1)); err != nil {
-			return err
-		}
-		reps := o.reps
-		if ru.conc == 1 && ru.n == 100 {
-			reps = 1
-		}
-		var ds []time.Duration
-		var conns []float64
-		for i := range reps {
-			before := rcv.conns.Load()
-			d, err := timeHandle(ctx, p, webhookEvent(fmt.Sprintf("fan%d-%d-%v-%d", ru.n, ru.conc, ru.h2, i), ru.n, 0, rcv.URL(), 1))
-			if err != nil {
+	for gi, g := range groups {
+		procs := make([]*processor.Processor, len(g))
+		for j, ru := range g {
+			rcv := h1
+			if ru.h2 {
+				rcv = h2
+			}
+			env := map[string]string{}
+			if ru.conc > 0 {
+				env["HERALD_CONCURRENCY"] = fmt.Sprint(ru.conc)
+			}
+			if ru.store {
+				env = withEnv(env, storeOn.env(storeName))
+			}
+			if procs[j], err = deliverer(awsCfg, rcv, env); err != nil {
 				return err
 			}
-			ds, conns = append(ds, d), append(conns, float64(rcv.conns.Load()-before))
-		}
-		d := median(ds)
-		ideal := float64(d) / float64(fanDelay)
-		goal, v := "–", "–"
-		switch {
-		case ru.conc == 0 && !ru.h2:
-			goal, v = "≤ 1.2", verdict(ideal, 1.2, false)
-			missed = missed || (ru.n == 100 && v == "MISSED")
-			if ru.n == 10 {
-				r.fan10 = d
+			// One batch first to open the connections (and, with the
+			// store, to read the origin's health and keys), as a warm
+			// Lambda has.
+			if _, err := timeHandle(ctx, procs[j], webhookEvent(fmt.Sprintf("warm-%s-%d-%d", runTag(8), gi, j), ru.n, 0, rcv.URL(), 1)); err != nil {
+				return err
 			}
-		case ru.n == 10 && ru.conc == 1:
-			r.fan10Seq = d
 		}
-		speed := "–"
-		if ru.conc != 1 {
-			speed = fmt.Sprintf("%.1f× faster", float64(ru.n)*float64(fanDelay)/float64(d))
+		reps := o.reps
+		if g[0].conc == 1 && g[0].n == 100 {
+			reps = 1
 		}
-		rows = append(rows, []string{fmt.Sprint(ru.n), ru.label, durRange(ds), fmt.Sprintf("%.2f", ideal), numRange(conns, "%.0f"), speed, goal, v})
+		ds := make([][]time.Duration, len(g))
+		conns := make([][]float64, len(g))
+		for i := range reps {
+			for t := range g {
+				j := t
+				if i%2 == 1 { // the other one first every other turn
+					j = len(g) - 1 - t
+				}
+				ru := g[j]
+				rcv := h1
+				if ru.h2 {
+					rcv = h2
+				}
+				before, posts := rcv.conns.Load(), rcv.count.Load()
+				d, err := timeHandle(ctx, procs[j], webhookEvent(fmt.Sprintf("fan%d-%d-%v-%v-%s-%d", ru.n, ru.conc, ru.h2, ru.store, runTag(8), i), ru.n, 0, rcv.URL(), 1))
+				if err != nil {
+					return err
+				}
+				// Every record POSTed: none settled unsent as a duplicate.
+				if sent := rcv.count.Load() - posts; sent != int64(ru.n) {
+					return fmt.Errorf("batch of %d (%s): %d POSTs", ru.n, ru.label, sent)
+				}
+				ds[j], conns[j] = append(ds[j], d), append(conns[j], float64(rcv.conns.Load()-before))
+			}
+		}
+		for j, ru := range g {
+			d := median(ds[j])
+			ideal := float64(d) / float64(fanDelay)
+			goal, v, added := "–", "–", "–"
+			label := ru.label
+			if ru.store {
+				label += ", store on"
+				added = addedRange(pairedDiffs(ds[0], ds[j]))
+			}
+			switch {
+			case ru.conc == 0 && !ru.h2:
+				goal, v = "≤ 1.2", verdict(ideal, 1.2, false)
+				missed = missed || (ru.n == 100 && !ru.store && v == "MISSED")
+			}
+			switch {
+			case ru.n == 10 && ru.conc == 0 && !ru.store:
+				r.fan10 = d
+			case ru.n == 10 && ru.conc == 0:
+				r.fan10Store, r.fanAdded10 = d, pairedDiffs(ds[0], ds[j])
+			case ru.n == 10 && ru.conc == 1 && !ru.store:
+				r.fan10Seq = d
+			case ru.n == 10 && ru.conc == 1:
+				r.fan10SeqStore = d
+			case ru.n == 100 && ru.conc == 0 && !ru.h2 && !ru.store:
+				r.fan100 = d
+			case ru.n == 100 && ru.conc == 0 && !ru.h2:
+				r.fan100Store, r.fanAdded100 = d, pairedDiffs(ds[0], ds[j])
+			}
+			speed := "–"
+			if ru.conc != 1 {
+				speed = fmt.Sprintf("%.1f× faster", float64(ru.n)*float64(fanDelay)/float64(d))
+			}
+			rows = append(rows, []string{fmt.Sprint(ru.n), label, durRange(ds[j]), fmt.Sprintf("%.2f", ideal), numRange(conns[j], "%.0f"), speed, added, goal, v})
+		}
 	}
 	if n := h1.badSig.Load() + h2.badSig.Load(); n > 0 {
 		return fmt.Errorf("%d requests with a signature that does not verify", n)
 	}
-	table(fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections); load average %s at start, %s at end", fanDelay, o.reps, load0, loadAvg()),
-		[]string{"batch", "concurrency", "wall", "wall / 100 ms", "new connections", "vs one at a time", "goal", "verdict"}, rows)
+	table(fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections; "+
+		"the store-on rows (DynamoDB table %s, LocalStack's moto) timed in turns with the rows above them); load average %s at start, %s at end", fanDelay, o.reps, storeName, load0, loadAvg()),
+		[]string{"batch", "concurrency", "wall", "wall / 100 ms", "new connections", "vs one at a time", "store adds (turn by turn)", "goal", "verdict"}, rows)
 	if !missed || o.quick {
 		return nil
 	}

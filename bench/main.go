@@ -5,8 +5,11 @@
 // aiohttp, Python BatchProcessor one record after another), a Go floor
 // program and an empty Go function, one table per section, and the all-in
 // cost per million notifications of each (Lambda, SQS, CloudWatch Logs,
-// custom metrics, KMS, DynamoDB). docs/benchmarks.md explains each figure
-// and holds a run.
+// custom metrics, KMS, DynamoDB). herald runs with its store's DynamoDB
+// table on and off in the same run (bench/store.go): fan-out, AWS calls,
+// end to end and the emulator's rounds, and what the store adds in latency
+// and in cost per million by service. docs/benchmarks.md explains each
+// figure and holds a run.
 //
 // It runs from the repository root with the local stack up
 // (scripts/with-local-stack.sh go run ./bench), the Lambda Runtime Interface

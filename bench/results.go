@@ -13,18 +13,34 @@ type results struct {
 	// goal 3's rows (section 1), repeated in the goals table
 	parseGoals [][]string
 
-	// fan-out, batch of 10 to the 100 ms receiver
-	fan10, fan10Seq time.Duration
+	// fan-out, batch of 10 to the 100 ms receiver, without the store's
+	// table and with the store on
+	fan10, fan10Seq           time.Duration
+	fan10Store, fan10SeqStore time.Duration
+	// batch of 100 at the default concurrency, without and with the store
+	fan100, fan100Store time.Duration
+	// what the store added to a batch of 10 and of 100 at the default
+	// concurrency, turn by turn (section 2)
+	fanAdded10, fanAdded100 []time.Duration
 
 	// under the RIE, for the cost estimate: herald first, then the peers
 	costRows []costInput
 
 	// AWS operations herald's processor made for a clean batch of 10
-	// (section 3), by operation name
+	// (section 3) with the store on, by operation name
 	clean10Ops map[string]int
+	// the same by store mode, keyed by itemOp for DynamoDB calls (the
+	// operation and the kind of item): on a new environment (clean10) and
+	// on its second batch (warm10)
+	clean10, warm10 map[storeMode]map[string]int
 
 	// notifications per second end to end and the queue's ceiling
 	e2eRate, ceilingRate float64
+	// end to end without the store's table and with the store on
+	e2eOff, e2eOn e2eRun
+	// section 6's rounds of herald without the store's table and with the
+	// store on
+	rieHerald, rieStore peerSamples
 }
 
 // costInput is one function's section-6 medians the cost estimate needs.
@@ -38,6 +54,10 @@ type costInput struct {
 	// defined on the clean path.
 	logBytes float64
 	series   int
+	// herald marks herald's rows, priced with the calls its processor made
+	// in section 3 with store (the Powertools peers make none of their own)
+	herald bool
+	store  storeMode
 }
 
 func quietLogger() *slog.Logger {

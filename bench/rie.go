@@ -28,6 +28,18 @@ type function struct {
 	name      string
 	bootstrap []string
 	env       []string
+	// ids begins the notification ids it is sent; "" is name. The store's
+	// table remembers delivered ids across runs, so a function with the
+	// store gets ids new to it (runTag).
+	ids string
+}
+
+// idPrefix is what the notification ids sent to f begin with.
+func (f function) idPrefix() string {
+	if f.ids != "" {
+		return f.ids
+	}
+	return f.name
 }
 
 // rieInstance is a running emulator with its function.
@@ -128,6 +140,8 @@ type peer struct {
 	slowOnce bool
 	// ts marks the TypeScript peers, whose strongest is a goal's reference.
 	ts bool
+	// store marks herald with the store on (storeOn).
+	store bool
 }
 
 // peerSamples is what the rounds measured of one peer.
@@ -211,8 +225,18 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		"AWS_LAMBDA_FUNCTION_NAME=deliver", "SSL_CERT_FILE="+certFile,
 		"HERALD_QUEUE_URL="+qs.URL, "HERALD_DLQ_URL="+qs.DLQURL,
 		"HERALD_WEBHOOK_SECRET="+benchSecret, "HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32", "HERALD_BACKOFF_BASE_SECONDS=1")}
+	storeName, err := needStoreTable()
+	if err != nil {
+		return err
+	}
+	// herald with the store on, its ids as long as herald's ("herald-r0-…")
+	// so that its log lines are too.
+	withStore := herald
+	withStore.name, withStore.ids = "herald-store", "h"+runTag(len(herald.name)-1)
+	withStore.env = append(append([]string{}, herald.env...), storeOn.envList(storeName)...)
 	peers := []peer{
 		{function: herald, label: "herald", posts: true},
+		{function: withStore, label: "herald + store", posts: true, store: true},
 		{function: function{name: "peer-ts", bootstrap: []string{abs("bench", "peer-ts", "bootstrap")}, env: with(
 			"AWS_LAMBDA_FUNCTION_NAME=peer-ts", "PEER_WEBHOOK_SECRET="+benchSecret, "NODE_EXTRA_CA_CERTS="+certFile,
 			"POWERTOOLS_SERVICE_NAME=peer", "PEER_HTTP_CLIENT=fetch")}, label: "TS BatchProcessor, fetch", posts: true, ts: true},
@@ -268,9 +292,14 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 	h := got[0]
 	r.costRows = nil
 	for i, p := range peers {
-		if i == 0 || strings.HasPrefix(p.label, "TS ") || strings.HasPrefix(p.label, "Py ") { // herald and the Powertools peers
-			r.costRows = append(r.costRows, costInput{label: p.label, batch10: median(got[i].b10), rssKB: int64(medianF(got[i].rssKB)),
-				cpuUS: medianF(got[i].cpuUS), logBytes: medianF(got[i].logBytes), series: len(got[i].series)})
+		if i == 0 || p.store || strings.HasPrefix(p.label, "TS ") || strings.HasPrefix(p.label, "Py ") { // herald, with and without the store, and the Powertools peers
+			c := costInput{label: p.label, batch10: median(got[i].b10), rssKB: int64(medianF(got[i].rssKB)),
+				cpuUS: medianF(got[i].cpuUS), logBytes: medianF(got[i].logBytes), series: len(got[i].series),
+				herald: i == 0 || p.store, store: noTable}
+			if p.store {
+				c.store = storeOn
+			}
+			r.costRows = append(r.costRows, c)
 		}
 	}
 	// strongestTS is the TypeScript peer with the least of f: each goal
@@ -328,6 +357,14 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 		row("batch of 10 with 3 answered 503: partial failures", func(s peerSamples) string { return s.failures }),
 	})
 	fmt.Printf("   CPU per record: %d records per round in batches of 10 to the receiver answering at once, /proc/<pid>/stat utime+stime of the runtime process (10 ms ticks)\n", cpuRecords(o))
+	if si := slices.IndexFunc(peers, func(p peer) bool { return p.store }); si >= 0 {
+		s := got[si]
+		r.rieHerald, r.rieStore = h, s
+		fmt.Printf("   herald + store: the store on (DynamoDB table %s, LocalStack's moto on these cores), right after herald in every round; it adds, round by round: "+
+			"batch of 10 %s, batch of 100 %s, CPU per record %s µs, log bytes per record %s\n",
+			storeName, addedRange(pairedDiffs(h.b10, s.b10)), addedRange(pairedDiffs(h.b100, s.b100)),
+			numRange(floatDiffs(h.cpuUS, s.cpuUS), "%+.0f"), numRange(floatDiffs(h.logBytes, s.logBytes), "%+.0f"))
+	}
 
 	hb100 := median(h.b100)
 	cpu := func(s peerSamples) float64 { return medianF(s.cpuUS) }
@@ -365,7 +402,7 @@ func sectionRIE(ctx context.Context, o opts, r *results) error {
 
 // measureRound starts p cold and measures one round of it into s.
 func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *receiver, s *peerSamples) error {
-	in, cold, init, err := p.coldStart(ctx, webhookEvent(fmt.Sprintf("%s-cold%d", p.name, round), 1, 0, quick.URL(), 1))
+	in, cold, init, err := p.coldStart(ctx, webhookEvent(fmt.Sprintf("%s-cold%d", p.idPrefix(), round), 1, 0, quick.URL(), 1))
 	if err != nil {
 		return err
 	}
@@ -381,7 +418,7 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 		}
 		return d, nil
 	}
-	id := func(what string) string { return fmt.Sprintf("%s-r%d-%s", p.name, round, what) }
+	id := func(what string) string { return fmt.Sprintf("%s-r%d-%s", p.idPrefix(), round, what) }
 	if p.posts {
 		// Connections to the slow receiver first, as a warm function has.
 		if _, err := clean(webhookEvent(id("warm10"), 10, 0, slow.URL(), 1)); err != nil {
@@ -471,7 +508,7 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 func (f function) coldStarts(ctx context.Context, o opts, base string) (time.Duration, time.Duration, error) {
 	var colds, inits []time.Duration
 	for i := range max(o.reps, 1) {
-		in, cold, init, err := f.coldStart(ctx, webhookEvent(fmt.Sprintf("%s-cold%d", f.name, i), 1, 0, base, 1))
+		in, cold, init, err := f.coldStart(ctx, webhookEvent(fmt.Sprintf("%s-cold%d", f.idPrefix(), i), 1, 0, base, 1))
 		if err != nil {
 			return 0, 0, err
 		}
