@@ -114,6 +114,8 @@ func TestListPages(t *testing.T) {
 	ids, next := list(t, c, &lambda.ListEventSourceMappingsInput{})
 	require.Len(t, ids, 5, "a page exactly as long as the list")
 	require.Empty(t, next, "and no marker after it")
+	ids, _ = list(t, c, &lambda.ListEventSourceMappingsInput{Marker: aws.String("0")})
+	require.Len(t, ids, 5, "a marker of 0: the first page")
 	ids, next = list(t, c, &lambda.ListEventSourceMappingsInput{Marker: aws.String("5")})
 	require.Empty(t, ids, "a marker at the end: an empty page")
 	require.Empty(t, next)
