@@ -200,3 +200,33 @@ func TestResponsesCarryTheirCRC32(t *testing.T) {
 		require.Equal(t, strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10), resp.Header.Get("X-Amz-Crc32"), name)
 	}
 }
+
+// TestConditionEdges: comparisons of equal numbers (only <=, >= and =
+// hold), names made of every kind of character DynamoDB allows in one,
+// and the syntax errors DynamoDB names: a condition cut after an operator
+// (its token <EOF>) or after a "<".
+func TestConditionEdges(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	item := map[string]types.AttributeValue{"pk": s("a"), "sk": s("b"), "n": n("5")}
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
+	var ccf *types.ConditionalCheckFailedException
+	for expr, ok := range map[string]bool{
+		"#n < :five": false, "#n <= :five": true, "#n > :five": false, "#n >= :five": true, "#n = :five": true, "#n <> :five": false,
+	} {
+		err := put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(expr),
+			ExpressionAttributeNames: map[string]string{"#n": "n"}, ExpressionAttributeValues: map[string]types.AttributeValue{":five": n("5.0")}})
+		if ok {
+			require.NoError(t, err, expr)
+		} else {
+			require.ErrorAs(t, err, &ccf, expr)
+		}
+	}
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(az_AZ09) AND attribute_not_exists(Zz9) AND attribute_not_exists(A0a)")}))
+	err := put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("pk = ")})
+	require.ErrorContains(t, err, `Syntax error; token: "<EOF>"`)
+	for _, expr := range []string{"pk <", "pk >", "pk ="} {
+		err = put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(expr)})
+		require.Equal(t, "ValidationException", code(t, err), expr)
+	}
+}
