@@ -204,7 +204,7 @@ func TestResponsesCarryTheirCRC32(t *testing.T) {
 // TestConditionEdges: comparisons of equal numbers (only <=, >= and =
 // hold), names made of every kind of character DynamoDB allows in one,
 // and the syntax errors DynamoDB names: a condition cut after an operator
-// (its token <EOF>) or after a "<".
+// (its token <EOF>), after a "<", or a bare name.
 func TestConditionEdges(t *testing.T) {
 	t.Parallel()
 	_, c := setup(t)
@@ -225,7 +225,7 @@ func TestConditionEdges(t *testing.T) {
 	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(az_AZ09) AND attribute_not_exists(Zz9) AND attribute_not_exists(A0a)")}))
 	err := put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("pk = ")})
 	require.ErrorContains(t, err, `Syntax error; token: "<EOF>"`)
-	for _, expr := range []string{"pk <", "pk >", "pk ="} {
+	for _, expr := range []string{"pk <", "pk >", "pk =", "pk", "NOT pk"} {
 		err = put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(expr)})
 		require.Equal(t, "ValidationException", code(t, err), expr)
 	}
