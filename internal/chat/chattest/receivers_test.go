@@ -198,7 +198,21 @@ func TestSlackRate(t *testing.T) {
 
 	c.Add(-5 * time.Second)
 	require.Equal(t, http.StatusTooManyRequests, send("a").status, "a clock going back refills nothing")
-	require.Equal(t, []int{429, 429, 429, 429, 429}, s.Refused())
+
+	// The buckets allow a billionth of a token for float rounding, so a post
+	// paced at the rate is never refused for it: 1 ns short of the second
+	// is 0.999999999 of a token, taken as one; 2 ns short is not.
+	c.Add(5 * time.Second)
+	for range 2 {
+		send("c")
+		send("d")
+	}
+	c.Add(time.Second - 2*time.Nanosecond)
+	require.Equal(t, http.StatusTooManyRequests, send("d").status, "2 ns short")
+	c.Add(time.Nanosecond)
+	require.Equal(t, http.StatusOK, send("c").status, "1 ns short: within the rounding allowance")
+	require.Equal(t, http.StatusTooManyRequests, send("c").status, "and that token is spent")
+	require.Equal(t, []int{429, 429, 429, 429, 429, 429, 429}, s.Refused())
 }
 
 // TestAnswerReplacesTheNormalAnswer: a canned answer carries its status,
