@@ -77,6 +77,14 @@ func (a *queueAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// bounded is a context that ends in half a minute, so that a ReceiveAll
+// that never stops reading fails its test instead of stalling it.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func (a *queueAPI) created() []call {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -204,7 +212,7 @@ func TestReceiveAllReadsEachMessageOnce(t *testing.T) {
 			"reason": {DataType: "String", StringValue: aws.String(fmt.Sprintf("r%d", i))},
 		})
 	}
-	got, err := localenv.ReceiveAll(context.Background(), c, u, time.Minute)
+	got, err := localenv.ReceiveAll(bounded(t), c, u, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, got, 23)
 	bodies := map[string]bool{}
@@ -217,7 +225,7 @@ func TestReceiveAllReadsEachMessageOnce(t *testing.T) {
 	require.Len(t, s.Requests("ReceiveMessage"), 4, "3 full or partial receives, then an empty one")
 
 	empty := s.AddQueue(s.URL()+"/1/empty", nil)
-	got, err = localenv.ReceiveAll(context.Background(), c, empty, time.Minute)
+	got, err = localenv.ReceiveAll(bounded(t), c, empty, time.Minute)
 	require.NoError(t, err)
 	require.Empty(t, got)
 	require.Len(t, s.Requests("ReceiveMessage"), 5, "an empty queue: one receive")
@@ -238,7 +246,7 @@ func TestReceiveAllGivesUpOnMessagesItCannotGet(t *testing.T) {
 	s.PutInGroup(fifo, "g", "second", time.Now(), nil)
 	_, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(fifo), VisibilityTimeout: 60})
 	require.NoError(t, err, "the first in flight holds the group")
-	got, err := localenv.ReceiveAll(context.Background(), c, fifo, time.Minute)
+	got, err := localenv.ReceiveAll(bounded(t), c, fifo, time.Minute)
 	require.NoError(t, err)
 	require.Empty(t, got)
 	require.Len(t, s.Requests("ReceiveMessage"), 1+localenv.MaxEmptyReceives, "ours, then ReceiveAll's empty ones")
@@ -248,7 +256,7 @@ func TestReceiveAllGivesUpOnMessagesItCannotGet(t *testing.T) {
 		s.Put(again, fmt.Sprint(i), time.Now(), nil)
 	}
 	before := len(s.Requests("ReceiveMessage"))
-	got, err = localenv.ReceiveAll(context.Background(), c, again, 0)
+	got, err = localenv.ReceiveAll(bounded(t), c, again, 0)
 	require.NoError(t, err)
 	require.Len(t, got, 3, "each once")
 	require.Len(t, s.Requests("ReceiveMessage"), before+1+localenv.MaxEmptyReceives, "one with the messages, then the same again")
@@ -260,13 +268,13 @@ func TestReceiveAllSaysWhatFailed(t *testing.T) {
 	t.Parallel()
 	s := sqstest.New(t)
 	c := s.Client()
-	_, err := localenv.ReceiveAll(context.Background(), c, s.URL()+"/1/absent", time.Minute)
+	_, err := localenv.ReceiveAll(bounded(t), c, s.URL()+"/1/absent", time.Minute)
 	require.ErrorContains(t, err, "receive from "+s.URL()+"/1/absent")
 
 	u := s.AddQueue(s.URL()+"/1/q", nil)
 	s.Put(u, "one", time.Now(), nil)
 	s.FailAction("GetQueueAttributes")
-	got, err := localenv.ReceiveAll(context.Background(), c, u, time.Minute)
+	got, err := localenv.ReceiveAll(bounded(t), c, u, time.Minute)
 	require.ErrorContains(t, err, "attributes of "+u)
 	require.Len(t, got, 1, "what was read comes back with the error")
 }
