@@ -419,3 +419,47 @@ func TestScanOfAHashKeyTable(t *testing.T) {
 	_, err = c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("h"), ExclusiveStartKey: map[string]types.AttributeValue{"id": s("1"), "x": s("2")}})
 	require.ErrorContains(t, err, "The provided starting key is invalid")
 }
+
+// TestBeginsWithAndEquality: begins_with holds for a string attribute
+// starting with a string value, and for nothing else (a number, a missing
+// attribute, another prefix); its malformed calls are refused. Values of
+// types without an order are equal when of the same type and content.
+func TestBeginsWithAndEquality(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	item := map[string]types.AttributeValue{"pk": s("abc"), "sk": s("b"), "n": n("12"), "b": &types.AttributeValueMemberBOOL{Value: true},
+		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("x")}}}
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
+	var ccf *types.ConditionalCheckFailedException
+	for _, tc := range []struct {
+		expr string
+		v    types.AttributeValue
+		ok   bool
+	}{
+		{"begins_with(pk, :v)", s("ab"), true},
+		{"begins_with(pk, :v)", s("abc"), true},
+		{"begins_with(pk, :v)", s("b"), false},
+		{"begins_with(pk, :v)", n("1"), false},
+		{"begins_with(n, :v)", s("1"), false},
+		{"begins_with(nothere, :v)", s(""), false},
+		{"b = :v", &types.AttributeValueMemberBOOL{Value: true}, true},
+		{"b = :v", &types.AttributeValueMemberBOOL{Value: false}, false},
+		{"b = :v", s("true"), false},
+		{"l = :v", &types.AttributeValueMemberL{Value: []types.AttributeValue{s("x")}}, true},
+		{"l = :v", &types.AttributeValueMemberL{Value: []types.AttributeValue{s("y")}}, false},
+		{"b < :v", &types.AttributeValueMemberBOOL{Value: true}, false},
+	} {
+		err := put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(tc.expr),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": tc.v}})
+		if tc.ok {
+			require.NoError(t, err, "%s %v", tc.expr, tc.v)
+		} else {
+			require.ErrorAs(t, err, &ccf, "%s %v", tc.expr, tc.v)
+		}
+	}
+	for _, expr := range []string{"begins_with(pk :v)", "begins_with(pk, )", "begins_with(:v, pk)", "begins_with(pk, :v"} {
+		err := put(c, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(expr),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("a")}})
+		require.Equal(t, "ValidationException", code(t, err), expr)
+	}
+}
