@@ -158,8 +158,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if bus == "" {
 			bus = "default"
 		}
-		if j := strings.LastIndex(bus, "/"); strings.HasPrefix(bus, "arn:") && j >= 0 {
-			bus = bus[j+1:]
+		if strings.HasPrefix(bus, "arn:") { // arn:…:event-bus/NAME; without a "/", the whole ARN
+			bus = bus[strings.LastIndex(bus, "/")+1:]
 		}
 		var detail map[string]any
 		var res entryResult
