@@ -504,8 +504,7 @@ func valueSize(v value) int {
 	case "S":
 		return len(v.str())
 	case "N":
-		// Up to 38 significant digits, about one byte per two digits, plus one.
-		return len(strings.TrimLeft(strings.TrimPrefix(v.str(), "-"), "0"))/2 + 1
+		return numberSize(v.str())
 	case "B":
 		var b []byte
 		_ = json.Unmarshal(raw, &b)
@@ -524,13 +523,31 @@ func valueSize(v value) int {
 			n += valueSize(e)
 		}
 		return n
-	default: // sets
-		var l []string
+	case "BS":
+		var l [][]byte
 		_ = json.Unmarshal(raw, &l)
 		n := 0
 		for _, e := range l {
 			n += len(e)
 		}
 		return n
+	default: // SS, NS: each element as its type counts
+		var l []string
+		_ = json.Unmarshal(raw, &l)
+		n := 0
+		for _, e := range l {
+			if v.kind() == "NS" {
+				n += numberSize(e)
+			} else {
+				n += len(e)
+			}
+		}
+		return n
 	}
+}
+
+// numberSize is a number's size: up to 38 significant digits, about one
+// byte per two digits, plus one.
+func numberSize(s string) int {
+	return len(strings.TrimLeft(strings.TrimPrefix(s, "-"), "0"))/2 + 1
 }

@@ -3,8 +3,8 @@
 // "AWSEvents.PutEvents", application/x-amz-json-1.1), for unit tests that
 // need the real AWS SDK v2 client. Like EventBridge (API Reference,
 // PutEvents) it rejects a request with no entry or more than 10
-// (ValidationException) or whose entries total more than 256 KB
-// (ValidationException), and refuses an entry (FailedEntryCount, with
+// (ValidationException) or whose entries total more than 256 KB, sized as
+// EventBridge sizes them (ValidationException), and refuses an entry (FailedEntryCount, with
 // ErrorCode) without Source, DetailType or Detail (InvalidArgument), whose
 // Detail is not a JSON object (MalformedDetail) or whose bus it does not
 // hold (ResourceNotFoundException, as EventBridge answers per entry).
@@ -27,8 +27,11 @@ import (
 )
 
 // MaxEntries and MaxRequestBytes are PutEvents' limits (API Reference,
-// PutEvents: "Entries ... Maximum number of 10 items"; "The total entry
-// size must be less than 256 KB").
+// PutEvents: "Entries ... Maximum number of 10 items"; "The maximum size for
+// a PutEvents event entry is 256 KB"), the entries' size counted as the
+// User Guide's "Calculating PutEvents event entry size" counts it: 14 bytes
+// for a Time, the UTF-8 bytes of Source, DetailType, Detail and each of the
+// Resources.
 const (
 	MaxEntries      = 10
 	MaxRequestBytes = 256 * 1024
@@ -90,7 +93,12 @@ func (s *Server) Events() []Event {
 
 type entry struct {
 	EventBusName, Source, DetailType, Detail *string
+	Time                                     *float64 // epoch seconds on the wire
+	Resources                                []string
 }
+
+// timeBytes is what a Time counts towards MaxRequestBytes.
+const timeBytes = 14
 
 type entryResult struct {
 	EventId      string `json:",omitempty"`
@@ -130,6 +138,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		for _, v := range []*string{e.Source, e.DetailType, e.Detail} {
 			size += len(aws.ToString(v))
 		}
+		for _, r := range e.Resources {
+			size += len(r)
+		}
+		if e.Time != nil {
+			size += timeBytes
+		}
 	}
 	if size > MaxRequestBytes {
 		fail(http.StatusBadRequest, "ValidationException", "Total size of the entries in the request is over the limit.")
@@ -144,8 +158,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if bus == "" {
 			bus = "default"
 		}
-		if j := strings.LastIndex(bus, "/"); strings.HasPrefix(bus, "arn:") && j >= 0 {
-			bus = bus[j+1:]
+		if strings.HasPrefix(bus, "arn:") { // arn:…:event-bus/NAME; without a "/", the whole ARN
+			bus = bus[strings.LastIndex(bus, "/")+1:]
 		}
 		var detail map[string]any
 		var res entryResult

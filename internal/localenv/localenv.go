@@ -131,9 +131,11 @@ type DeadLetter struct {
 }
 
 // ReceiveAll reads every visible message of queueURL once, hiding each for
-// hide, and returns them. It stops at an empty receive once the queue also
-// reports no visible message: an emulator under load may answer a receive
-// empty while it still holds some.
+// hide, and returns them. It stops at a receive that brings no new message
+// once the queue also reports no visible message, or after MaxEmptyReceives
+// such receives: an emulator under load may answer a receive empty while it
+// still holds some, or hand a hidden message out again (so does any queue
+// when hide is under a second).
 func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.Duration) ([]DeadLetter, error) {
 	var all []DeadLetter
 	seen := map[string]bool{}
@@ -145,17 +147,7 @@ func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.D
 		if err != nil {
 			return all, fmt.Errorf("receive from %s: %w", queueURL, err)
 		}
-		if len(out.Messages) == 0 {
-			empties++
-			visible, err := visibleCount(ctx, c, queueURL)
-			if err != nil {
-				return all, err
-			}
-			if visible == 0 || empties >= 10 {
-				return all, nil
-			}
-			continue
-		}
+		n := len(all)
 		for _, m := range out.Messages {
 			if seen[aws.ToString(m.MessageId)] {
 				continue // an emulator under load can hand a hidden message out again
@@ -167,8 +159,24 @@ func ReceiveAll(ctx context.Context, c *sqs.Client, queueURL string, hide time.D
 			}
 			all = append(all, d)
 		}
+		if len(all) > n {
+			continue
+		}
+		empties++
+		visible, err := visibleCount(ctx, c, queueURL)
+		if err != nil {
+			return all, err
+		}
+		if visible == 0 || empties >= MaxEmptyReceives {
+			return all, nil
+		}
 	}
 }
+
+// MaxEmptyReceives is how many receives bringing no new message
+// ReceiveAll makes before it gives up on messages the queue still reports
+// visible.
+const MaxEmptyReceives = 10
 
 // Request is one request a Receiver got.
 type Request struct {

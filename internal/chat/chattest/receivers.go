@@ -196,7 +196,10 @@ func jsonObject(req *http.Request, body []byte) (map[string]json.RawMessage, boo
 // Slack is a Slack incoming webhooks receiver: POST
 // /services/T…/B…/TOKEN with {"text"} and/or {"blocks"}; 200 "ok".
 // Tokens of Slack.Remove answer 404 no_service; a body of the wrong shape
-// 400 invalid_payload, no_text or invalid_blocks. Rate: one post per second
+// 400 invalid_payload, no_text or invalid_blocks. The channel, username and
+// icon overrides of legacy webhooks are accepted and ignored, as Slack
+// ignores them for an app's incoming webhook ("Sending messages using
+// incoming webhooks"). Rate: one post per second
 // per webhook, with a burst of two (Slack allows "short bursts", and a post
 // paced a second after another may arrive a little sooner than a second
 // after it); beyond it 429 with Retry-After.
@@ -223,7 +226,8 @@ func NewSlack() *Slack {
 		}
 		for k := range m {
 			switch k {
-			case "text", "blocks", "attachments", "thread_ts", "mrkdwn", "unfurl_links", "unfurl_media":
+			case "text", "blocks", "attachments", "thread_ts", "mrkdwn", "unfurl_links", "unfurl_media",
+				"channel", "username", "icon_emoji", "icon_url": // overrides Slack ignores for an app's webhook
 			default:
 				r.refuse(w, http.StatusBadRequest, "invalid_payload")
 				return
@@ -372,7 +376,8 @@ func (d *Discord) Delete(id string) {
 // activity whose attachments are Adaptive Cards; 202 Accepted. Only the
 // workflows of Teams.Create exist (another answers 404 WorkflowNotFound, a
 // wrong sig 401 DirectApiInvalidAuthorizationSignature). Legacy incoming
-// webhooks: POST /webhookb2/…; 200 "1". A body over 28 KB answers 413, one
+// webhooks: POST /webhookb2/… with such a message or a MessageCard (which
+// needs a summary or text); 200 "1". A body over 28 KB answers 413, one
 // of the wrong shape 400. Rate: 4 posts per second per webhook; beyond it
 // 429 with Retry-After.
 type Teams struct {
@@ -416,7 +421,12 @@ func NewTeams() *Teams {
 			return
 		}
 		m, ok := jsonObject(req, body)
-		if !ok || !teamsMessage(m) {
+		if legacy && ok && messageCard(m) {
+			if !cardText(m) {
+				r.refuse(w, http.StatusBadRequest, "Summary or Text is required.")
+				return
+			}
+		} else if !ok || !teamsMessage(m) {
 			if legacy {
 				r.refuse(w, http.StatusBadRequest, "Bad payload received by generic incoming webhook.")
 				return
@@ -473,6 +483,27 @@ func teamsMessage(m map[string]json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// messageCard reports whether m is a legacy actionable message card
+// ("@type": "MessageCard"), which legacy incoming webhooks accept besides
+// Adaptive Cards (Teams, "Create Incoming Webhooks": "Actionable messaging
+// support").
+func messageCard(m map[string]json.RawMessage) bool {
+	var typ string
+	return json.Unmarshal(m["@type"], &typ) == nil && typ == "MessageCard"
+}
+
+// cardText reports whether a message card has the summary or text that
+// Teams requires of one ("Summary or Text is required.").
+func cardText(m map[string]json.RawMessage) bool {
+	for _, k := range []string{"summary", "text"} {
+		var v string
+		if json.Unmarshal(m[k], &v) == nil && v != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Receivers are one receiver of each service.
