@@ -22,10 +22,13 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
 
 MUTATECOVER_GO=$(command -v go)
 export MUTATECOVER_GO
-go build -o .tools/mutatecover ./tools/mutatecover
-mkdir -p .tools/mutatecover.path
-ln -sf "$PWD/.tools/mutatecover" .tools/mutatecover.path/go
-export PATH="$PWD/.tools/mutatecover.path:$PATH"
+# Built once per run, into a directory of its own (runs may overlap).
+mkdir -p .tools
+wrap=$(mktemp -d "$PWD/.tools/mutatecover.XXXXXX")
+trap 'rm -rf "$wrap"' EXIT
+go build -o "$wrap/mutatecover" ./tools/mutatecover
+ln -s mutatecover "$wrap/go"
+export PATH="$wrap:$PATH"
 
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
