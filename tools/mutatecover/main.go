@@ -15,7 +15,7 @@ import (
 
 func main() {
 	if filepath.Base(os.Args[0]) == "go" {
-		os.Exit(runGo(os.Args[1:], os.Getenv("MUTATECOVER_GO"), os.Getenv("MUTATECOVER_LOG"), os.Stderr))
+		os.Exit(runGo(os.Args[1:], os.Getenv("MUTATECOVER_GO"), os.Getenv("MUTATECOVER_LOG"), os.Stdout, os.Stderr))
 	}
 	fs := flag.NewFlagSet("mutatecover", flag.ContinueOnError)
 	file := fs.String("profile", "", "coverage profile to widen in place (required)")
@@ -64,9 +64,10 @@ func coverProfileArg(args []string) (string, bool) {
 // runGo runs the real go (goTool) with args and returns the exit status for
 // the wrapper. A command that writes no coverage profile replaces this
 // process (exec), so that gremlins' kill on a mutant's timeout reaches go
-// itself. A go test writing one runs as a child; when it succeeds the profile
+// itself. A go test writing one runs as a child, its output to stdout and
+// stderr; when it succeeds the profile
 // is widened, and a line saying what was added goes to logFile (if not "").
-func runGo(args []string, goTool, logFile string, stderr io.Writer) int {
+func runGo(args []string, goTool, logFile string, stdout, stderr io.Writer) int {
 	if goTool == "" {
 		fmt.Fprintln(stderr, "mutatecover: MUTATECOVER_GO must name the real go binary")
 		return 1
@@ -78,7 +79,7 @@ func runGo(args []string, goTool, logFile string, stderr io.Writer) int {
 		return 1
 	}
 	cmd := exec.Command(goTool, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {

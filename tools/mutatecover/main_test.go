@@ -64,9 +64,10 @@ func TestRunGoWidensTheProfile(t *testing.T) {
 	dir := t.TempDir()
 	file, logFile := filepath.Join(dir, "coverage"), filepath.Join(dir, "log")
 	t.Chdir("testdata/mod")
-	var stderr bytes.Buffer
-	code := runGo([]string{"test", "-count=1", "-cover", "-coverprofile", file, "./..."}, realGo(t), logFile, &stderr)
+	var stdout, stderr bytes.Buffer
+	code := runGo([]string{"test", "-count=1", "-cover", "-coverprofile", file, "./..."}, realGo(t), logFile, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stdout.String(), "ok  \texample.com/mod/clamp")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:10.7,10.12 0 1\n", "case x < 0")
@@ -77,20 +78,20 @@ func TestRunGoWidensTheProfile(t *testing.T) {
 	require.Equal(t, "mutatecover "+file+": 3 blocks added to 4 (expressions: case 2, const 1)\n", string(logText))
 
 	// A second widening appends its line.
-	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), logFile, &stderr), stderr.String())
+	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), logFile, &stdout, &stderr), stderr.String())
 	logText, err = os.ReadFile(logFile)
 	require.NoError(t, err)
 	require.Equal(t, 2, strings.Count(string(logText), "3 blocks added to 4"))
 
 	// No log file: the profile is still widened.
-	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), "", &stderr), stderr.String())
+	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), "", &stdout, &stderr), stderr.String())
 	data, err = os.ReadFile(file)
 	require.NoError(t, err)
 	require.Equal(t, 8, strings.Count(string(data), "\n"), "mode line, Clamp's 4 blocks, its 2 case expressions and the constant")
 
 	// A log file that cannot be written fails the run.
 	stderr.Reset()
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile=" + file, "./..."}, realGo(t), dir, &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile=" + file, "./..."}, realGo(t), dir, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "mutatecover: open "+dir)
 }
 
@@ -98,20 +99,20 @@ func TestRunGoFailures(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "coverage")
 	t.Chdir("testdata/mod")
-	var stderr bytes.Buffer
+	var stdout, stderr bytes.Buffer
 
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, "", "", &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, "", "", &stdout, &stderr))
 	require.Equal(t, "mutatecover: MUTATECOVER_GO must name the real go binary\n", stderr.String())
 
 	// go's own exit status, the profile go wrote not widened.
 	stderr.Reset()
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./nothing"}, realGo(t), "", &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./nothing"}, realGo(t), "", &stdout, &stderr))
 	require.Contains(t, stderr.String(), "nothing")
 	data, _ := os.ReadFile(file)
 	require.NotContains(t, string(data), " 0 1\n")
 
 	stderr.Reset()
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, filepath.Join(dir, "no-go"), "", &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, filepath.Join(dir, "no-go"), "", &stdout, &stderr))
 	require.Contains(t, stderr.String(), "mutatecover: go: fork/exec "+filepath.Join(dir, "no-go"))
 }
 
