@@ -14,25 +14,34 @@ import (
 )
 
 func main() {
-	if filepath.Base(os.Args[0]) == "go" {
-		os.Exit(runGo(os.Args[1:], os.Getenv("MUTATECOVER_GO"), os.Getenv("MUTATECOVER_LOG"), os.Stdout, os.Stderr))
+	os.Exit(run(os.Args, os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is the command: args as os.Args, getenv reading the environment. It
+// returns the exit status: the real go's when invoked as go; else 0 when the
+// profile is widened, 1 when it cannot be, 2 for a usage error.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if filepath.Base(args[0]) == "go" {
+		return runGo(args[1:], getenv("MUTATECOVER_GO"), getenv("MUTATECOVER_LOG"), stdout, stderr)
 	}
 	fs := flag.NewFlagSet("mutatecover", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	file := fs.String("profile", "", "coverage profile to widen in place (required)")
-	if err := fs.Parse(os.Args[1:]); err != nil || *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: mutatecover -profile FILE")
-		os.Exit(2)
+	if err := fs.Parse(args[1:]); err != nil || *file == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: mutatecover -profile FILE")
+		return 2
 	}
-	goTool := os.Getenv("MUTATECOVER_GO")
+	goTool := getenv("MUTATECOVER_GO")
 	if goTool == "" {
 		goTool = "go"
 	}
 	line, err := widenFile(*file, goTool)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mutatecover:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "mutatecover:", err)
+		return 1
 	}
-	fmt.Println(line)
+	fmt.Fprintln(stdout, line)
+	return 0
 }
 
 // coverProfileArg returns the file a go command line asks to write a

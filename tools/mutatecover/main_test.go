@@ -70,24 +70,24 @@ func TestRunGoWidensTheProfile(t *testing.T) {
 	require.Contains(t, stdout.String(), "ok  \texample.com/mod/clamp")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:10.7,10.12 0 1\n", "case x < 0")
-	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:12.7,12.16 0 1\n", "case x > limit")
-	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:5.15,5.22 0 1\n", "limit's value")
+	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:12.7,12.12 0 1\n", "case x < 0")
+	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:14.7,14.16 0 1\n", "case x > limit")
+	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:7.15,7.22 0 1\n", "limit's value")
 	logText, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	require.Equal(t, "mutatecover "+file+": 3 blocks added to 4 (expressions: case 2, const 1)\n", string(logText))
+	require.Equal(t, "mutatecover "+file+": 3 blocks added to 5 (expressions: case 2, const 1)\n", string(logText))
 
 	// A second widening appends its line.
 	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), logFile, &stdout, &stderr), stderr.String())
 	logText, err = os.ReadFile(logFile)
 	require.NoError(t, err)
-	require.Equal(t, 2, strings.Count(string(logText), "3 blocks added to 4"))
+	require.Equal(t, 2, strings.Count(string(logText), "3 blocks added to 5"))
 
 	// No log file: the profile is still widened.
 	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), "", &stdout, &stderr), stderr.String())
 	data, err = os.ReadFile(file)
 	require.NoError(t, err)
-	require.Equal(t, 8, strings.Count(string(data), "\n"), "mode line, Clamp's 4 blocks, its 2 case expressions and the constant")
+	require.Equal(t, 9, strings.Count(string(data), "\n"), "mode line, the 5 blocks, Clamp's 2 case expressions and the constant")
 
 	// A log file that cannot be written fails the run.
 	stderr.Reset()
@@ -163,10 +163,65 @@ func TestWidenFileErrors(t *testing.T) {
 	_, err = widenFile(unknown, realGo(t))
 	require.ErrorContains(t, err, "package example.invalid/nothing: ")
 
+	// go list cannot run.
+	_, err = widenFile(unknown, filepath.Join(dir, "no-go"))
+	require.ErrorContains(t, err, "go list: fork/exec "+filepath.Join(dir, "no-go"))
+
 	// An empty profile (go test of packages without statements) stays as it is.
 	empty := filepath.Join(dir, "empty")
 	require.NoError(t, os.WriteFile(empty, []byte("mode: set\n"), 0o600))
 	line, err := widenFile(empty, realGo(t))
 	require.NoError(t, err)
 	require.Equal(t, "mutatecover "+empty+": 0 blocks added to 0 (expressions: )", line)
+}
+
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	env := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"mutatecover"},
+		{"mutatecover", "-profile", ""},
+		{"mutatecover", "-profile", "a", "b"},
+		{"mutatecover", "-nothing"},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(args, env, &stdout, &stderr), "%q", args)
+		require.Contains(t, stderr.String(), "usage: mutatecover -profile FILE\n", "%q", args)
+		require.Empty(t, stdout.String())
+	}
+
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, []byte("mode: set\n"), 0o600))
+	var stdout, stderr bytes.Buffer
+	// Without MUTATECOVER_GO, go from PATH (an empty profile needs no go list).
+	require.Equal(t, 0, run([]string{"mutatecover", "-profile", empty}, env, &stdout, &stderr), stderr.String())
+	require.Equal(t, "mutatecover "+empty+": 0 blocks added to 0 (expressions: )\n", stdout.String())
+
+	stdout.Reset()
+	require.Equal(t, 1, run([]string{"mutatecover", "-profile", filepath.Join(dir, "missing")}, env, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "mutatecover: open "+filepath.Join(dir, "missing"))
+	require.Empty(t, stdout.String())
+
+	// MUTATECOVER_GO names the go that runs go list.
+	unknown := filepath.Join(dir, "unknown")
+	require.NoError(t, os.WriteFile(unknown, []byte("mode: set\nexample.invalid/x/a.go:1.1,2.2 1 1\n"), 0o600))
+	stderr.Reset()
+	goEnv := func(k string) string {
+		if k == "MUTATECOVER_GO" {
+			return filepath.Join(dir, "no-go")
+		}
+		return ""
+	}
+	require.Equal(t, 1, run([]string{"mutatecover", "-profile", unknown}, goEnv, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "fork/exec "+filepath.Join(dir, "no-go"))
+
+	// Invoked as go: the wrapper, with MUTATECOVER_GO and MUTATECOVER_LOG.
+	logFile := filepath.Join(dir, "log")
+	wrapEnv := func(k string) string {
+		return map[string]string{"MUTATECOVER_GO": filepath.Join(dir, "no-go"), "MUTATECOVER_LOG": logFile}[k]
+	}
+	stderr.Reset()
+	require.Equal(t, 1, run([]string{"/x/go", "test", "-coverprofile", unknown}, wrapEnv, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "mutatecover: go: fork/exec "+filepath.Join(dir, "no-go"))
 }
