@@ -50,7 +50,10 @@ for pkg in "${pkgs[@]}"; do
   # nested in its directory (internal/pause/pausetest, internal/chat/chattest:
   # their mutants are not in the package's coverage profile, so they would
   # count as not covered; a nested package has its own run).
+  # MUTATECOVER_PACKAGE: the package a mutant's test run tests (gremlins names
+  # the module root for a package main, whose runs then all fail: "killed").
   MUTATECOVER_LOG="$PWD/$OUT/$name.mutatecover.log" \
+    MUTATECOVER_PACKAGE="$("$MUTATECOVER_GO" list "./$pkg")" \
     "$GREMLINS" unleash ${MUTATE_DRY_RUN:+--dry-run} --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
     --exclude-files '/' -o "$OUT/$name.json" "./$pkg" >"$OUT/$name.log" 2>&1 || true
   grep -E '^ *LIVED|^ *TIMED OUT' "$OUT/$name.log" || true

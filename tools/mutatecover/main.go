@@ -22,7 +22,7 @@ func main() {
 // profile is widened, 1 when it cannot be, 2 for a usage error.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if filepath.Base(args[0]) == "go" {
-		return runGo(args[1:], getenv("MUTATECOVER_GO"), getenv("MUTATECOVER_LOG"), stdout, stderr)
+		return runGo(testPackageArg(args[1:], getenv("MUTATECOVER_PACKAGE")), getenv("MUTATECOVER_GO"), getenv("MUTATECOVER_LOG"), stdout, stderr)
 	}
 	fs := flag.NewFlagSet("mutatecover", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -68,6 +68,27 @@ func coverProfileArg(args []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// testPackageArg returns the go command line with the package of a mutant's
+// test run set to pkg, when pkg is not "". gremlins v0.6.0 runs "go test
+// ... -failfast PKG" for each mutant, PKG found by walking up the file's
+// directory to one whose name ends with the Go package's name; for a package
+// main there is none and it names the module's root, which holds no package,
+// so the run fails to set up and gremlins counts every mutant as killed.
+// scripts/mutate.sh runs one package per gremlins run and names it in
+// MUTATECOVER_PACKAGE. A go test writing a coverage profile (gremlins'
+// coverage run, with its own ./pkg/... pattern) is left as it is.
+func testPackageArg(args []string, pkg string) []string {
+	if pkg == "" || len(args) < 2 || args[0] != "test" || strings.HasPrefix(args[len(args)-1], "-") {
+		return args
+	}
+	if _, ok := coverProfileArg(args); ok {
+		return args
+	}
+	out := append([]string(nil), args...)
+	out[len(out)-1] = pkg
+	return out
 }
 
 // runGo runs the real go (goTool) with args and returns the exit status for

@@ -130,6 +130,14 @@ func TestExecPassesThrough(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(goroot), string(out))
 
+	// A mutant's test run of the package named in MUTATECOVER_PACKAGE, not
+	// of the module root (no package) gremlins names for a package main.
+	cmd = exec.Command(link, "test", "-run", "^$", "-failfast", "github.com/heraldhq/herald")
+	cmd.Env = append(os.Environ(), "MUTATECOVER_GO="+realGo(t), "MUTATECOVER_PACKAGE=github.com/heraldhq/herald/tools/mutatecover")
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "ok  \tgithub.com/heraldhq/herald/tools/mutatecover")
+
 	// go's exit status comes back.
 	cmd = exec.Command(link, "no-such-command")
 	cmd.Env = append(os.Environ(), "MUTATECOVER_GO="+realGo(t))
@@ -224,4 +232,28 @@ func TestRunCommand(t *testing.T) {
 	stderr.Reset()
 	require.Equal(t, 1, run([]string{"/x/go", "test", "-coverprofile", unknown}, wrapEnv, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "mutatecover: go: fork/exec "+filepath.Join(dir, "no-go"))
+}
+
+func TestTestPackageArg(t *testing.T) {
+	t.Parallel()
+	const pkg = "example.com/m/cmd/tool"
+	for _, tc := range []struct {
+		args, want []string
+		pkg        string
+	}{
+		// gremlins' run of a package main's mutant names the module root.
+		{[]string{"test", "-timeout", "5m0s", "-failfast", "example.com/m"}, []string{"test", "-timeout", "5m0s", "-failfast", pkg}, pkg},
+		{[]string{"test", "example.com/m/cmd/tool"}, []string{"test", pkg}, pkg},
+		{[]string{"test", "-failfast", "example.com/m"}, []string{"test", "-failfast", "example.com/m"}, ""},
+		{[]string{"test", "-cover", "-coverprofile", "/tmp/c", "./cmd/tool/..."}, []string{"test", "-cover", "-coverprofile", "/tmp/c", "./cmd/tool/..."}, pkg},
+		{[]string{"test", "-failfast"}, []string{"test", "-failfast"}, pkg},
+		{[]string{"test"}, []string{"test"}, pkg},
+		{[]string{"list", "example.com/m"}, []string{"list", "example.com/m"}, pkg},
+		{[]string{"mod", "download"}, []string{"mod", "download"}, pkg},
+	} {
+		require.Equal(t, tc.want, testPackageArg(tc.args, tc.pkg), "%q %q", tc.args, tc.pkg)
+	}
+	args := []string{"test", "example.com/m"}
+	testPackageArg(args, pkg)
+	require.Equal(t, []string{"test", "example.com/m"}, args, "the caller's slice is left alone")
 }
