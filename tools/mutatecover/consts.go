@@ -40,7 +40,8 @@ func (w *widener) constsAndVars(names []string, pkgRan bool) {
 					last = vs.Values
 				}
 				for i, id := range vs.Names {
-					if obj := w.objectOf(id); obj != nil && i < len(last) {
+					// Type-checked: as many values as names.
+					if obj := w.objectOf(id); obj != nil {
 						value[obj] = valueExpr{file, last[i]}
 					}
 				}
