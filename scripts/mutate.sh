@@ -57,7 +57,9 @@ for pkg in "${pkgs[@]}"; do
     "$GREMLINS" unleash ${MUTATE_DRY_RUN:+--dry-run} --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
     --exclude-files '/' -o "$OUT/$name.json" "./$pkg" >"$OUT/$name.log" 2>&1 || true
   grep -E '^ *LIVED|^ *TIMED OUT' "$OUT/$name.log" || true
-  if [ -n "${MUTATE_DRY_RUN:-}" ]; then
+  if grep -q '^No results to report' "$OUT/$name.log"; then
+    line="no mutants"
+  elif [ -n "${MUTATE_DRY_RUN:-}" ]; then
     line="$(grep -E '^Runnable:' "$OUT/$name.log" || echo "Runnable: ?, Not covered: ?")"
   else
     line="$(grep -E '^Killed:' "$OUT/$name.log" || echo "Killed: ?, Lived: ?, Not covered: ?"), $(grep -E '^Timed out:' "$OUT/$name.log" | cut -d, -f1 || echo "Timed out: ?")"
