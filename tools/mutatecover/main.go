@@ -70,6 +70,11 @@ func coverProfileArg(args []string) (string, bool) {
 	return "", false
 }
 
+// execve replaces the process with another program (syscall.Exec). The
+// tests that call runGo in their own process set it to fail instead: an exec
+// there would replace the test binary, whose exit status would then be go's.
+var execve = syscall.Exec
+
 // testPackageArg returns the go command line with the package of a mutant's
 // test run set to pkg, when pkg is not "". gremlins v0.6.0 runs "go test
 // ... -failfast PKG" for each mutant, PKG found by walking up the file's
@@ -104,7 +109,7 @@ func runGo(args []string, goTool, logFile string, stdout, stderr io.Writer) int 
 	}
 	file, ok := coverProfileArg(args)
 	if !ok {
-		err := syscall.Exec(goTool, append([]string{"go"}, args...), os.Environ())
+		err := execve(goTool, append([]string{"go"}, args...), os.Environ())
 		fmt.Fprintln(stderr, "mutatecover: exec go:", err)
 		return 1
 	}

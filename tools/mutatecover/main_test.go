@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "go" {
 		main()
+	}
+	execve = func(string, []string, []string) error {
+		return errors.New("exec refused in the test process")
 	}
 	os.Exit(m.Run())
 }
