@@ -247,7 +247,7 @@ func TestTestPackageArg(t *testing.T) {
 	}{
 		// gremlins' run of a package main's mutant names the module root.
 		{[]string{"test", "-timeout", "5m0s", "-failfast", "example.com/m"}, []string{"test", "-timeout", "5m0s", "-failfast", pkg}, pkg},
-		{[]string{"test", "example.com/m/cmd/tool"}, []string{"test", pkg}, pkg},
+		{[]string{"test", "example.com/m"}, []string{"test", pkg}, pkg},
 		{[]string{"test", "-failfast", "example.com/m"}, []string{"test", "-failfast", "example.com/m"}, ""},
 		{[]string{"test", "-cover", "-coverprofile", "/tmp/c", "./cmd/tool/..."}, []string{"test", "-cover", "-coverprofile", "/tmp/c", "./cmd/tool/..."}, pkg},
 		{[]string{"test", "-failfast"}, []string{"test", "-failfast"}, pkg},
