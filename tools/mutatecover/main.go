@@ -179,8 +179,5 @@ func appendLine(file, line string) error {
 		return err
 	}
 	_, err = fmt.Fprintln(f, line)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return errors.Join(err, f.Close())
 }
