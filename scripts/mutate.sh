@@ -22,10 +22,13 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
 
 MUTATECOVER_GO=$(command -v go)
 export MUTATECOVER_GO
-go build -o .tools/mutatecover ./tools/mutatecover
-mkdir -p .tools/mutatecover.path
-ln -sf "$PWD/.tools/mutatecover" .tools/mutatecover.path/go
-export PATH="$PWD/.tools/mutatecover.path:$PATH"
+# Built once per run, into a directory of its own (runs may overlap).
+mkdir -p .tools
+wrap=$(mktemp -d "$PWD/.tools/mutatecover.XXXXXX")
+trap 'rm -rf "$wrap"' EXIT
+go build -o "$wrap/mutatecover" ./tools/mutatecover
+ln -s mutatecover "$wrap/go"
+export PATH="$wrap:$PATH"
 
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
@@ -47,11 +50,16 @@ for pkg in "${pkgs[@]}"; do
   # nested in its directory (internal/pause/pausetest, internal/chat/chattest:
   # their mutants are not in the package's coverage profile, so they would
   # count as not covered; a nested package has its own run).
+  # MUTATECOVER_PACKAGE: the package a mutant's test run tests (gremlins names
+  # the module root for a package main, whose runs then all fail: "killed").
   MUTATECOVER_LOG="$PWD/$OUT/$name.mutatecover.log" \
+    MUTATECOVER_PACKAGE="$("$MUTATECOVER_GO" list "./$pkg")" \
     "$GREMLINS" unleash ${MUTATE_DRY_RUN:+--dry-run} --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
     --exclude-files '/' -o "$OUT/$name.json" "./$pkg" >"$OUT/$name.log" 2>&1 || true
   grep -E '^ *LIVED|^ *TIMED OUT' "$OUT/$name.log" || true
-  if [ -n "${MUTATE_DRY_RUN:-}" ]; then
+  if grep -q '^No results to report' "$OUT/$name.log"; then
+    line="no mutants"
+  elif [ -n "${MUTATE_DRY_RUN:-}" ]; then
     line="$(grep -E '^Runnable:' "$OUT/$name.log" || echo "Runnable: ?, Not covered: ?")"
   else
     line="$(grep -E '^Killed:' "$OUT/$name.log" || echo "Killed: ?, Lived: ?, Not covered: ?"), $(grep -E '^Timed out:' "$OUT/$name.log" | cut -d, -f1 || echo "Timed out: ?")"

@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -154,4 +155,33 @@ func TestDefaultHosts(t *testing.T) {
 	require.Equal(t, []string{"hooks.slack.com"}, chat.DefaultHosts("slack"), "a copy")
 	require.Contains(t, chat.DefaultHosts("discord"), "discord.com")
 	require.Nil(t, chat.DefaultHosts("irc"))
+}
+
+// TestStatusClassesAtTheirEnds: the status ranges classify answers no
+// service names a reason for at both ends of each: 300 and 399 are
+// redirects (retried: the URL may be fixed), 400 and 499 permanent, 500
+// retried.
+func TestStatusClassesAtTheirEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		status    int
+		class     delivery.Class
+		permanent bool
+	}{
+		{300, "slack_redirect", false},
+		{302, "slack_redirect", false},
+		{399, "slack_redirect", false},
+		{400, "slack_http_4xx", true},
+		{499, "slack_http_4xx", true},
+		{500, "slack_http_5xx", false},
+	} {
+		token := fmt.Sprintf("x%d7Q", tc.status)
+		b.slack.Answer(token, tc.status, "")
+		err := b.sender.Send(ctx, message(t, fmt.Sprintf("e-%d", tc.status), notification.Chat{Service: "slack", URL: b.slack.URL() + "/services/T9/B9/" + token, Text: "x"}))
+		permanent, class, _ := delivery.Classify(err)
+		require.Equal(t, tc.class, class, "HTTP %d: %v", tc.status, err)
+		require.Equal(t, tc.permanent, permanent, "HTTP %d: %v", tc.status, err)
+	}
 }

@@ -543,3 +543,17 @@ func TestPlainHTTPNeverToAServicesOwnHost(t *testing.T) {
 		require.Equal(t, delivery.ClassDeadline, class, tc.URL)
 	}
 }
+
+// Seven posts to one Discord webhook that announces no bucket: herald's own
+// pace holds them to five at once, then one per 400 ms (5 per 2 seconds).
+func TestDiscordPacesFivePerTwoSeconds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	u := b.discord.URL() + b.discord.Create("12", "pace")
+	b.discord.Answer("12", http.StatusNoContent, "") // no X-RateLimit-* headers
+	for i := range 7 {
+		require.NoError(t, b.sender.Send(ctx, message(t, "pace", notification.Chat{Service: "discord", URL: u, Text: "alert"})), i)
+	}
+	require.Equal(t, []time.Duration{400 * time.Millisecond, 400 * time.Millisecond}, b.clock.Slept())
+}

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,4 +28,23 @@ func TestValidateAcceptsTheEdges(t *testing.T) {
 	require.NoError(t, metrics.Validate(line("1", "a b~"), time.Time{}), "space and ~ are printable")
 	require.Error(t, metrics.Validate(line("1", "a\\u001fb"), time.Time{}), "0x1F is a control character")
 	require.Error(t, metrics.Validate(line("1", "a\\u007fb"), time.Time{}), "DEL is not printable")
+}
+
+// TestValidateTimestampWindowAndDimensionValue: a timestamp exactly
+// MaxTimestampFuture after now or MaxTimestampPast before it passes, a
+// millisecond beyond either is refused; a dimension value of exactly
+// MaxDimensionValueLength characters passes, one more is refused.
+func TestValidateTimestampWindowAndDimensionValue(t *testing.T) {
+	t.Parallel()
+	now := time.UnixMilli(1_800_000_000_000)
+	line := func(ts time.Time, value string) []byte {
+		return []byte(fmt.Sprintf(`{"_aws":{"Timestamp":%d,"CloudWatchMetrics":[{"Namespace":"Herald","Dimensions":[["D"]],"Metrics":[{"Name":"N","Unit":"Count"}]}]},"D":%q,"N":1}`, ts.UnixMilli(), value))
+	}
+	require.NoError(t, metrics.Validate(line(now.Add(metrics.MaxTimestampFuture), "v"), now))
+	require.Error(t, metrics.Validate(line(now.Add(metrics.MaxTimestampFuture+time.Millisecond), "v"), now))
+	require.NoError(t, metrics.Validate(line(now.Add(time.Hour), "v"), now), "an hour ahead")
+	require.NoError(t, metrics.Validate(line(now.Add(-metrics.MaxTimestampPast), "v"), now))
+	require.Error(t, metrics.Validate(line(now.Add(-metrics.MaxTimestampPast-time.Millisecond), "v"), now))
+	require.NoError(t, metrics.Validate(line(now, strings.Repeat("v", metrics.MaxDimensionValueLength)), now))
+	require.Error(t, metrics.Validate(line(now, strings.Repeat("v", metrics.MaxDimensionValueLength+1)), now))
 }

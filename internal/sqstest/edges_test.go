@@ -165,3 +165,46 @@ func TestDeleteMessageBatchDeletes(t *testing.T) {
 	require.ElementsMatch(t, []string{"a", "b", "c"}, append(left, aws.ToString(got.Messages[1].Body)))
 	require.Len(t, left, 2)
 }
+
+// TestSendAtTheEdges: a standard queue takes a DelaySeconds of 0 (sent on
+// the wire: the SDK leaves a 0 out), 5 and 900, not -1; a FIFO queue refuses
+// any delay of its own; a body of exactly the characters at the ends of the
+// ranges SQS allows is sent, one just outside them refused.
+func TestSendAtTheEdges(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	ctx := context.Background()
+	post := func(delay string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(`{"QueueUrl":"`+queueURL+`","MessageBody":"x","DelaySeconds":`+delay+`}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	status, body := post("0")
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = post("-1")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "DelaySeconds")
+
+	for name, tc := range map[string]struct {
+		in   sqs.SendMessageInput
+		want string
+	}{
+		"delay 5":          {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), DelaySeconds: 5}, ""},
+		"delay 900":        {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), DelaySeconds: 900}, ""},
+		"FIFO with delay":  {sqs.SendMessageInput{QueueUrl: aws.String(fifoURL), MessageBody: aws.String("x"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d5"), DelaySeconds: 5}, "InvalidParameterValue"},
+		"tab, LF, CR":      {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("\t\n\r")}, ""},
+		"range ends":       {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(" \uD7FF\uE000\uFFFD\U00010000\U0010FFFF")}, ""},
+		"below space":      {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("\x1f")}, "InvalidMessageContents"},
+		"above U+FFFD":     {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("\uFFFE")}, "InvalidMessageContents"},
+		"between 8 and 10": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("\x0b")}, "InvalidMessageContents"},
+	} {
+		_, err := c.SendMessage(ctx, &tc.in)
+		require.Equal(t, tc.want, code(err), name)
+	}
+}

@@ -40,7 +40,8 @@ func (w *widener) constsAndVars(names []string, pkgRan bool) {
 					last = vs.Values
 				}
 				for i, id := range vs.Names {
-					if obj := w.objectOf(id); obj != nil && i < len(last) {
+					// Type-checked: as many values as names.
+					if obj := w.objectOf(id); obj != nil {
 						value[obj] = valueExpr{file, last[i]}
 					}
 				}
@@ -56,9 +57,10 @@ func (w *widener) constsAndVars(names []string, pkgRan bool) {
 	if w.src.uses == nil {
 		return
 	}
-	// A use makes a constant live when it lies in a block that ran, in a
-	// variable's initializer of an initialised package (not in a function
-	// literal there: that has blocks), or in a live constant's value.
+	// A use makes a constant live when the innermost block around it ran
+	// (the initializers of an initialised package are blocks that ran by
+	// now, their function literals left out), or when it is in a live
+	// constant's value.
 	live := map[types.Object]bool{}
 	var mark func(obj types.Object)
 	mark = func(obj types.Object) {
@@ -78,7 +80,7 @@ func (w *widener) constsAndVars(names []string, pkgRan bool) {
 		if _, ok := value[obj]; !ok || live[obj] {
 			continue
 		}
-		if w.useRan(id) || pkgRan && inAny(id, varInits, func(v valueExpr) ast.Expr { return v.expr }) {
+		if w.useRan(id) {
 			mark(obj)
 		}
 	}
@@ -130,26 +132,4 @@ func (w *widener) useRan(id *ast.Ident) bool {
 		}
 	}
 	return inner != nil && inner.count > 0
-}
-
-// inAny reports whether id lies in one of the expressions, outside their
-// function literals.
-func inAny[T any](id *ast.Ident, list []T, expr func(T) ast.Expr) bool {
-	for _, v := range list {
-		e := expr(v)
-		if id.Pos() < e.Pos() || id.Pos() >= e.End() {
-			continue
-		}
-		inLit := false
-		ast.Inspect(e, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.FuncLit); ok && id.Pos() >= lit.Pos() && id.Pos() < lit.End() {
-				inLit = true
-			}
-			return !inLit
-		})
-		if !inLit {
-			return true
-		}
-	}
-	return false
 }

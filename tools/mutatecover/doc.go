@@ -47,7 +47,12 @@
 // scripts/mutate.sh puts a link named go to mutatecover first on PATH for
 // gremlins, which runs "go test -cover -coverprofile FILE ./pkg/..." to find
 // the covered positions and "go test" again for each mutant (those runs are
-// handed to the real go unchanged, by exec). When MUTATECOVER_LOG names a
+// handed to the real go by exec). When MUTATECOVER_PACKAGE names a package,
+// a mutant's go test (one without -coverprofile) tests that package: gremlins
+// names the package by walking up the file's directory to one whose name ends
+// with the Go package's name, and for a package main it finds none and names
+// the module root, where the run fails to set up and every mutant counts as
+// killed. When MUTATECOVER_LOG names a
 // file, each widening appends a line there saying what it added. Exit status:
 // the real go's, or 1 when the profile cannot be read, parsed or type-checked
 // enough to widen.

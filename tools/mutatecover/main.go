@@ -14,25 +14,34 @@ import (
 )
 
 func main() {
-	if filepath.Base(os.Args[0]) == "go" {
-		os.Exit(runGo(os.Args[1:], os.Getenv("MUTATECOVER_GO"), os.Getenv("MUTATECOVER_LOG"), os.Stderr))
+	os.Exit(run(os.Args, os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is the command: args as os.Args, getenv reading the environment. It
+// returns the exit status: the real go's when invoked as go; else 0 when the
+// profile is widened, 1 when it cannot be, 2 for a usage error.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if filepath.Base(args[0]) == "go" {
+		return runGo(testPackageArg(args[1:], getenv("MUTATECOVER_PACKAGE")), getenv("MUTATECOVER_GO"), getenv("MUTATECOVER_LOG"), stdout, stderr)
 	}
 	fs := flag.NewFlagSet("mutatecover", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	file := fs.String("profile", "", "coverage profile to widen in place (required)")
-	if err := fs.Parse(os.Args[1:]); err != nil || *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: mutatecover -profile FILE")
-		os.Exit(2)
+	if err := fs.Parse(args[1:]); err != nil || *file == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: mutatecover -profile FILE")
+		return 2
 	}
-	goTool := os.Getenv("MUTATECOVER_GO")
+	goTool := getenv("MUTATECOVER_GO")
 	if goTool == "" {
 		goTool = "go"
 	}
 	line, err := widenFile(*file, goTool)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mutatecover:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "mutatecover:", err)
+		return 1
 	}
-	fmt.Println(line)
+	fmt.Fprintln(stdout, line)
+	return 0
 }
 
 // coverProfileArg returns the file a go command line asks to write a
@@ -61,24 +70,51 @@ func coverProfileArg(args []string) (string, bool) {
 	return "", false
 }
 
+// execve replaces the process with another program (syscall.Exec). The
+// tests that call runGo in their own process set it to fail instead: an exec
+// there would replace the test binary, whose exit status would then be go's.
+var execve = syscall.Exec
+
+// testPackageArg returns the go command line with the package of a mutant's
+// test run set to pkg, when pkg is not "". gremlins v0.6.0 runs "go test
+// ... -failfast PKG" for each mutant, PKG found by walking up the file's
+// directory to one whose name ends with the Go package's name; for a package
+// main there is none and it names the module's root, which holds no package,
+// so the run fails to set up and gremlins counts every mutant as killed.
+// scripts/mutate.sh runs one package per gremlins run and names it in
+// MUTATECOVER_PACKAGE. A go test writing a coverage profile (gremlins'
+// coverage run, with its own ./pkg/... pattern) is left as it is.
+func testPackageArg(args []string, pkg string) []string {
+	if pkg == "" || len(args) < 2 || args[0] != "test" || strings.HasPrefix(args[len(args)-1], "-") {
+		return args
+	}
+	if _, ok := coverProfileArg(args); ok {
+		return args
+	}
+	out := append([]string(nil), args...)
+	out[len(out)-1] = pkg
+	return out
+}
+
 // runGo runs the real go (goTool) with args and returns the exit status for
 // the wrapper. A command that writes no coverage profile replaces this
 // process (exec), so that gremlins' kill on a mutant's timeout reaches go
-// itself. A go test writing one runs as a child; when it succeeds the profile
+// itself. A go test writing one runs as a child, its output to stdout and
+// stderr; when it succeeds the profile
 // is widened, and a line saying what was added goes to logFile (if not "").
-func runGo(args []string, goTool, logFile string, stderr io.Writer) int {
+func runGo(args []string, goTool, logFile string, stdout, stderr io.Writer) int {
 	if goTool == "" {
 		fmt.Fprintln(stderr, "mutatecover: MUTATECOVER_GO must name the real go binary")
 		return 1
 	}
 	file, ok := coverProfileArg(args)
 	if !ok {
-		err := syscall.Exec(goTool, append([]string{"go"}, args...), os.Environ())
+		err := execve(goTool, append([]string{"go"}, args...), os.Environ())
 		fmt.Fprintln(stderr, "mutatecover: exec go:", err)
 		return 1
 	}
 	cmd := exec.Command(goTool, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -143,8 +179,5 @@ func appendLine(file, line string) error {
 		return err
 	}
 	_, err = fmt.Fprintln(f, line)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return errors.Join(err, f.Close())
 }

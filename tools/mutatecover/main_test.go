@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "go" {
 		main()
+	}
+	execve = func(string, []string, []string) error {
+		return errors.New("exec refused in the test process")
 	}
 	os.Exit(m.Run())
 }
@@ -64,33 +68,34 @@ func TestRunGoWidensTheProfile(t *testing.T) {
 	dir := t.TempDir()
 	file, logFile := filepath.Join(dir, "coverage"), filepath.Join(dir, "log")
 	t.Chdir("testdata/mod")
-	var stderr bytes.Buffer
-	code := runGo([]string{"test", "-count=1", "-cover", "-coverprofile", file, "./..."}, realGo(t), logFile, &stderr)
+	var stdout, stderr bytes.Buffer
+	code := runGo([]string{"test", "-count=1", "-cover", "-coverprofile", file, "./..."}, realGo(t), logFile, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stdout.String(), "ok  \texample.com/mod/clamp")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:10.7,10.12 0 1\n", "case x < 0")
-	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:12.7,12.16 0 1\n", "case x > limit")
-	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:5.15,5.22 0 1\n", "limit's value")
+	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:12.7,12.12 0 1\n", "case x < 0")
+	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:14.7,14.16 0 1\n", "case x > limit")
+	require.Contains(t, string(data), "example.com/mod/clamp/clamp.go:7.15,7.22 0 1\n", "limit's value")
 	logText, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	require.Equal(t, "mutatecover "+file+": 3 blocks added to 4 (expressions: case 2, const 1)\n", string(logText))
+	require.Equal(t, "mutatecover "+file+": 3 blocks added to 5 (expressions: case 2, const 1)\n", string(logText))
 
 	// A second widening appends its line.
-	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), logFile, &stderr), stderr.String())
+	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), logFile, &stdout, &stderr), stderr.String())
 	logText, err = os.ReadFile(logFile)
 	require.NoError(t, err)
-	require.Equal(t, 2, strings.Count(string(logText), "3 blocks added to 4"))
+	require.Equal(t, 2, strings.Count(string(logText), "3 blocks added to 5"))
 
 	// No log file: the profile is still widened.
-	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), "", &stderr), stderr.String())
+	require.Equal(t, 0, runGo([]string{"test", "-count=1", "-coverprofile=" + file, "./..."}, realGo(t), "", &stdout, &stderr), stderr.String())
 	data, err = os.ReadFile(file)
 	require.NoError(t, err)
-	require.Equal(t, 8, strings.Count(string(data), "\n"), "mode line, Clamp's 4 blocks, its 2 case expressions and the constant")
+	require.Equal(t, 9, strings.Count(string(data), "\n"), "mode line, the 5 blocks, Clamp's 2 case expressions and the constant")
 
 	// A log file that cannot be written fails the run.
 	stderr.Reset()
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile=" + file, "./..."}, realGo(t), dir, &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile=" + file, "./..."}, realGo(t), dir, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "mutatecover: open "+dir)
 }
 
@@ -98,20 +103,20 @@ func TestRunGoFailures(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "coverage")
 	t.Chdir("testdata/mod")
-	var stderr bytes.Buffer
+	var stdout, stderr bytes.Buffer
 
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, "", "", &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, "", "", &stdout, &stderr))
 	require.Equal(t, "mutatecover: MUTATECOVER_GO must name the real go binary\n", stderr.String())
 
 	// go's own exit status, the profile go wrote not widened.
 	stderr.Reset()
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./nothing"}, realGo(t), "", &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./nothing"}, realGo(t), "", &stdout, &stderr))
 	require.Contains(t, stderr.String(), "nothing")
 	data, _ := os.ReadFile(file)
 	require.NotContains(t, string(data), " 0 1\n")
 
 	stderr.Reset()
-	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, filepath.Join(dir, "no-go"), "", &stderr))
+	require.Equal(t, 1, runGo([]string{"test", "-coverprofile", file, "./..."}, filepath.Join(dir, "no-go"), "", &stdout, &stderr))
 	require.Contains(t, stderr.String(), "mutatecover: go: fork/exec "+filepath.Join(dir, "no-go"))
 }
 
@@ -128,6 +133,14 @@ func TestExecPassesThrough(t *testing.T) {
 	goroot, err := exec.Command(realGo(t), "env", "GOROOT").Output()
 	require.NoError(t, err)
 	require.Equal(t, string(goroot), string(out))
+
+	// A mutant's test run of the package named in MUTATECOVER_PACKAGE, not
+	// of the module root (no package) gremlins names for a package main.
+	cmd = exec.Command(link, "test", "-run", "^$", "-failfast", "github.com/heraldhq/herald")
+	cmd.Env = append(os.Environ(), "MUTATECOVER_GO="+realGo(t), "MUTATECOVER_PACKAGE=github.com/heraldhq/herald/tools/mutatecover")
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "ok  \tgithub.com/heraldhq/herald/tools/mutatecover")
 
 	// go's exit status comes back.
 	cmd = exec.Command(link, "no-such-command")
@@ -162,10 +175,89 @@ func TestWidenFileErrors(t *testing.T) {
 	_, err = widenFile(unknown, realGo(t))
 	require.ErrorContains(t, err, "package example.invalid/nothing: ")
 
+	// go list cannot run.
+	_, err = widenFile(unknown, filepath.Join(dir, "no-go"))
+	require.ErrorContains(t, err, "go list: fork/exec "+filepath.Join(dir, "no-go"))
+
 	// An empty profile (go test of packages without statements) stays as it is.
 	empty := filepath.Join(dir, "empty")
 	require.NoError(t, os.WriteFile(empty, []byte("mode: set\n"), 0o600))
 	line, err := widenFile(empty, realGo(t))
 	require.NoError(t, err)
 	require.Equal(t, "mutatecover "+empty+": 0 blocks added to 0 (expressions: )", line)
+}
+
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	env := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"mutatecover"},
+		{"mutatecover", "-profile", ""},
+		{"mutatecover", "-profile", "a", "b"},
+		{"mutatecover", "-nothing"},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(args, env, &stdout, &stderr), "%q", args)
+		require.Contains(t, stderr.String(), "usage: mutatecover -profile FILE\n", "%q", args)
+		require.Empty(t, stdout.String())
+	}
+
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, []byte("mode: set\n"), 0o600))
+	var stdout, stderr bytes.Buffer
+	// Without MUTATECOVER_GO, go from PATH (an empty profile needs no go list).
+	require.Equal(t, 0, run([]string{"mutatecover", "-profile", empty}, env, &stdout, &stderr), stderr.String())
+	require.Equal(t, "mutatecover "+empty+": 0 blocks added to 0 (expressions: )\n", stdout.String())
+
+	stdout.Reset()
+	require.Equal(t, 1, run([]string{"mutatecover", "-profile", filepath.Join(dir, "missing")}, env, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "mutatecover: open "+filepath.Join(dir, "missing"))
+	require.Empty(t, stdout.String())
+
+	// MUTATECOVER_GO names the go that runs go list.
+	unknown := filepath.Join(dir, "unknown")
+	require.NoError(t, os.WriteFile(unknown, []byte("mode: set\nexample.invalid/x/a.go:1.1,2.2 1 1\n"), 0o600))
+	stderr.Reset()
+	goEnv := func(k string) string {
+		if k == "MUTATECOVER_GO" {
+			return filepath.Join(dir, "no-go")
+		}
+		return ""
+	}
+	require.Equal(t, 1, run([]string{"mutatecover", "-profile", unknown}, goEnv, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "fork/exec "+filepath.Join(dir, "no-go"))
+
+	// Invoked as go: the wrapper, with MUTATECOVER_GO and MUTATECOVER_LOG.
+	logFile := filepath.Join(dir, "log")
+	wrapEnv := func(k string) string {
+		return map[string]string{"MUTATECOVER_GO": filepath.Join(dir, "no-go"), "MUTATECOVER_LOG": logFile}[k]
+	}
+	stderr.Reset()
+	require.Equal(t, 1, run([]string{"/x/go", "test", "-coverprofile", unknown}, wrapEnv, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "mutatecover: go: fork/exec "+filepath.Join(dir, "no-go"))
+}
+
+func TestTestPackageArg(t *testing.T) {
+	t.Parallel()
+	const pkg = "example.com/m/cmd/tool"
+	for _, tc := range []struct {
+		args, want []string
+		pkg        string
+	}{
+		// gremlins' run of a package main's mutant names the module root.
+		{[]string{"test", "-timeout", "5m0s", "-failfast", "example.com/m"}, []string{"test", "-timeout", "5m0s", "-failfast", pkg}, pkg},
+		{[]string{"test", "example.com/m"}, []string{"test", pkg}, pkg},
+		{[]string{"test", "-failfast", "example.com/m"}, []string{"test", "-failfast", "example.com/m"}, ""},
+		{[]string{"test", "-cover", "-coverprofile", "/tmp/c", "./cmd/tool/..."}, []string{"test", "-cover", "-coverprofile", "/tmp/c", "./cmd/tool/..."}, pkg},
+		{[]string{"test", "-failfast"}, []string{"test", "-failfast"}, pkg},
+		{[]string{"test"}, []string{"test"}, pkg},
+		{[]string{"list", "example.com/m"}, []string{"list", "example.com/m"}, pkg},
+		{[]string{"mod", "download"}, []string{"mod", "download"}, pkg},
+	} {
+		require.Equal(t, tc.want, testPackageArg(tc.args, tc.pkg), "%q %q", tc.args, tc.pkg)
+	}
+	args := []string{"test", "example.com/m"}
+	testPackageArg(args, pkg)
+	require.Equal(t, []string{"test", "example.com/m"}, args, "the caller's slice is left alone")
 }

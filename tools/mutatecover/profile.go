@@ -16,6 +16,11 @@ func (p pos) before(q pos) bool {
 	return p.line < q.line || p.line == q.line && p.col < q.col
 }
 
+// maxProfileLine is the longest profile line parseProfile reads, in bytes:
+// a file name is far shorter, but bufio.Scanner's default (64 KiB) is not a
+// rule of the format.
+const maxProfileLine = 1 << 20
+
 // block is one line of a coverage profile after its mode line:
 // "file:startLine.startCol,endLine.endCol statements count".
 type block struct {
@@ -40,7 +45,7 @@ type profile struct {
 // It returns an error naming the line that is not in that format.
 func parseProfile(r io.Reader) (*profile, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(nil, maxProfileLine)
 	p := &profile{}
 	n := 0
 	for sc.Scan() {

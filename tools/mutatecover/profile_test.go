@@ -30,6 +30,7 @@ func TestParseProfileErrors(t *testing.T) {
 		"empty":         {"", "profile is empty"},
 		"no mode":       {"a.go:1.1,2.2 1 1\n", `profile line 1: want "mode: set|count|atomic"`},
 		"no colon":      {"mode: set\na.go 1 1\n", "profile line 2: want"},
+		"no file name":  {"mode: set\n:1.1,2.2 1 1\n", "profile line 2: want"},
 		"two fields":    {"mode: set\na.go:1.1,2.2 1\n", "profile line 2: want"},
 		"no comma":      {"mode: set\na.go:1.1-2.2 1 1\n", "profile line 2: want"},
 		"no dot":        {"mode: set\na.go:1,2.2 1 1\n", "profile line 2: want"},
@@ -54,4 +55,14 @@ func TestPosBefore(t *testing.T) {
 	require.False(t, pos{2, 2}.before(pos{2, 2}))
 	require.False(t, pos{2, 3}.before(pos{2, 2}))
 	require.False(t, pos{3, 1}.before(pos{2, 9}))
+}
+
+func TestParseProfileLongLine(t *testing.T) {
+	t.Parallel()
+	// A file name of 100,000 bytes: beyond bufio.Scanner's default, within
+	// maxProfileLine.
+	name := strings.Repeat("d/", 50_000) + "a.go"
+	p, err := parseProfile(strings.NewReader("mode: set\n" + name + ":1.1,2.2 1 1\n"))
+	require.NoError(t, err)
+	require.Equal(t, name, p.blocks[0].file)
 }

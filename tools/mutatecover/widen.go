@@ -195,8 +195,9 @@ func (w *widener) switchClauses(body *ast.BlockStmt, after ast.Stmt) {
 		if i+1 < len(clauses) {
 			end = clauses[i+1].Case
 		}
-		ran := w.ranFrom(c.Colon+1, end)
-		matched[i] = ran && !(i > 0 && fallsThrough(clauses[i-1]) && w.ranFrom(clauses[i-1].Colon+1, c.Case))
+		// A body's blocks start after its clause's colon.
+		ran := w.ranFrom(c.Colon, end)
+		matched[i] = ran && !(i > 0 && fallsThrough(clauses[i-1]) && w.ranFrom(clauses[i-1].Colon, c.Case))
 	}
 	all := false // every case expression was evaluated at least once
 	for i, c := range clauses {

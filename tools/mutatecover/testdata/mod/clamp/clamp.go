@@ -2,6 +2,8 @@
 // expressions and a constant Go's coverage has no block for.
 package clamp
 
+import "strconv"
+
 const limit = 10 * 10
 
 // Clamp returns x limited to [0, limit].
@@ -13,4 +15,9 @@ func Clamp(x int) int {
 		return limit
 	}
 	return x
+}
+
+// Label is Clamp's result in decimal.
+func Label(x int) string {
+	return strconv.Itoa(Clamp(x))
 }
