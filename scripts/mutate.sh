@@ -20,16 +20,36 @@ if [ ${#pkgs[@]} -eq 0 ]; then
   # test-only helpers chattest and pausetest.
   mapfile -t pkgs < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... | sed "s|^$PWD/||" | grep -v '^$')
 fi
+# gremlins v0.6.0 names a mutant's package by walking up from its file's
+# directory to one whose name ends in the Go package name, else the module
+# root: for a package main outside a directory named main (cmd/herald,
+# cmd/herald-demo, bench) it runs `go test <module>`, where there is no
+# package, so every mutant "dies" of the setup failure. A go shim first on
+# PATH gives such a test command the package's import path back.
+module=$(go list -m)
+shim=$(mktemp -d)
+trap 'rm -rf "$shim"' EXIT
+cat >"$shim/go" <<SHIM
+#!/usr/bin/env bash
+args=("\$@")
+if [ "\${args[0]}" = test ] && [ "\${args[-1]}" = "$module" ] && [ -n "\${MUTATE_PKG_PATH:-}" ]; then
+  args[-1]=\$MUTATE_PKG_PATH
+fi
+exec "$(command -v go)" "\${args[@]}"
+SHIM
+chmod +x "$shim/go"
 summary=()
 for pkg in "${pkgs[@]}"; do
   name=${pkg//\//_}
   start=$(date +%s)
   echo "== $pkg"
+  MUTATE_PKG_PATH=$(go list "./$pkg")
+  export MUTATE_PKG_PATH
   # --exclude-files '/': a package's own files only, not those of packages
   # nested in its directory (internal/pause/pausetest, internal/chat/chattest:
   # their mutants are not in the package's coverage profile, so they would
   # count as not covered; a nested package with tests has its own run).
-  "$GREMLINS" unleash --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
+  PATH="$shim:$PATH" "$GREMLINS" unleash --workers "$WORKERS" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-60}" \
     --exclude-files '/' -o "$OUT/$name.json" "./$pkg" >"$OUT/$name.log" 2>&1 || true
   grep -E '^ *LIVED|^ *TIMED OUT' "$OUT/$name.log" || true
   line="$(grep -E '^Killed:' "$OUT/$name.log" || echo "Killed: ?, Lived: ?, Not covered: ?"), $(grep -E '^Timed out:' "$OUT/$name.log" | cut -d, -f1 || echo "Timed out: ?")"
