@@ -129,3 +129,79 @@ func TestRunEveryNotificationMeetsItsFate(t *testing.T) {
 		require.NotContains(t, m.Body, "earlier run", "purged before the run")
 	}
 }
+
+// TestRunFailures: run stops with an error naming what is missing or
+// broken, before it sends anything when the stack or the samples are not
+// there.
+func TestRunFailures(t *testing.T) {
+	noTSV := t.TempDir()
+	missingFile := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(missingFile, "expected.tsv"), []byte("file\toutcome\nnot-there.json\tdelivered\n"), 0o644))
+	for _, tc := range []struct {
+		name       string
+		maxReceive string
+		skip       []string
+		dir        string
+		prepare    func(t *testing.T, s *localStack)
+		want       string
+	}{
+		{name: "no channel queue", maxReceive: "5", skip: []string{"herald-chat"}, want: "queue herald-chat (is the local stack provisioned? run make local-up)"},
+		{name: "no dead-letter queue", maxReceive: "5", skip: []string{"herald-webhook-dlq"}, want: "queue herald-webhook-dlq (is the local stack provisioned? run make local-up)"},
+		{name: "no redrive policy", want: "redrive policy of "},
+		{name: "maxReceiveCount 0", maxReceive: "0", want: "MaxReceiveCount 0"},
+		{name: "no expected.tsv", maxReceive: "5", dir: noTSV, want: "expected.tsv: no such file"},
+		{name: "a listed sample missing", maxReceive: "5", dir: missingFile, want: "not-there.json: no such file"},
+		{name: "purge refused", maxReceive: "5", prepare: func(_ *testing.T, s *localStack) { s.sqs.FailAction("PurgeQueue") }, want: "purge http://"},
+		{name: "send refused", maxReceive: "5", prepare: func(_ *testing.T, s *localStack) { s.sqs.FailAction("SendMessage") }, want: "send email-"},
+		{name: "remote endpoint", maxReceive: "5", prepare: func(t *testing.T, _ *localStack) { t.Setenv("AWS_ENDPOINT_URL_SESV2", "https://email.us-east-1.amazonaws.com") }, want: "AWS_ENDPOINT_URL_SESV2 points at https://email.us-east-1.amazonaws.com, not this machine"},
+		{name: "no such profile", maxReceive: "5", prepare: func(t *testing.T, _ *localStack) { t.Setenv("AWS_PROFILE", "no-such-profile") }, want: "load AWS config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := setupStack(t, tc.maxReceive, tc.skip...)
+			if tc.prepare != nil {
+				tc.prepare(t, s)
+			}
+			dir := casesDir
+			if tc.dir != "" {
+				dir = tc.dir
+			}
+			out, _, err := runDemo(t, dir, 10*time.Second)
+			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, out, "Every notification met its expected fate.")
+			for _, c := range notification.Channels {
+				u := s.sqs.URL() + "/123456789012/herald-" + string(c)
+				if !contains(tc.skip, "herald-"+string(c)) && tc.name != "send refused" {
+					require.Empty(t, s.sqs.Messages(u), "nothing sent")
+				}
+			}
+		})
+	}
+}
+
+// TestRunLogPathUnwritable: a log path whose folder cannot be made, or that
+// is a folder, fails the run before anything is sent.
+func TestRunLogPathUnwritable(t *testing.T) {
+	s := setupStack(t, "5")
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, logPath := range []string{filepath.Join(file, "sub", "deliver.log"), t.TempDir()} {
+		err := run(&bytes.Buffer{}, casesDir, "herald", "", logPath, "", 10*time.Second)
+		require.Error(t, err, logPath)
+		require.Empty(t, s.sqs.Messages(s.sqs.URL()+"/123456789012/herald-email"), logPath)
+	}
+}
+
+// TestRunSESUnreachable: with SES down every email is retried until the
+// timeout, the run reports the emails as not delivered and fails, and says
+// nothing of the mail sent (the emulator's store cannot be read).
+func TestRunSESUnreachable(t *testing.T) {
+	s := setupStack(t, "1000")
+	t.Setenv("AWS_ENDPOINT_URL_SESV2", "http://127.0.0.1:1")
+	out, _, err := runDemo(t, casesDir, time.Second)
+	require.EqualError(t, err, "some notifications did not meet their expected fate")
+	require.Regexp(t, `email-welcome.json +retried [0-9s, ]+ \(ses_network\); [a-z]+ +NO, expected: delivered\n`, out)
+	require.Contains(t, out, "webhook-invoice-paid.json            delivered on receive 1")
+	require.NotContains(t, out, "emails to the SES v2 emulator")
+	require.Contains(t, out, "Webhook receiver got")
+	require.Empty(t, s.ses.Emails())
+}
