@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,7 +157,9 @@ func TestRunFailures(t *testing.T) {
 		{name: "a listed sample missing", maxReceive: "5", dir: missingFile, want: "not-there.json: no such file"},
 		{name: "purge refused", maxReceive: "5", prepare: func(_ *testing.T, s *localStack) { s.sqs.FailAction("PurgeQueue") }, want: "purge http://"},
 		{name: "send refused", maxReceive: "5", prepare: func(_ *testing.T, s *localStack) { s.sqs.FailAction("SendMessage") }, want: "send email-"},
-		{name: "remote endpoint", maxReceive: "5", prepare: func(t *testing.T, _ *localStack) { t.Setenv("AWS_ENDPOINT_URL_SESV2", "https://email.us-east-1.amazonaws.com") }, want: "AWS_ENDPOINT_URL_SESV2 points at https://email.us-east-1.amazonaws.com, not this machine"},
+		{name: "remote endpoint", maxReceive: "5", prepare: func(t *testing.T, _ *localStack) {
+			t.Setenv("AWS_ENDPOINT_URL_SESV2", "https://email.us-east-1.amazonaws.com")
+		}, want: "AWS_ENDPOINT_URL_SESV2 points at https://email.us-east-1.amazonaws.com, not this machine"},
 		{name: "no such profile", maxReceive: "5", prepare: func(t *testing.T, _ *localStack) { t.Setenv("AWS_PROFILE", "no-such-profile") }, want: "load AWS config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,4 +210,93 @@ func TestRunSESUnreachable(t *testing.T) {
 	require.NotContains(t, out, "emails to the SES v2 emulator")
 	require.Contains(t, out, "Webhook receiver got")
 	require.Empty(t, s.ses.Emails())
+}
+
+// deployedFakes answer, in their wire formats, what run asks of a stack
+// deployed into the local stack: CloudFormation's DescribeStacks (query
+// protocol, XML) with outputs, and Lambda's GetFunctionConfiguration
+// (REST-JSON); Lambda refuses UpdateFunctionConfiguration with a 500
+// ServiceException.
+type deployedFakes struct {
+	outputs map[string]string // nil: no such stack
+	env     map[string]string // nil: no such function
+	updates int
+}
+
+func (d *deployedFakes) start(t *testing.T) {
+	cfn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "text/xml")
+		if r.Form.Get("Action") != "DescribeStacks" || d.outputs == nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id %s does not exist</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`, r.Form.Get("StackName"))
+			return
+		}
+		var outs strings.Builder
+		for k, v := range d.outputs {
+			fmt.Fprintf(&outs, "<member><OutputKey>%s</OutputKey><OutputValue>%s</OutputValue></member>", k, v)
+		}
+		fmt.Fprintf(w, `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member><StackName>%s</StackName><StackStatus>CREATE_COMPLETE</StackStatus><CreationTime>2026-12-01T00:00:00Z</CreationTime><Outputs>%s</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r-2</RequestId></ResponseMetadata></DescribeStacksResponse>`, r.Form.Get("StackName"), outs.String())
+	}))
+	t.Cleanup(cfn.Close)
+	lam := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPut:
+			d.updates++
+			w.Header().Set("X-Amzn-ErrorType", "ServiceException")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"message":"injected"}`)
+		case d.env == nil:
+			w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"Type":"User","message":"Function not found"}`)
+		default:
+			_ = json.NewEncoder(w).Encode(map[string]any{"FunctionName": "deliver-fn", "Environment": map[string]any{"Variables": d.env}})
+		}
+	}))
+	t.Cleanup(lam.Close)
+	t.Setenv("AWS_ENDPOINT_URL_CLOUDFORMATION", cfn.URL)
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", lam.URL)
+}
+
+// TestRunDeployedStackFailures: through a deployed stack, run needs the
+// stack, its three outputs and its function, and stops when the function
+// cannot be given the demo's settings, having tried to put its deployed
+// environment back.
+func TestRunDeployedStackFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fakes   deployedFakes
+		want    string
+		updates int
+	}{
+		{name: "no stack", want: "stack herald-local (deploy it with make deploy-local)"},
+		{name: "no outputs", fakes: deployedFakes{outputs: map[string]string{"DeadLetterQueueUrl": "x", "DeliverFunctionName": "f"}}, want: "stack herald-local lacks the outputs"},
+		{name: "no dead-letter output", fakes: deployedFakes{outputs: map[string]string{"NotificationQueueUrl": "x", "DeliverFunctionName": "f"}}, want: "stack herald-local lacks the outputs"},
+		{name: "no function output", fakes: deployedFakes{outputs: map[string]string{"NotificationQueueUrl": "x", "DeadLetterQueueUrl": "y"}}, want: "stack herald-local lacks the outputs"},
+		{name: "no function", fakes: deployedFakes{outputs: map[string]string{}}, want: "ResourceNotFoundException"},
+		{name: "configure refused", fakes: deployedFakes{env: map[string]string{"HERALD_LOG_LEVEL": "INFO"}}, want: "configure deliver-fn", updates: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := setupStack(t, "5")
+			base := s.sqs.URL() + "/123456789012/"
+			if tc.fakes.outputs != nil && len(tc.fakes.outputs) == 0 || tc.fakes.env != nil {
+				tc.fakes.outputs = map[string]string{"NotificationQueueUrl": base + "herald-email", "DeadLetterQueueUrl": base + "herald-email-dlq", "DeliverFunctionName": "deliver-fn"}
+			}
+			tc.fakes.start(t)
+			var out bytes.Buffer
+			logPath := filepath.Join(t.TempDir(), "deliver.log")
+			err := run(&out, casesDir, "ignored", "", logPath, "herald-local", 10*time.Second)
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, tc.updates, tc.fakes.updates, "the demo's settings only: the deployed ones were never replaced")
+			if tc.updates > 0 {
+				require.Contains(t, out.String(), "herald demo: 17 notifications → herald-email of stack herald-local, delivered by its function deliver-fn")
+				pem, err := os.ReadFile(filepath.Join(filepath.Dir(logPath), "demo-receivers.pem"))
+				require.NoError(t, err)
+				require.Contains(t, string(pem), "-----BEGIN CERTIFICATE-----")
+				require.Empty(t, s.sqs.Messages(base+"herald-email"), "nothing sent")
+			}
+		})
+	}
 }
