@@ -31,6 +31,9 @@ func TestDestinationsUsage(t *testing.T) {
 		{table, []string{"destinations", "disable", "ftp://hooks.example.com/x"}, "https"},
 		{table, []string{"destinations", "ls", "extra"}, "takes no arguments"},
 		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "ten"}, []string{"destinations", "ls"}, "HERALD_CIRCUIT_THRESHOLD"},
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "-1"}, []string{"destinations", "ls"}, "HERALD_CIRCUIT_THRESHOLD"},
+		// 0 is a threshold (the circuit never opens): the next check speaks.
+		{map[string]string{"HERALD_CIRCUIT_THRESHOLD": "0"}, []string{"destinations", "ls"}, "no store table"},
 	} {
 		r := heraldWith(t, tc.vars, tc.args...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
