@@ -221,6 +221,8 @@ type deployedFakes struct {
 	outputs map[string]string // nil: no such stack
 	env     map[string]string // nil: no such function
 	updates int
+	// updated is the environment of the last UpdateFunctionConfiguration.
+	updated map[string]string
 }
 
 func (d *deployedFakes) start(t *testing.T) {
@@ -244,6 +246,9 @@ func (d *deployedFakes) start(t *testing.T) {
 		switch {
 		case r.Method == http.MethodPut:
 			d.updates++
+			var in struct{ Environment struct{ Variables map[string]string } }
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			d.updated = in.Environment.Variables
 			w.Header().Set("X-Amzn-ErrorType", "ServiceException")
 			w.WriteHeader(http.StatusInternalServerError)
 			fmt.Fprint(w, `{"message":"injected"}`)
@@ -276,7 +281,7 @@ func TestRunDeployedStackFailures(t *testing.T) {
 		{name: "no dead-letter output", fakes: deployedFakes{outputs: map[string]string{"NotificationQueueUrl": "x", "DeliverFunctionName": "f"}}, want: "stack herald-local lacks the outputs"},
 		{name: "no function output", fakes: deployedFakes{outputs: map[string]string{"NotificationQueueUrl": "x", "DeadLetterQueueUrl": "y"}}, want: "stack herald-local lacks the outputs"},
 		{name: "no function", fakes: deployedFakes{outputs: map[string]string{}}, want: "ResourceNotFoundException"},
-		{name: "configure refused", fakes: deployedFakes{env: map[string]string{"HERALD_LOG_LEVEL": "INFO"}}, want: "configure deliver-fn", updates: 1},
+		{name: "configure refused", fakes: deployedFakes{env: map[string]string{"HERALD_LOG_LEVEL": "INFO", "HERALD_STORE_TABLE": "t-1"}}, want: "configure deliver-fn", updates: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := setupStack(t, "5")
@@ -296,6 +301,8 @@ func TestRunDeployedStackFailures(t *testing.T) {
 				require.NoError(t, err)
 				require.Contains(t, string(pem), "-----BEGIN CERTIFICATE-----")
 				require.Empty(t, s.sqs.Messages(base+"herald-email"), "nothing sent")
+				require.Equal(t, "t-1", tc.fakes.updated["HERALD_STORE_TABLE"], "the deployed environment kept")
+				require.Equal(t, "DEBUG", tc.fakes.updated["HERALD_LOG_LEVEL"], "with the demo's settings over it")
 			}
 		})
 	}
