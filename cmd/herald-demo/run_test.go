@@ -246,7 +246,9 @@ func (d *deployedFakes) start(t *testing.T) {
 		switch {
 		case r.Method == http.MethodPut:
 			d.updates++
-			var in struct{ Environment struct{ Variables map[string]string } }
+			var in struct {
+				Environment struct{ Variables map[string]string }
+			}
 			_ = json.NewDecoder(r.Body).Decode(&in)
 			d.updated = in.Environment.Variables
 			w.Header().Set("X-Amzn-ErrorType", "ServiceException")
