@@ -68,7 +68,7 @@ func TestLambdaMemoryMB(t *testing.T) {
 	require.Equal(t, 128.0, lambdaMemoryMB(0))
 	require.Equal(t, 128.0, lambdaMemoryMB(100*1024)) // 125 MB
 	require.Equal(t, 192.0, lambdaMemoryMB(103*1024)) // 128.75 MB
-	require.Equal(t, 192.0, lambdaMemoryMB(157286)) // 191.99 MB
+	require.Equal(t, 192.0, lambdaMemoryMB(157286))   // 191.99 MB
 	require.Equal(t, 256.0, lambdaMemoryMB(154*1024)) // 192.5 MB
 }
 
