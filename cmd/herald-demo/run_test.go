@@ -129,6 +129,22 @@ func TestRunEveryNotificationMeetsItsFate(t *testing.T) {
 	log, err := os.ReadFile(logPath)
 	require.NoError(t, err)
 	require.Contains(t, string(log), `"id":"demo-flaky-1","channel":"webhook","outcome":"delivered","receive_count":3`)
+	// It reads the dead letters hiding each for 5 s only, so that they are
+	// soon back for herald dlq or the next run.
+	dlqReads := 0
+	for _, raw := range s.sqs.Requests("ReceiveMessage") {
+		var in struct {
+			QueueUrl          string
+			VisibilityTimeout *int
+		}
+		require.NoError(t, json.Unmarshal(raw, &in))
+		if strings.HasSuffix(in.QueueUrl, "-dlq") {
+			dlqReads++
+			require.NotNil(t, in.VisibilityTimeout, in.QueueUrl)
+			require.Equal(t, 5, *in.VisibilityTimeout, in.QueueUrl)
+		}
+	}
+	require.GreaterOrEqual(t, dlqReads, 3, "each channel's dead-letter queue read")
 	for _, m := range s.sqs.Messages(stale) {
 		require.NotContains(t, m.Body, "earlier run", "purged before the run")
 	}
