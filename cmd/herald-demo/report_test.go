@@ -49,7 +49,8 @@ func TestDescribe(t *testing.T) {
 
 // TestDeadLetterReport: a dead letter herald sent is named as its sample,
 // one of another run by its notification id, one without herald's reason as
-// moved by the redrive policy; sorted by that name.
+// moved by the redrive policy; sorted by that name, letters of one name
+// in the order read.
 func TestDeadLetterReport(t *testing.T) {
 	t.Parallel()
 	samples := []*sample{{name: "poison-a.json", msgID: "m-1"}, {name: "b.json", msgID: "m-2"}}
@@ -57,12 +58,14 @@ func TestDeadLetterReport(t *testing.T) {
 		{MessageID: "m-1", Attributes: map[string]string{processor.AttrReason: `{"source_message_id":"m-1","notification_id":"n-1","error_class":"invalid_message","error":"invalid JSON"}`}},
 		{MessageID: "m-9", Attributes: map[string]string{processor.AttrReason: `{"source_message_id":"m-9","notification_id":"old-7","error_class":"webhook_http_4xx","error":"HTTP 410"}`}},
 		{MessageID: "m-3", Attributes: map[string]string{}},
+		{MessageID: "m-8", Attributes: map[string]string{processor.AttrReason: `{"source_message_id":"m-8","notification_id":"old-7","error_class":"webhook_http_5xx","error":"HTTP 503"}`}},
 	}
 	var out bytes.Buffer
 	deadLetterReport(&out, samples, letters)
 	require.Equal(t, ""+
 		"  (message m-3)                no reason\n      moved by the redrive policy\n"+
 		"  (not this run's) old-7       webhook_http_4xx\n      HTTP 410\n"+
+		"  (not this run's) old-7       webhook_http_5xx\n      HTTP 503\n"+
 		"  poison-a.json                invalid_message\n      invalid JSON\n", out.String())
 }
 
@@ -81,4 +84,29 @@ func TestFatesWrite(t *testing.T) {
 	require.False(t, f.allFinal([]*sample{{msgID: "m-1"}, {msgID: "m-2"}}))
 	_, _ = f.Write([]byte(`{"sqs_message_id":"m-2","outcome":"retry"}`))
 	require.False(t, f.allFinal([]*sample{{msgID: "m-2"}}), "a retry is not final")
+}
+
+// TestReport: one row per sample, sorted by name (samples of one name in
+// the order sent), each fate marked as expected or not; false when one is
+// not.
+func TestReport(t *testing.T) {
+	t.Parallel()
+	f := newFates()
+	for _, l := range []string{
+		`{"sqs_message_id":"m-1","outcome":"delivered","receive_count":1}`,
+		`{"sqs_message_id":"m-2","outcome":"dropped"}`,
+		`{"sqs_message_id":"m-3","outcome":"delivered","receive_count":2}`,
+	} {
+		_, _ = f.Write([]byte(l))
+	}
+	samples := []*sample{{name: "z.json", msgID: "m-2", expected: "dropped as expired"}, {name: "a.json", msgID: "m-3", expected: "delivered"}, {name: "a.json", msgID: "m-1", expected: "delivered on receive 2"}}
+	var out bytes.Buffer
+	require.False(t, report(&out, samples, f))
+	require.Equal(t, ""+
+		"NOTIFICATION  FATE                    AS EXPECTED\n"+
+		"a.json        delivered on receive 2  yes\n"+
+		"a.json        delivered on receive 1  NO, expected: delivered on receive 2\n"+
+		"z.json        dropped (expired)       yes\n", out.String())
+	out.Reset()
+	require.True(t, report(&out, samples[:1], f))
 }
