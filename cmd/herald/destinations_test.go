@@ -139,3 +139,16 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	require.Contains(t, r.stderr, "disabled, but its event was not published")
 	require.Contains(t, r.stderr, "ResourceNotFoundException")
 }
+
+// TestDestinationOfAtTheThreshold: an origin is open from threshold
+// consecutive failures on; a threshold of 0 never opens it.
+func TestDestinationOfAtTheThreshold(t *testing.T) {
+	t.Parallel()
+	h := func(failures int) store.Health {
+		return store.Health{Origin: "https://a.example.com", Failures: failures}
+	}
+	require.Equal(t, stateOpen, destinationOf(h(3), 3).State)
+	require.Equal(t, stateClosed, destinationOf(h(2), 3).State)
+	require.Equal(t, stateClosed, destinationOf(h(0), 0).State)
+	require.Equal(t, stateClosed, destinationOf(h(5), 0).State)
+}
