@@ -159,3 +159,25 @@ func TestDLQLsCountsLettersHeldByAnotherReader(t *testing.T) {
 	require.Equal(t, exitFailed, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "listed, but some dead letters stay hidden until their hold ends")
 }
+
+// TestDLQShowTwoLettersOfOneID: show prints every letter of the id, a blank
+// line between two, none before the first; a reason that left attributes
+// out for size says which, one that left none says nothing of them.
+func TestDLQShowTwoLettersOfOneID(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q")
+	for i, reason := range []string{
+		`{"outcome":"permanent_failure","error_class":"webhook_gone","error":"410","attempts":1,"failed_at":"2026-11-30T10:00:00.000Z","source_message_id":"src-1","notification_id":"n-1"}`,
+		`{"outcome":"permanent_failure","error_class":"webhook_gone","error":"410","attempts":2,"failed_at":"2026-11-30T11:00:00.000Z","source_message_id":"src-2","notification_id":"n-1","dropped_attributes":["trace"]}`,
+	} {
+		sentAt := time.Date(2026, 11, 30, 10+i, 0, 1, 0, time.UTC) // a second after failed_at: herald moved it
+		w.Put(w.URL()+"/dlq", `{"version":1,"id":"n-1","channel":"webhook"}`, sentAt, map[string]sqstest.MessageAttribute{
+			"herald.reason": {DataType: "String", StringValue: aws.String(reason)},
+		})
+	}
+	r := heraldCtx(context.Background(), "dlq", "show", "n-1", "--dlq-url", w.URL()+"/dlq")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.True(t, strings.HasPrefix(r.stdout, "SQS message id:"), r.stdout)
+	require.Equal(t, 1, strings.Count(r.stdout, "\n\nSQS message id:"), r.stdout)
+	require.Equal(t, 1, strings.Count(r.stdout, "attributes left out for size: [trace]\n"), r.stdout)
+	require.Equal(t, 1, strings.Count(r.stdout, "attributes left out"), r.stdout)
+}
