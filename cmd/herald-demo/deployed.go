@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path"
@@ -185,7 +186,7 @@ func (d *deployedStack) watch(ctx context.Context, samples []*sample, deadline t
 // runDeployed sends the samples to the stack's queue and reads their fates
 // from its deliver function's log. Meanwhile the function runs with the
 // demo's settings (demoEnv); its deployed environment is put back at the end.
-func runDeployed(ctx context.Context, stack *deployedStack, samples []*sample, receiver *localenv.Receiver, sqsClient *sqs.Client,
+func runDeployed(ctx context.Context, stdout io.Writer, stack *deployedStack, samples []*sample, receiver *localenv.Receiver, sqsClient *sqs.Client,
 	dlqName string, maxReceive int, logPath string, started time.Time, timeout time.Duration,
 ) error {
 	// The function runs in a directory of its own: the path must be absolute.
@@ -196,7 +197,7 @@ func runDeployed(ctx context.Context, stack *deployedStack, samples []*sample, r
 	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: receiver.Certificate().Raw}), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("herald demo: %d notifications → %s of stack %s, delivered by its function %s through LocalStack's event source mapping (maxReceiveCount %d, backoff 1 s doubling)\n\n",
+	fmt.Fprintf(stdout, "herald demo: %d notifications → %s of stack %s, delivered by its function %s through LocalStack's event source mapping (maxReceiveCount %d, backoff 1 s doubling)\n\n",
 		len(samples), path.Base(stack.queueURL), stack.name, stack.function, maxReceive)
 	if err := stack.configure(ctx, demoEnv(stack.env, certFile, time.Now())); err != nil {
 		return err
@@ -217,5 +218,5 @@ func runDeployed(ctx context.Context, stack *deployedStack, samples []*sample, r
 	if err != nil {
 		return err
 	}
-	return finish(ctx, samples, f, receiver, sqsClient, []processor.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
+	return finish(ctx, stdout, samples, f, receiver, sqsClient, []processor.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
 }

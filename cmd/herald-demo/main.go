@@ -65,7 +65,7 @@ func main() {
 	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for every notification's fate")
 	stack := flag.String("stack", "", "run through this stack deployed into the local stack (make deploy-local) instead of the in-process runner; -queue and -dlq are then its own")
 	flag.Parse()
-	if err := run(*cases, *queue, *dlq, *logPath, *stack, *timeout); err != nil {
+	if err := run(os.Stdout, *cases, *queue, *dlq, *logPath, *stack, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "herald-demo:", err)
 		os.Exit(1)
 	}
@@ -79,7 +79,12 @@ type sample struct {
 	msgID    string // SQS message id
 }
 
-func run(casesDir, queueName, dlqName, logPath, stackName string, timeout time.Duration) error {
+// run sends the samples of casesDir and the demo's own through the
+// channels' queues PREFIX-CHANNEL (queueName is the prefix), or through the
+// deployed stack stackName, and writes each one's fate, the dead letters
+// and the mail sent to stdout. It fails when a queue, its redrive policy or
+// the samples cannot be read, and when a fate is not the expected one.
+func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName string, timeout time.Duration) error {
 	if err := localOnly(os.Getenv); err != nil {
 		return err
 	}
@@ -183,9 +188,9 @@ func run(casesDir, queueName, dlqName, logPath, stackName string, timeout time.D
 	}
 
 	if stack != nil {
-		return runDeployed(ctx, stack, samples, receiver, sqsClient, dlqName, maxReceive, logPath, started, timeout)
+		return runDeployed(ctx, stdout, stack, samples, receiver, sqsClient, dlqName, maxReceive, logPath, started, timeout)
 	}
-	fmt.Printf("herald demo: %d notifications → %s-{%s} (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, channelList(), maxReceive)
+	fmt.Fprintf(stdout, "herald demo: %d notifications → %s-{%s} (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, channelList(), maxReceive)
 	for _, s := range samples {
 		// Each to its channel's queue, as producers send; a body naming
 		// no known channel (a poison sample) to the first channel's.
@@ -223,7 +228,7 @@ wait:
 		}
 	}
 
-	return finish(ctx, samples, fates, receiver, sqsClient, queues, logPath, started)
+	return finish(ctx, stdout, samples, fates, receiver, sqsClient, queues, logPath, started)
 }
 
 // channelList is "email,webhook,chat": notification.Channels.
@@ -252,8 +257,8 @@ func queueFor(queues []processor.Queue, body string) string {
 
 // finish prints each notification's fate, the dead letters and the mail the
 // run sent, and fails when a fate is not the expected one.
-func finish(ctx context.Context, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []processor.Queue, logPath string, started time.Time) error {
-	ok := report(os.Stdout, samples, fates)
+func finish(ctx context.Context, stdout io.Writer, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []processor.Queue, logPath string, started time.Time) error {
+	ok := report(stdout, samples, fates)
 	var letters []localenv.DeadLetter
 	var names []string
 	for _, q := range queues {
@@ -264,8 +269,8 @@ func finish(ctx context.Context, samples []*sample, fates *fates, receiver *loca
 		letters = append(letters, dl...)
 		names = append(names, fmt.Sprintf("%s (%d)", path.Base(q.DeadLetterURL), len(dl)))
 	}
-	fmt.Printf("\nDead-letter queues %s hold %d messages; their %s attribute says why:\n", strings.Join(names, ", "), len(letters), processor.AttrReason)
-	deadLetterReport(os.Stdout, samples, letters)
+	fmt.Fprintf(stdout, "\nDead-letter queues %s hold %d messages; their %s attribute says why:\n", strings.Join(names, ", "), len(letters), processor.AttrReason)
+	deadLetterReport(stdout, samples, letters)
 	sesEndpoint := os.Getenv("AWS_ENDPOINT_URL_SESV2")
 	if emails, err := localenv.SentEmails(ctx, sesEndpoint); err == nil {
 		mine := 0
@@ -274,16 +279,16 @@ func finish(ctx context.Context, samples []*sample, fates *fates, receiver *loca
 				mine++
 			}
 		}
-		fmt.Printf("\nThis run sent %d emails to the SES v2 emulator (it holds %d): open %s/ to read them (JSON at %s/store).\n", mine, len(emails), sesEndpoint, sesEndpoint)
+		fmt.Fprintf(stdout, "\nThis run sent %d emails to the SES v2 emulator (it holds %d): open %s/ to read them (JSON at %s/store).\n", mine, len(emails), sesEndpoint, sesEndpoint)
 		if os.Getenv("HERALD_LOCAL_STACK_STOPS") == "1" {
-			fmt.Println("(make demo stops the local stack when it ends: run `make local-up` first to keep it, and the mail, up.)")
+			fmt.Fprintln(stdout, "(make demo stops the local stack when it ends: run `make local-up` first to keep it, and the mail, up.)")
 		}
 	}
-	fmt.Printf("Webhook receiver got %d requests. The function's log lines: %s\n", len(receiver.Requests()), logPath)
+	fmt.Fprintf(stdout, "Webhook receiver got %d requests. The function's log lines: %s\n", len(receiver.Requests()), logPath)
 	if !ok {
 		return fmt.Errorf("some notifications did not meet their expected fate")
 	}
-	fmt.Println("\nEvery notification met its expected fate.")
+	fmt.Fprintln(stdout, "\nEvery notification met its expected fate.")
 	return nil
 }
 

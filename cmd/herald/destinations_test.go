@@ -31,6 +31,9 @@ func TestDestinationsUsage(t *testing.T) {
 		{table, []string{"destinations", "disable", "ftp://hooks.example.com/x"}, "https"},
 		{table, []string{"destinations", "ls", "extra"}, "takes no arguments"},
 		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "ten"}, []string{"destinations", "ls"}, "HERALD_CIRCUIT_THRESHOLD"},
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "-1"}, []string{"destinations", "ls"}, "HERALD_CIRCUIT_THRESHOLD"},
+		// 0 is a threshold (the circuit never opens): the next check speaks.
+		{map[string]string{"HERALD_CIRCUIT_THRESHOLD": "0"}, []string{"destinations", "ls"}, "no store table"},
 	} {
 		r := heraldWith(t, tc.vars, tc.args...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
@@ -135,4 +138,17 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	require.Equal(t, exitFailed, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "disabled, but its event was not published")
 	require.Contains(t, r.stderr, "ResourceNotFoundException")
+}
+
+// TestDestinationOfAtTheThreshold: an origin is open from threshold
+// consecutive failures on; a threshold of 0 never opens it.
+func TestDestinationOfAtTheThreshold(t *testing.T) {
+	t.Parallel()
+	h := func(failures int) store.Health {
+		return store.Health{Origin: "https://a.example.com", Failures: failures}
+	}
+	require.Equal(t, stateOpen, destinationOf(h(3), 3).State)
+	require.Equal(t, stateClosed, destinationOf(h(2), 3).State)
+	require.Equal(t, stateClosed, destinationOf(h(0), 0).State)
+	require.Equal(t, stateClosed, destinationOf(h(5), 0).State)
 }

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/deadletter"
 	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/producer"
 )
@@ -113,4 +116,68 @@ func TestDLQShowOfALetterMovedAgainByTheRedrivePolicy(t *testing.T) {
 	require.Contains(t, r.stdout, "earlier reason:  webhook_gone (permanent_failure, failed at 2026-11-30T10:00:00.000Z), from an earlier dead-lettering")
 	require.NotContains(t, r.stdout, "error class:")
 	require.NotContains(t, r.stdout, "outcome:")
+}
+
+// TestLsRowAttempts: a letter's attempts are shown from 1; none (0, a
+// letter without herald's reason) leaves the cell empty.
+func TestLsRowAttempts(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	i := indexOf(lsHeader, "ATTEMPTS")
+	require.Equal(t, "", lsRow(&deadletter.Letter{}, now)[i])
+	require.Equal(t, "2", lsRow(&deadletter.Letter{Attempts: 2}, now)[i])
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	panic("no column " + s)
+}
+
+// TestDLQLsCountsLettersHeldByAnotherReader: ls lists what it can read and
+// says how many more another reader holds; when the letters it read cannot
+// be made visible again it says so and fails.
+func TestDLQLsCountsLettersHeldByAnotherReader(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q", `{"id":"a-1"}`, `{"id":"a-2"}`)
+	ctx := context.Background()
+	_, err := w.Client().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.URL() + "/dlq"), VisibilityTimeout: 600})
+	require.NoError(t, err)
+	r := heraldCtx(ctx, "dlq", "ls", "--dlq-url", w.URL()+"/dlq")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "1 of 1 dead letters shown; 1 more held by another reader, not listed\n")
+
+	w2 := newDLQWire(t, "/dlq", "/q", `{"id":"b-1"}`)
+	r = heraldCtx(ctx, "dlq", "ls", "--dlq-url", w2.URL()+"/dlq")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "1 of 1 dead letters shown\n", "none held: nothing more said")
+
+	w2.FailAction("ChangeMessageVisibilityBatch")
+	r = heraldCtx(ctx, "dlq", "ls", "--dlq-url", w2.URL()+"/dlq")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "listed, but some dead letters stay hidden until their hold ends")
+}
+
+// TestDLQShowTwoLettersOfOneID: show prints every letter of the id, a blank
+// line between two, none before the first; a reason that left attributes
+// out for size says which, one that left none says nothing of them.
+func TestDLQShowTwoLettersOfOneID(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q")
+	for i, reason := range []string{
+		`{"outcome":"permanent_failure","error_class":"webhook_gone","error":"410","attempts":1,"failed_at":"2026-11-30T10:00:00.000Z","source_message_id":"src-1","notification_id":"n-1"}`,
+		`{"outcome":"permanent_failure","error_class":"webhook_gone","error":"410","attempts":2,"failed_at":"2026-11-30T11:00:00.000Z","source_message_id":"src-2","notification_id":"n-1","dropped_attributes":["trace"]}`,
+	} {
+		sentAt := time.Date(2026, 11, 30, 10+i, 0, 1, 0, time.UTC) // a second after failed_at: herald moved it
+		w.Put(w.URL()+"/dlq", `{"version":1,"id":"n-1","channel":"webhook"}`, sentAt, map[string]sqstest.MessageAttribute{
+			"herald.reason": {DataType: "String", StringValue: aws.String(reason)},
+		})
+	}
+	r := heraldCtx(context.Background(), "dlq", "show", "n-1", "--dlq-url", w.URL()+"/dlq")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.True(t, strings.HasPrefix(r.stdout, "SQS message id:"), r.stdout)
+	require.Equal(t, 1, strings.Count(r.stdout, "\n\nSQS message id:"), r.stdout)
+	require.Equal(t, 1, strings.Count(r.stdout, "attributes left out for size: [trace]\n"), r.stdout)
+	require.Equal(t, 1, strings.Count(r.stdout, "attributes left out"), r.stdout)
 }

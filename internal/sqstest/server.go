@@ -5,9 +5,11 @@
 //
 // It holds queues and messages in memory and answers SendMessage,
 // ReceiveMessage, DeleteMessage, DeleteMessageBatch,
-// ChangeMessageVisibilityBatch and GetQueueAttributes (the queue's
+// ChangeMessageVisibilityBatch, GetQueueAttributes (the queue's
 // attributes, and ApproximateNumberOfMessages and
-// ApproximateNumberOfMessagesNotVisible counted now). On a FIFO queue a
+// ApproximateNumberOfMessagesNotVisible counted now), GetQueueUrl (the
+// queue whose URL's last path segment is the name) and PurgeQueue (every
+// message, visible or in flight, deleted at once). On a FIFO queue a
 // receive returns no message of a message group while an earlier one of
 // that group is in flight ("Using the message group ID with Amazon SQS FIFO
 // queues", SQS Developer Guide). Like SQS it rejects what SQS rejects (Amazon SQS API
@@ -28,7 +30,9 @@
 //   - on a FIFO queue, a send without MessageGroupId or without
 //     MessageDeduplicationId (no content-based deduplication here), and on
 //     a standard queue a MessageDeduplicationId;
-//   - a queue URL it does not hold (QueueDoesNotExist).
+//   - a queue URL or name it does not hold (QueueDoesNotExist);
+//   - a PurgeQueue of a queue purged less than 60 s before
+//     (PurgeQueueInProgress, HTTP 403).
 //
 // Its clock is the wall clock unless a test sets one: [Server.SetNow], or
 // [Server.SetReceiveClock], a simulated clock that stands still except that
@@ -75,6 +79,10 @@ const (
 	defaultVisibilityTimeout  = 30      // seconds
 )
 
+// PurgeInterval is how often SQS allows a PurgeQueue of one queue (API
+// Reference, PurgeQueue).
+const PurgeInterval = 60 * time.Second
+
 // Server is an in-memory SQS. Its exported fault fields may be set before
 // or between calls; they are read under its lock.
 type Server struct {
@@ -107,6 +115,8 @@ type queue struct {
 	url   string
 	attrs map[string]string
 	msgs  []*message
+	// purgedAt is when PurgeQueue last emptied the queue; zero for never.
+	purgedAt time.Time
 }
 
 type message struct {
@@ -393,14 +403,17 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	if s.failAction[action] {
 		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalError", query: "InternalError", msg: "injected"}
 	}
-	var common struct{ QueueUrl string }
+	var common struct{ QueueUrl, QueueName string }
 	if err := json.Unmarshal(body, &common); err != nil {
 		return nil, senderFault("InvalidParameterValue", "InvalidParameterValue", "malformed request: %v", err)
+	}
+	if action == "GetQueueUrl" {
+		return s.getQueueURL(common.QueueName)
 	}
 	q := s.queues[common.QueueUrl]
 	switch {
 	case action != "SendMessage" && action != "ReceiveMessage" && action != "DeleteMessage" && action != "DeleteMessageBatch" &&
-		action != "ChangeMessageVisibilityBatch" && action != "GetQueueAttributes":
+		action != "ChangeMessageVisibilityBatch" && action != "GetQueueAttributes" && action != "PurgeQueue":
 		return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
 	case q == nil:
 		return nil, senderFault("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist.")
@@ -418,6 +431,8 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 		return s.batch(q, body, true)
 	case "GetQueueAttributes":
 		return s.getQueueAttributes(q, body)
+	case "PurgeQueue":
+		return s.purgeQueue(q)
 	}
 	return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
 }
@@ -727,4 +742,28 @@ func (s *Server) getQueueAttributes(q *queue, body []byte) (any, *apiError) {
 	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
 	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inFlight)
 	return map[string]any{"Attributes": pick(attrs, in.AttributeNames, false)}, nil
+}
+
+// getQueueURL answers GetQueueUrl: the URL of the queue named name (its
+// URL's last path segment).
+func (s *Server) getQueueURL(name string) (any, *apiError) {
+	for url := range s.queues {
+		if url[strings.LastIndex(url, "/")+1:] == name {
+			return map[string]string{"QueueUrl": url}, nil
+		}
+	}
+	return nil, senderFault("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist.")
+}
+
+// purgeQueue answers PurgeQueue: every message goes, visible or in flight;
+// a second purge within PurgeInterval is refused, as SQS refuses it.
+func (s *Server) purgeQueue(q *queue) (any, *apiError) {
+	now := s.now()
+	if !q.purgedAt.IsZero() && now.Sub(q.purgedAt) < PurgeInterval {
+		return nil, &apiError{status: http.StatusForbidden, code: "PurgeQueueInProgress", query: "AWS.SimpleQueueService.PurgeQueueInProgress",
+			msg: fmt.Sprintf("Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.attrs["QueueArn"])}
+	}
+	q.purgedAt = now
+	q.msgs = nil
+	return struct{}{}, nil
 }
