@@ -225,7 +225,11 @@ func TestCircuitOneProbeAtATime(t *testing.T) {
 		resp, _ := envs[0].p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec("probe", r.body("probe"), 2)}})
 		done <- resp
 	}()
-	<-r.arrived
+	select {
+	case <-r.arrived:
+	case resp := <-done: // the probe never reached the origin: fail now, not at the test's timeout
+		t.Fatalf("the probe was not sent; Handle answered %v", failures(resp))
+	}
 	require.False(t, cs.health(t, r).ProbeUntil.IsZero(), "the probe holds its lease")
 	resp := cs.invoke(t, envs[1], rec("b-0", r.body("b-0"), 2), rec("b-1", r.body("b-1"), 2))
 	require.Len(t, failures(resp), 2)
