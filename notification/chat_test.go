@@ -134,6 +134,8 @@ func TestParseChat(t *testing.T) {
 		{name: "blocks empty", body: withRich(validSlack, "blocks", `[]`), wantField: "chat.blocks"},
 		{name: "block without type", body: withRich(validSlack, "blocks", `[{"text":"x"}]`), wantField: "chat.blocks[0].type"},
 		{name: "block not an object", body: withRich(validSlack, "blocks", `["divider"]`), wantField: "chat.blocks[0]"},
+		{name: "embeds empty", body: withRich(validDiscord, "embeds", `[]`), wantField: "chat.embeds"},
+		{name: "embed fields not an array", body: withRich(validDiscord, "embeds", embed(`"fields":{"name":"n","value":"v"}`)), wantField: "chat.embeds[0].fields"},
 		{name: "embed not an object", body: withRich(validDiscord, "embeds", `[null]`), wantField: "chat.embeds[0]"},
 		{name: "embed title null", body: withRich(validDiscord, "embeds", embed(`"title":null`)), wantField: "chat.embeds[0].title"},
 		{name: "embed footer a string", body: withRich(validDiscord, "embeds", embed(`"footer":"ci"`)), wantField: "chat.embeds[0].footer"},
