@@ -92,3 +92,39 @@ func TestDisabledReasonOfAnOriginThatNeverFailed(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("not sent: %s is disabled (by operator at %s; the last failure none at never); redrive after `herald destinations enable`",
 		origin, cs.clock.Now().UTC().Format(time.RFC3339)), dls[0].reason.Error)
 }
+
+// TestCircuitProbeIntervalDefaultsToAMinute: with CircuitProbeInterval 0 an
+// open circuit lets its probe through DefaultCircuitProbeInterval (1 min)
+// after the last failure: not at 59 s, at 60 s.
+func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, time.Minute, processor.DefaultCircuitProbeInterval)
+	cs, envs := environments(t, 1, func(c *processor.Config) { c.CircuitProbeInterval = 0 })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(59 * time.Second)
+	cs.invoke(t, envs[0], rec("early", r.body("early"), 2))
+	require.Equal(t, int32(3), r.requests.Load(), "59 s after the last failure: held back")
+	require.Equal(t, string(processor.ClassCircuitOpen), logLines(t, envs[0])["early"]["error_class"])
+	cs.clock.Advance(time.Second)
+	cs.invoke(t, envs[0], rec("probe", r.body("probe"), 2))
+	require.Equal(t, int32(4), r.requests.Load(), "60 s after: the probe")
+}
+
+// TestNewRefusesANegativeCircuitThresholdOrDisableAfter: 0 turns each off;
+// below 0 is an error naming the field.
+func TestNewRefusesANegativeCircuitThresholdOrDisableAfter(t *testing.T) {
+	t.Parallel()
+	_, client := newSQSWire(t)
+	base := processor.Config{QueueURL: "q", DeadLetterQueueURL: "d", MaxReceiveCount: 1}
+	c := base
+	c.CircuitThreshold = -1
+	_, err := processor.New(client, c)
+	require.EqualError(t, err, "processor: CircuitThreshold -1: must be at least 0")
+	c = base
+	c.DisableAfter = -time.Nanosecond
+	_, err = processor.New(client, c)
+	require.EqualError(t, err, "processor: DisableAfter -1ns: must not be negative")
+}
