@@ -67,6 +67,15 @@ func TestParseChat(t *testing.T) {
 		return "[" + strings.Join(b, ",") + "]"
 	}
 	card := `{"type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"Deploy finished","wrap":true}]}`
+	// cardOf is an Adaptive Card that makes text and card together n bytes
+	// beside validTeams' text.
+	cardOf := func(n int) string {
+		pre, post := `{"type":"AdaptiveCard","body":[{"type":"TextBlock","text":"`, `"}]}`
+		return pre + strings.Repeat("x", n-len("Deploy finished")-len(pre)-len(post)) + post
+	}
+	// Six embeds of 1,000 description characters each: 6,000 in all.
+	exactly6000 := "[" + strings.Repeat(`{"description":"`+strings.Repeat("d", 1000)+`"},`, 5) + `{"description":"` + strings.Repeat("d", 1000) + `"}]`
+	port := func(p string) string { return strings.Replace(validSlack, "hooks.slack.com", "hooks.slack.com:"+p, 1) }
 	tests := []struct {
 		name      string
 		body      string
@@ -92,6 +101,14 @@ func TestParseChat(t *testing.T) {
 		{name: "discord content of 2,001 characters", body: text(validDiscord, notification.MaxDiscordContentChars+1), wantField: "chat.text"},
 		{name: "teams text of 28,673 characters", body: text(validTeams, notification.MaxTeamsTextChars+1), wantField: "chat.text"},
 		{name: "teams text of 14,337 two-byte characters is over 28 KB", body: text(validTeams, 14337), wantField: "chat.card", goOnly: true},
+		{name: "teams text of 14,336 two-byte characters is exactly 28 KB", body: text(validTeams, 14336)},
+		{name: "teams text and card of exactly 28 KB together", body: withRich(validTeams, "card", cardOf(notification.MaxTeamsMessageBytes))},
+		{name: "teams text and card over 28 KB together, each under", body: withRich(validTeams, "card", cardOf(notification.MaxTeamsMessageBytes+1)), wantField: "chat.card", goOnly: true},
+		{name: "embeds of 6,000 characters in all", body: withRich(validDiscord, "embeds", exactly6000)},
+		{name: "url port 1", body: port("1")},
+		{name: "url port 65535", body: port("65535")},
+		{name: "url port 0", body: port("0"), wantField: "chat.url", goOnly: true},
+		{name: "url port 65536", body: port("65536"), wantField: "chat.url", goOnly: true},
 		{name: "50 slack blocks", body: withRich(validSlack, "blocks", blocks(50))},
 		{name: "51 slack blocks", body: withRich(validSlack, "blocks", blocks(51)), wantField: "chat.blocks"},
 		{name: "10 discord embeds", body: withRich(validDiscord, "embeds", embeds(10))},
@@ -117,6 +134,8 @@ func TestParseChat(t *testing.T) {
 		{name: "blocks empty", body: withRich(validSlack, "blocks", `[]`), wantField: "chat.blocks"},
 		{name: "block without type", body: withRich(validSlack, "blocks", `[{"text":"x"}]`), wantField: "chat.blocks[0].type"},
 		{name: "block not an object", body: withRich(validSlack, "blocks", `["divider"]`), wantField: "chat.blocks[0]"},
+		{name: "embeds empty", body: withRich(validDiscord, "embeds", `[]`), wantField: "chat.embeds"},
+		{name: "embed fields not an array", body: withRich(validDiscord, "embeds", embed(`"fields":{"name":"n","value":"v"}`)), wantField: "chat.embeds[0].fields"},
 		{name: "embed not an object", body: withRich(validDiscord, "embeds", `[null]`), wantField: "chat.embeds[0]"},
 		{name: "embed title null", body: withRich(validDiscord, "embeds", embed(`"title":null`)), wantField: "chat.embeds[0].title"},
 		{name: "embed footer a string", body: withRich(validDiscord, "embeds", embed(`"footer":"ci"`)), wantField: "chat.embeds[0].footer"},

@@ -146,35 +146,41 @@ func TestBatchLinesCarryEmbeddedMetrics(t *testing.T) {
 
 // TestBatchLinesSplitAtTheValuesLimit: a metric member holds at most
 // metrics.MaxValuesPerMetric values, so 250 delivered records are three
-// lines of 100, 100 and 50, their counts adding up to the batch.
+// lines of 100, 100 and 50, and 200 two lines of 100 (no empty third), their
+// counts adding up to the batch.
 func TestBatchLinesSplitAtTheValuesLimit(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
-	var ev events.SQSEvent
-	for i := range 250 {
-		ev.Records = append(ev.Records, rec(fmt.Sprintf("m%d", i), webhookBody(fmt.Sprintf("ok-%d", i)), 1))
+	for n, want := range map[int][]float64{250: {100, 100, 50}, 200: {100, 100}} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, nil)
+			var ev events.SQSEvent
+			for i := range n {
+				ev.Records = append(ev.Records, rec(fmt.Sprintf("m%d", i), webhookBody(fmt.Sprintf("ok-%d", i)), 1))
+			}
+			_, err := b.p.Handle(context.Background(), ev)
+			require.NoError(t, err)
+			var counts []float64
+			batchRecords := 0
+			sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
+			for sc.Scan() {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+				if m["msg"] != "batch" {
+					continue
+				}
+				require.NoError(t, metrics.Validate(sc.Bytes(), now), "%s", sc.Bytes())
+				counts = append(counts, m[metrics.Notifications].(float64))
+				require.Len(t, m[metrics.ReceiveCountAtDelivery], int(m[metrics.Notifications].(float64)))
+				if _, ok := m[metrics.BatchRecords]; ok {
+					batchRecords++
+					require.EqualValues(t, n, m[metrics.BatchRecords])
+				}
+			}
+			require.Equal(t, want, counts)
+			require.Equal(t, 1, batchRecords, "BatchRecords once per batch")
+		})
 	}
-	_, err := b.p.Handle(context.Background(), ev)
-	require.NoError(t, err)
-	var counts []float64
-	batchRecords := 0
-	sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
-	for sc.Scan() {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-		if m["msg"] != "batch" {
-			continue
-		}
-		require.NoError(t, metrics.Validate(sc.Bytes(), now), "%s", sc.Bytes())
-		counts = append(counts, m[metrics.Notifications].(float64))
-		require.Len(t, m[metrics.ReceiveCountAtDelivery], int(m[metrics.Notifications].(float64)))
-		if _, ok := m[metrics.BatchRecords]; ok {
-			batchRecords++
-			require.EqualValues(t, 250, m[metrics.BatchRecords])
-		}
-	}
-	require.Equal(t, []float64{100, 100, 50}, counts)
-	require.Equal(t, 1, batchRecords, "BatchRecords once per batch")
 }
 
 // TestEmptyBatchStillReportsNotPaused: a batch of no records writes the

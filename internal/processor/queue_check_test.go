@@ -53,6 +53,12 @@ func TestCheckQueues(t *testing.T) {
 			},
 			want: []string{"VisibilityTimeout 6m29s", "batching window 30s", "= 6m30s"},
 		},
+		"function timeout unknown: no visibility check, whatever the batching window": {
+			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
+				m["VisibilityTimeout"] = "10"
+				s.FunctionTimeout, s.BatchingWindow = 0, 30*time.Second
+			},
+		},
 		"visibility at 6x plus the batching window": {
 			mutate: func(m, _ map[string]string, s *processor.QueueSettings) {
 				m["VisibilityTimeout"] = "390"
