@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/eventbridgetest"
+	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/pause/pausetest"
 	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/internal/store"
@@ -144,24 +144,6 @@ func failures(resp events.SQSEventResponse) []string {
 	return ids
 }
 
-// syncBuffer is a bytes.Buffer safe for the handler's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestStartDelivers: a cold start with a good configuration checks the
 // queues, pauses nothing, sets GOMAXPROCS from the memory size, and its
 // handler delivers a webhook batch (signed; remembered in the store, so a
@@ -169,7 +151,7 @@ func (s *syncBuffer) String() string {
 func TestStartDelivers(t *testing.T) {
 	s := setup(t, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128"})
 	t.Cleanup(func() { runtime.GOMAXPROCS(runtime.NumCPU()) })
-	var stdout, stderr syncBuffer
+	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
 	require.Equal(t, 1, runtime.GOMAXPROCS(0), "128 MB pays for one vCPU")
@@ -202,7 +184,7 @@ func TestStartDelivers(t *testing.T) {
 // command on stdout.
 func TestStartDegradedOnABadConfiguration(t *testing.T) {
 	s := setup(t, map[string]string{"HERALD_MAX_RECEIVE_COUNT": "zero"})
-	var stdout, stderr syncBuffer
+	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
 	require.Empty(t, s.lambda.Updates, "nothing paused before a batch")
@@ -225,7 +207,7 @@ func TestStartDegradedOnABadConfiguration(t *testing.T) {
 func TestStartPausesAQueueItCannotServe(t *testing.T) {
 	s := setup(t, nil)
 	s.sqs.AddQueue(mails.url, map[string]string{"MessageRetentionPeriod": "345600"}) // no RedrivePolicy
-	var stdout, stderr syncBuffer
+	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
 	require.Equal(t, []string{"map-email"}, s.lambda.Updates, "paused before the first batch")
@@ -249,7 +231,7 @@ func TestStartWhenAPauseAtStartFails(t *testing.T) {
 	s := setup(t, nil)
 	s.sqs.AddQueue(mails.url, map[string]string{"MessageRetentionPeriod": "345600"})
 	s.lambda.Mappings = s.lambda.Mappings[:1] // the webhook queue's only
-	var stdout, stderr syncBuffer
+	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
 	require.Empty(t, s.lambda.Updates)
@@ -282,7 +264,7 @@ func TestStartFails(t *testing.T) {
 			if c.bad {
 				s.sqs.AddQueue(mails.url, map[string]string{"MessageRetentionPeriod": "345600"})
 			}
-			var stdout, stderr syncBuffer
+			var stdout, stderr localenv.SyncBuffer
 			handle, err := start(context.Background(), &stdout, &stderr)
 			require.Nil(t, handle)
 			for _, w := range c.want {
@@ -298,7 +280,7 @@ func TestStartFails(t *testing.T) {
 // the cold start succeeds without it.
 func TestStartWithoutItsNameWhenNothingNeedsPausing(t *testing.T) {
 	s := setup(t, map[string]string{"AWS_LAMBDA_FUNCTION_NAME": ""})
-	var stdout, stderr syncBuffer
+	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
 	// As Lambda invokes it: the SQS event's JSON in, the partial batch
@@ -338,7 +320,7 @@ func TestStartAnnouncesADisabledDestination(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	var stdout, stderr syncBuffer
+	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)
 	require.NoError(t, err)
 	resp, err := handle(context.Background(), batch(hooks, webhookBody("evt-1", down.URL)))

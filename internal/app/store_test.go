@@ -1,13 +1,11 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -82,7 +81,7 @@ func TestDeliverLogsToTheGivenLogger(t *testing.T) {
 	}
 	cfg, err := config.LoadDeliver(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	var logs syncBuffer
+	var logs localenv.SyncBuffer
 	p, err := app.NewDeliver(cfg, aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}}, app.DeliverOptions{
 		WebhookTLS: srv.Client().Transport.(*http.Transport).TLSClientConfig,
 		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
@@ -94,21 +93,4 @@ func TestDeliverLogsToTheGivenLogger(t *testing.T) {
 		Attributes: map[string]string{"ApproximateReceiveCount": "1"},
 	}}})
 	require.Contains(t, logs.String(), "logged-2")
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

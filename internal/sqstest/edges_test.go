@@ -69,15 +69,7 @@ func TestWaitTimeSecondsZeroOnTheWire(t *testing.T) {
 	t.Parallel()
 	s, _ := setup(t)
 	post := func(wait string) (int, string) {
-		req, err := http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(`{"QueueUrl":"`+queueURL+`","WaitTimeSeconds":`+wait+`}`))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-		req.Header.Set("X-Amz-Target", "AmazonSQS.ReceiveMessage")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return postJSON(t, s.URL(), "ReceiveMessage", `{"QueueUrl":"`+queueURL+`","WaitTimeSeconds":`+wait+`}`)
 	}
 	status, body := post("0")
 	require.Equal(t, http.StatusOK, status, body)
@@ -175,15 +167,7 @@ func TestSendAtTheEdges(t *testing.T) {
 	s, c := setup(t)
 	ctx := context.Background()
 	post := func(delay string) (int, string) {
-		req, err := http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(`{"QueueUrl":"`+queueURL+`","MessageBody":"x","DelaySeconds":`+delay+`}`))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-		req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return postJSON(t, s.URL(), "SendMessage", `{"QueueUrl":"`+queueURL+`","MessageBody":"x","DelaySeconds":`+delay+`}`)
 	}
 	status, body := post("0")
 	require.Equal(t, http.StatusOK, status, body)
@@ -207,4 +191,20 @@ func TestSendAtTheEdges(t *testing.T) {
 		_, err := c.SendMessage(ctx, &tc.in)
 		require.Equal(t, tc.want, code(err), name)
 	}
+}
+
+// postJSON sends body to the fake as SQS's JSON protocol carries action
+// (what the SDK cannot send, such as a negative wait) and returns the
+// status and the answer's body.
+func postJSON(t *testing.T, url, action, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS."+action)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(answer)
 }
