@@ -124,6 +124,22 @@ func (e *env) send(bodies ...string) []string {
 	return ids
 }
 
+// receiveSome repeats in until SQS answers with a message, for at most
+// 30 s: LocalStack's receive can come back empty while a message is there
+// (seen on fresh clones' CI runs), so one empty answer proves nothing.
+func receiveSome(t *testing.T, ctx context.Context, c *sqs.Client, in *sqs.ReceiveMessageInput) *sqs.ReceiveMessageOutput {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := c.ReceiveMessage(ctx, in)
+		require.NoError(t, err)
+		if len(out.Messages) > 0 {
+			return out
+		}
+		require.True(t, time.Now().Before(deadline), "no message on %s within 30 s", aws.ToString(in.QueueUrl))
+	}
+}
+
 // pollUntil runs the local event source mapping until done reports true.
 func (e *env) pollUntil(timeout time.Duration, done func() bool) {
 	e.t.Helper()
