@@ -224,3 +224,21 @@ func TestHost(t *testing.T) {
 		require.Equal(t, want, m.Host())
 	}
 }
+
+// TestRichFormOfAnotherService: a rich form on the wrong service's message
+// names the service it belongs to, so a producer learns which one to use.
+func TestRichFormOfAnotherService(t *testing.T) {
+	t.Parallel()
+	withRich := func(body, name, rich string) string {
+		return strings.Replace(body, `"text":"Deploy finished"`, `"text":"Deploy finished","`+name+`":`+rich, 1)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{withRich(validSlack, "embeds", `[{"title":"t"}]`), `chat.embeds: only with service "discord"`},
+		{withRich(validSlack, "card", `{"type":"AdaptiveCard"}`), `chat.card: only with service "teams"`},
+		{withRich(validDiscord, "blocks", `[{"type":"divider"}]`), `chat.blocks: only with service "slack"`},
+		{withRich(validTeams, "embeds", `[{"title":"t"}]`), `chat.embeds: only with service "discord"`},
+	} {
+		_, err := notification.Parse([]byte(tt.body))
+		require.ErrorContains(t, err, tt.want)
+	}
+}
