@@ -9,7 +9,7 @@ import (
 
 // TestKeysForCachesDerivedKeys: with ScopeDestination each origin's keys
 // are those DeriveSecret gives, one per active secret, the same from the
-// cache as derived afresh; the cache never holds more than
+// cache as derived afresh; the cache holds origins side by side, never more than
 // maxCachedOrigins origins and stays right after it starts afresh.
 func TestKeysForCachesDerivedKeys(t *testing.T) {
 	t.Parallel()
@@ -36,6 +36,7 @@ func TestKeysForCachesDerivedKeys(t *testing.T) {
 	other, err := s.keysFor("https://b.example", []int{1})
 	require.NoError(t, err)
 	require.NotEqual(t, want("https://a.example"), other, "each origin its own keys")
+	require.Len(t, s.derived.keys, 2, "a second origin is cached beside the first")
 
 	for i := range maxCachedOrigins + 10 {
 		origin := fmt.Sprintf("https://h%d.example", i)
