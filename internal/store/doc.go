@@ -36,6 +36,9 @@
 //     is at version 1, the key derived before versions existed);
 //   - previous_until is when version-1 stops signing, Unix milliseconds;
 //   - updated_at is the last rotation, Unix milliseconds.
+//   - rotation_id is a random id of the last rotation's write, so that a
+//     rotation whose answer was lost (and whose retry then failed its
+//     condition) knows its own write.
 //
 // It has no expires_at: it holds for as long as the origin is used.
 //

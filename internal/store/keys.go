@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -109,6 +110,8 @@ func (s *Store) Rotate(ctx context.Context, origin string, grace time.Duration) 
 	item[AttrVersion] = &types.AttributeValueMemberN{Value: strconv.Itoa(next.Version)}
 	item[AttrPreviousUntil] = ms(next.PreviousUntil)
 	item[AttrUpdatedAt] = ms(now)
+	id := rand.Text()
+	item[AttrRotationID] = str(id)
 	in := &dynamodb.PutItemInput{
 		TableName:                aws.String(s.cfg.Table),
 		Item:                     item,
@@ -126,11 +129,27 @@ func (s *Store) Rotate(ctx context.Context, origin string, grace time.Duration) 
 	switch {
 	case err == nil:
 		return next, nil
+	case errors.As(err, &ccf) && s.wroteRotation(ctx, origin, id):
+		// The SDK retried a write that had gone through and whose answer
+		// was lost: the retry's condition failed on this rotation's own item.
+		return next, nil
 	case errors.As(err, &ccf):
 		return OriginKeys{}, &ConflictError{Origin: origin}
 	default:
 		return OriginKeys{}, &Error{Op: "rotate the keys of " + origin, Err: err}
 	}
+}
+
+// wroteRotation reports whether origin's keys item holds the rotation id
+// id, read consistently; a failed read reports false (a conflict, which
+// changed nothing as far as the caller can tell).
+func (s *Store) wroteRotation(ctx context.Context, origin, id string) bool {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.cfg.Table),
+		Key:            keysKey(origin),
+		ConsistentRead: aws.Bool(true),
+	})
+	return err == nil && text(out.Item, AttrRotationID) == id
 }
 
 var _ webhook.KeyVersionReader = (*Store)(nil)

@@ -2,11 +2,22 @@ package store_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/awstest"
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
@@ -42,11 +53,15 @@ func TestRotateStartsTheNextVersion(t *testing.T) {
 	require.True(t, got.PreviousUntil.Equal(k.PreviousUntil))
 	require.True(t, got.UpdatedAt.Equal(b.clock.Now()))
 
+	items := b.srv.Items(table)
+	require.Len(t, items, 1)
+	require.NotEmpty(t, items[0]["rotation_id"], "the rotation's own id")
+	delete(items[0], "rotation_id")
 	require.Equal(t, []map[string]any{{
 		"pk": map[string]any{"S": "origin#" + origin}, "sk": map[string]any{"S": "keys"},
 		"type": map[string]any{"S": "keys"}, "version": map[string]any{"N": "2"},
 		"previous_until": map[string]any{"N": "1796205600000"}, "updated_at": map[string]any{"N": "1796119200000"},
-	}}, b.srv.Items(table))
+	}}, items)
 
 	b.clock.Advance(time.Minute)
 	k, err = b.s.Rotate(ctx, origin, 0)
@@ -117,4 +132,39 @@ func TestKeysReadFailure(t *testing.T) {
 	_, err = b.s.Rotate(context.Background(), origin, time.Hour)
 	require.ErrorAs(t, err, &se)
 	require.Empty(t, b.srv.Items(table), "nothing written")
+}
+
+// TestRotateWhoseAnswerWasLost: a rotation's PutItem that reaches DynamoDB
+// and loses its answer is retried by the SDK, and the retry fails its
+// condition on the item the first attempt wrote; Rotate reads its own
+// rotation id there and reports the rotation, not a conflict.
+func TestRotateWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	target, err := url.Parse(b.srv.URL())
+	require.NoError(t, err)
+	var lost atomic.Bool
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if strings.HasSuffix(resp.Request.Header.Get("X-Amz-Target"), ".PutItem") && lost.CompareAndSwap(false, true) {
+			resp.StatusCode = http.StatusInternalServerError // applied, answer lost
+			resp.Body = io.NopCloser(strings.NewReader(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"lost"}`))
+			resp.Header.Del("Content-Length")
+			resp.Header.Del("X-Amz-Crc32")
+		}
+		return nil
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	client := dynamodb.NewFromConfig(awstest.Config(front.URL), func(o *dynamodb.Options) { o.Retryer = retry.NewStandard(); o.RetryMaxAttempts = 3 })
+	s, err := store.New(client, store.Config{Table: table, Window: time.Hour, Now: b.clock.Now})
+	require.NoError(t, err)
+
+	k, err := s.Rotate(context.Background(), origin, time.Hour)
+	require.NoError(t, err)
+	require.True(t, lost.Load(), "the first PutItem's answer was lost")
+	require.Equal(t, 2, k.Version)
+	got, err := b.s.Keys(context.Background(), origin)
+	require.NoError(t, err)
+	require.Equal(t, 2, got.Version, "one rotation, not two")
 }

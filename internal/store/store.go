@@ -41,6 +41,8 @@ const (
 	// AttrPreviousUntil is when a keys item's previous version stops
 	// signing, Unix milliseconds.
 	AttrPreviousUntil = "previous_until"
+	// AttrRotationID is a random id of a keys item's last rotation.
+	AttrRotationID = "rotation_id"
 	// AttrExpiresAt is the table's time-to-live attribute, Unix seconds.
 	AttrExpiresAt = "expires_at"
 )
