@@ -7,34 +7,17 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/chat/chattest"
+	"github.com/heraldhq/herald/internal/testclock"
 )
 
-// clock is a settable clock for the receivers' rate limits.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock is a settable clock for the receivers' rate limits.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)) }
 
 // answer is what a receiver answered.
 type answer struct {
@@ -65,7 +48,7 @@ func postJSON(t *testing.T, r *chattest.Receiver, url, body string) answer {
 	return post(t, r, http.MethodPost, url, "application/json", body)
 }
 
-func slack(t *testing.T) (*chattest.Slack, *clock) {
+func slack(t *testing.T) (*chattest.Slack, *testclock.Clock) {
 	t.Helper()
 	s := chattest.NewSlack()
 	t.Cleanup(s.Close)
@@ -74,7 +57,7 @@ func slack(t *testing.T) (*chattest.Slack, *clock) {
 	return s, c
 }
 
-func discord(t *testing.T) (*chattest.Discord, *clock) {
+func discord(t *testing.T) (*chattest.Discord, *testclock.Clock) {
 	t.Helper()
 	d := chattest.NewDiscord()
 	t.Cleanup(d.Close)
@@ -83,7 +66,7 @@ func discord(t *testing.T) (*chattest.Discord, *clock) {
 	return d, c
 }
 
-func teams(t *testing.T) (*chattest.Teams, *clock) {
+func teams(t *testing.T) (*chattest.Teams, *testclock.Clock) {
 	t.Helper()
 	tm := chattest.NewTeams()
 	t.Cleanup(tm.Close)
@@ -107,7 +90,7 @@ func TestSlackAcceptsWhatSlackAccepts(t *testing.T) {
 		`{"text":"hi","blocks":[{"type":"section"}],"attachments":[],"thread_ts":"1.2","mrkdwn":true,"unfurl_links":false,"unfurl_media":false}`,
 		`{"text":"hi","channel":"#x","username":"u","icon_emoji":":x:","icon_url":"https://example.com/i.png"}`,
 	} {
-		c.Add(time.Second)
+		c.Advance(time.Second)
 		a := post(t, s.Receiver, http.MethodPost, hook, "application/json; charset=utf-8", body)
 		require.Equal(t, http.StatusOK, a.status, body)
 		require.Equal(t, "ok", a.body)
@@ -183,33 +166,33 @@ func TestSlackRate(t *testing.T) {
 	require.Equal(t, "1", a.header.Get("Retry-After"))
 	require.Equal(t, http.StatusOK, send("b").status, "another webhook has its own rate")
 
-	c.Add(300 * time.Millisecond)
+	c.Advance(300 * time.Millisecond)
 	a = send("a")
 	require.Equal(t, http.StatusTooManyRequests, a.status)
 	require.Equal(t, "1", a.header.Get("Retry-After"), "0.7 s rounded up")
-	c.Add(700 * time.Millisecond)
+	c.Advance(700 * time.Millisecond)
 	require.Equal(t, http.StatusOK, send("a").status, "exactly a second after: one token")
 	require.Equal(t, http.StatusTooManyRequests, send("a").status)
 
-	c.Add(10 * time.Second)
+	c.Advance(10 * time.Second)
 	require.Equal(t, http.StatusOK, send("a").status)
 	require.Equal(t, http.StatusOK, send("a").status)
 	require.Equal(t, http.StatusTooManyRequests, send("a").status, "idle time refills the burst, no more")
 
-	c.Add(-5 * time.Second)
+	c.Advance(-5 * time.Second)
 	require.Equal(t, http.StatusTooManyRequests, send("a").status, "a clock going back refills nothing")
 
 	// The buckets allow a billionth of a token for float rounding, so a post
 	// paced at the rate is never refused for it: 1 ns short of the second
 	// is 0.999999999 of a token, taken as one; 2 ns short is not.
-	c.Add(5 * time.Second)
+	c.Advance(5 * time.Second)
 	for range 2 {
 		send("c")
 		send("d")
 	}
-	c.Add(time.Second - 2*time.Nanosecond)
+	c.Advance(time.Second - 2*time.Nanosecond)
 	require.Equal(t, http.StatusTooManyRequests, send("d").status, "2 ns short")
-	c.Add(time.Nanosecond)
+	c.Advance(time.Nanosecond)
 	require.Equal(t, http.StatusOK, send("c").status, "1 ns short: within the rounding allowance")
 	require.Equal(t, http.StatusTooManyRequests, send("c").status, "and that token is spent")
 	require.Equal(t, []int{429, 429, 429, 429, 429, 429, 429}, s.Refused())
@@ -256,12 +239,12 @@ func TestDiscordAcceptsWhatDiscordAccepts(t *testing.T) {
 		`{"embeds":` + embeds10 + `}`,
 		`{"content":"hi","embeds":[{"title":"t"}],"username":"herald"}`,
 	} {
-		c.Add(time.Second)
+		c.Advance(time.Second)
 		a := postJSON(t, d.Receiver, url, body)
 		require.Equal(t, http.StatusNoContent, a.status, body[:min(len(body), 40)])
 		require.Empty(t, a.body)
 	}
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	a := postJSON(t, d.Receiver, url+"?wait=true", `{"content":"hi"}`)
 	require.Equal(t, http.StatusOK, a.status)
 	require.Equal(t, "application/json", a.header.Get("Content-Type"))
@@ -316,7 +299,7 @@ func TestDiscordRefusesWhatDiscordRefuses(t *testing.T) {
 		{"application/json", `{"content":""}`, 50006},
 		{"application/json", `{"text":"slack's field"}`, 50006},
 	} {
-		c.Add(time.Second)
+		c.Advance(time.Second)
 		check(post(t, d.Receiver, http.MethodPost, url, tc.ctype, tc.body), http.StatusBadRequest, tc.code, tc.body[:min(len(tc.body), 40)])
 	}
 	check(postJSON(t, d.Receiver, d.URL()+"/api/webhooks/99/tok", `{"content":"hi"}`), http.StatusNotFound, 10015, "unknown id")
@@ -351,7 +334,7 @@ func TestDiscordRate(t *testing.T) {
 		require.Equal(t, fmt.Sprint(4-i), a.header.Get("X-RateLimit-Remaining"), i)
 		require.Equal(t, fmt.Sprintf("%.3f", 0.4*float64(i+1)), a.header.Get("X-RateLimit-Reset-After"), i)
 	}
-	c.Add(100 * time.Millisecond)
+	c.Advance(100 * time.Millisecond)
 	a := postJSON(t, d.Receiver, url, `{"content":"hi"}`)
 	require.Equal(t, http.StatusTooManyRequests, a.status)
 	require.Equal(t, "0", a.header.Get("X-RateLimit-Remaining"))
@@ -364,11 +347,11 @@ func TestDiscordRate(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(a.body), &e))
 	require.InDelta(t, 0.3, e.RetryAfter, 1e-9)
 	require.False(t, e.Global)
-	c.Add(300 * time.Millisecond)
+	c.Advance(300 * time.Millisecond)
 	a = postJSON(t, d.Receiver, url, `{"content":"hi"}`)
 	require.Equal(t, http.StatusNoContent, a.status, "one token back after 400 ms")
 	require.Equal(t, "0", a.header.Get("X-RateLimit-Remaining"))
-	c.Add(399 * time.Millisecond)
+	c.Advance(399 * time.Millisecond)
 	require.Equal(t, http.StatusTooManyRequests, postJSON(t, d.Receiver, url, `{"content":"hi"}`).status, "a millisecond short of the next")
 }
 
@@ -396,13 +379,13 @@ func TestTeamsAcceptsWhatTeamsAccepts(t *testing.T) {
 		`{"@type":"MessageCard","text":"hi"}`,
 		`{"@type":"MessageCard","summary":"hi","sections":[]}`,
 	} {
-		c.Add(time.Second)
+		c.Advance(time.Second)
 		a = postJSON(t, tm.Receiver, legacy, body)
 		require.Equal(t, http.StatusOK, a.status, body)
 		require.Equal(t, "1", a.body)
 		require.Equal(t, "text/plain", a.header.Get("Content-Type"))
 	}
-	c.Add(time.Second)
+	c.Advance(time.Second)
 	pad := 28<<10 - len(teamsCard) + len(`"body":[]`) - len(`"body":""`)
 	big := strings.Replace(teamsCard, `"body":[]`, `"body":"`+strings.Repeat("x", pad)+`"`, 1)
 	require.Len(t, big, 28<<10)
@@ -447,7 +430,7 @@ func TestTeamsRefusesWhatTeamsRefuses(t *testing.T) {
 		card(`{"contentType":"application/vnd.microsoft.card.adaptive","content":{"type":"AdaptiveCard"}},{"contentType":"application/vnd.microsoft.card.adaptive","content":{}}`),
 		`{"@type":"MessageCard","text":"a workflow takes no MessageCard"}`,
 	} {
-		c.Add(time.Second)
+		c.Advance(time.Second)
 		logic(postJSON(t, tm.Receiver, flow, body), http.StatusBadRequest, "InvalidRequestContent", body)
 		a := postJSON(t, tm.Receiver, legacy, body)
 		if strings.Contains(body, "@type") {
@@ -466,7 +449,7 @@ func TestTeamsRefusesWhatTeamsRefuses(t *testing.T) {
 		require.Equal(t, "Summary or Text is required.", a.body, body)
 	}
 
-	c.Add(time.Second)
+	c.Advance(time.Second)
 	big := strings.Replace(teamsCard, `"body":[]`, `"body":"`+strings.Repeat("x", 28<<10)+`"`, 1)
 	logic(postJSON(t, tm.Receiver, flow, big), http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "over 28 KB")
 	logic(postJSON(t, tm.Receiver, strings.Replace(flow, "sig1", "bad", 1), teamsCard), http.StatusUnauthorized, "DirectApiInvalidAuthorizationSignature", "wrong sig")
@@ -503,7 +486,7 @@ func TestTeamsRate(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, a.status)
 	require.Equal(t, "1", a.header.Get("Retry-After"))
 	require.Contains(t, a.body, "WorkflowRequestsThrottled")
-	c.Add(250 * time.Millisecond)
+	c.Advance(250 * time.Millisecond)
 	require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status)
 	require.Equal(t, []int{429}, tm.Refused())
 }
