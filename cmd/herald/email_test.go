@@ -410,3 +410,20 @@ func TestEmailEventsLogGroupsAndUsage(t *testing.T) {
 		require.Contains(t, r.stderr, tc.want, tc.args)
 	}
 }
+
+// DETAIL is the error when there is one, else the template a send used.
+func TestEmailEventsDetailColumn(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	require.NoError(t, writeEvents(&env{stdout: &out}, &globals{}, []emailEvent{
+		{Time: at, Source: "herald", Outcome: "delivered", Template: "welcome"},
+		{Time: at, Source: "herald", Outcome: "retry", Template: "welcome", Error: "email_throttled"},
+		{Time: at, Source: "ses", EventType: "reject", Error: "Bad content"},
+	}))
+	require.Equal(t, ""+
+		"TIME                      SOURCE  EVENT      BOUNCE  RECIPIENT DOMAINS  DETAIL\n"+
+		"2026-12-01T12:00:00.000Z  herald  delivered  -       -                  template welcome\n"+
+		"2026-12-01T12:00:00.000Z  herald  retry      -       -                  email_throttled\n"+
+		"2026-12-01T12:00:00.000Z  ses     reject     -       -                  Bad content\n", out.String())
+}
