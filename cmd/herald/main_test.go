@@ -185,10 +185,11 @@ func TestTable(t *testing.T) {
 
 func TestAgeAndParseAge(t *testing.T) {
 	t.Parallel()
-	for d, want := range map[time.Duration]string{0: "-", 45 * time.Second: "45s", 12 * time.Minute: "12m", time.Hour: "1h0m", 59 * time.Second: "59s", time.Minute: "1m", 3*time.Hour + 20*time.Minute: "3h20m", 52 * time.Hour: "2d4h"} {
+	for d, want := range map[time.Duration]string{0: "-", 45 * time.Second: "45s", 12 * time.Minute: "12m", time.Hour: "1h0m", 59 * time.Second: "59s", time.Minute: "1m", 3*time.Hour + 20*time.Minute: "3h20m", 52 * time.Hour: "2d4h",
+		24*time.Hour - time.Minute: "23h59m", 24 * time.Hour: "1d0h", -time.Second: "-"} {
 		require.Equal(t, want, age(d))
 	}
-	for s, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "7d": 7 * 24 * time.Hour, "0d": 0, "1h30m": 90 * time.Minute} {
+	for s, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "7d": 7 * 24 * time.Hour, "0d": 0, "1h30m": 90 * time.Minute, "0s": 0} {
 		got, err := parseAge(s)
 		require.NoError(t, err, s)
 		require.Equal(t, want, got, s)
