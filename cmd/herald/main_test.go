@@ -375,3 +375,17 @@ func TestRedriveIntoTheDeadLetterQueueIsAUsageError(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "are the same")
 }
+
+// --region wins over the environment's region; without it the SDK's
+// default chain decides.
+func TestRegionFlagOverridesTheEnvironment(t *testing.T) { // t.Setenv: not parallel
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	cfg, err := (&globals{region: "eu-west-1"}).awsConfig(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "eu-west-1", cfg.Region)
+	cfg, err = (&globals{}).awsConfig(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "us-east-1", cfg.Region)
+}
