@@ -130,6 +130,22 @@ func TestReadInputsFiles(t *testing.T) {
 	require.Error(t, err)
 }
 
+// A line of standard input may be as long as the SQS maximum message size
+// (notification.SQSMaxMessageBytes), newline aside; one byte more is refused
+// with its line number.
+func TestReadInputsLineAtTheSQSLimit(t *testing.T) {
+	t.Parallel()
+	longest := strings.Repeat("x", notification.SQSMaxMessageBytes)
+	in, err := readInputs([]string{"-"}, strings.NewReader("{}\n"+longest+"\n"))
+	require.NoError(t, err)
+	require.Len(t, in, 2)
+	require.Equal(t, "-:2", in[1].source)
+	require.Len(t, in[1].body, notification.SQSMaxMessageBytes)
+
+	_, err = readInputs([]string{"-"}, strings.NewReader("{}\n"+longest+"x\n"))
+	require.EqualError(t, err, fmt.Sprintf("-:2: line longer than %d bytes, the SQS maximum message size; nothing sent", notification.SQSMaxMessageBytes))
+}
+
 func TestSecretNew(t *testing.T) {
 	t.Parallel()
 	r := herald(t, "", "secret", "new")
