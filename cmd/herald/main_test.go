@@ -116,6 +116,12 @@ func TestSendDryRunValidatesWithFieldPaths(t *testing.T) {
 		{Source: "-:1", ID: "a"},
 	}, rows)
 	require.Contains(t, rows[0].Error, "webhook.event_type")
+
+	// The same as a table: the invalid one is listed and still fails the
+	// command.
+	r = herald(t, stdin, "send", "--dry-run", "--skip-invalid", "-")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Regexp(t, `(?m)^-:1 +a +valid \(dry run\)$`, r.stdout)
 }
 
 func TestReadInputsFiles(t *testing.T) {
@@ -187,6 +193,11 @@ func TestVerify(t *testing.T) {
 	r = herald(t, body, "verify", "--secret", secret, "--id", "msg_1", "--timestamp", old, "--signature", webhook.Sign(key, "msg_1", now.Add(-10*time.Minute), []byte(body)), "--body", "-")
 	require.Equal(t, exitFailed, r.code)
 	require.Contains(t, r.stdout, "webhook-timestamp too far from now")
+
+	// A tolerance of 0 is allowed: the timestamp must then be now.
+	r = herald(t, body, "verify", "--secret", secret, "--id", "msg_1", "--timestamp", ts, "--signature", sig, "--body", "-", "--tolerance", "0s")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, "valid\n", r.stdout)
 }
 
 func TestTable(t *testing.T) {
