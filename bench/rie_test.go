@@ -424,6 +424,18 @@ func TestSectionRIEFailsClearly(t *testing.T) {
 		// log tail follows, though its last lines may not be in it yet.
 		want: "floor, round 1: floor cold start: invoke: 502 Bad Gateway ; function logs:\n",
 	}, {
+		name: "a clean batch with failures",
+		edit: func(b *rieBundle) {
+			b.setup.peers = func(all []peer) []peer {
+				ps := keep("floor", "noop")(all)
+				ps[0].env = append(slices.Clone(ps[0].env), "PEER_WEBHOOK_SECRET="+wrongKey)
+				return ps
+			}
+		},
+		built: true,
+		// The receiver answers 401 to each: the first batch of 10 to it.
+		want: "floor, round 1: 10 failures in a clean batch of 10",
+	}, {
 		name: "webhooks that do not verify",
 		edit: func(b *rieBundle) {
 			b.setup.peers = func(all []peer) []peer {
@@ -475,6 +487,7 @@ func TestCPUGoalsMet(t *testing.T) {
 		{101, 100, 1000, false},
 		{99, 100, 90, true},
 		{100, math.Inf(1), 100, true}, // no TypeScript peer
+		{0, 0, 0, true},               // less than a tick each
 	} {
 		require.Equal(t, tc.want, cpuGoalsMet(tc.herald, tc.ts, tc.floor), "%+v", tc)
 	}
@@ -505,4 +518,100 @@ func TestProcCPUReadsTheProcessTicks(t *testing.T) {
 
 	_, err = procCPU(1 << 30)
 	require.ErrorContains(t, err, fmt.Sprintf("/proc/%d/stat", 1<<30))
+}
+
+// TestPerRecordUS: the CPU between two readings over the records, in µs.
+func TestPerRecordUS(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 500.0, perRecordUS(30*time.Millisecond, 80*time.Millisecond, 100))
+	require.Equal(t, 5.0, perRecordUS(0, 10*time.Millisecond, 2000))
+}
+
+// TestSettleWaitsForTheOutputToStopGrowing: settle reads until two reads
+// in a row are as long, and gives up after 20 pauses.
+func TestSettleWaitsForTheOutputToStopGrowing(t *testing.T) {
+	t.Parallel()
+	reads := 0
+	growing := func(until int) func() string {
+		reads = 0
+		return func() string {
+			reads++
+			return strings.Repeat("x", min(reads, until))
+		}
+	}
+	require.Equal(t, "xxx", settle(growing(3), 0))
+	require.Equal(t, 4, reads, "the third read's length again")
+	require.Equal(t, "x", settle(growing(1), 0))
+	require.Equal(t, 2, reads)
+	require.Equal(t, strings.Repeat("x", 21), settle(growing(100), 0), "the first read and 20 more")
+	require.Equal(t, 21, reads)
+}
+
+// TestStatCPUAddsUserAndSystemTicks: utime and stime are the 12th and 13th
+// fields after the command name, whose parentheses may nest.
+func TestStatCPUAddsUserAndSystemTicks(t *testing.T) {
+	t.Parallel()
+	after := " S 1 2 3 4 5 6 7 8 9 10 250 17"
+	for _, tc := range []struct {
+		line string
+		want time.Duration
+		ok   bool
+	}{
+		{"42 (deliver)" + after + " 20 0 0 0 1", 2670 * time.Millisecond, true},
+		{"42 (a) b)" + after, 2670 * time.Millisecond, true}, // exactly 13 fields
+		{")" + after, 2670 * time.Millisecond, true},
+		{"42 (deliver)" + after[:len(after)-3], 0, false}, // 12
+		{"42 deliver" + after, 0, false},
+	} {
+		got, ok := statCPU([]byte(tc.line))
+		require.Equal(t, tc.ok, ok, tc.line)
+		require.Equal(t, tc.want, got, tc.line)
+	}
+}
+
+// TestLoadAvgOfTakesTheThreeAverages: /proc/loadavg's first three fields;
+// fewer is "?".
+func TestLoadAvgOfTakesTheThreeAverages(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "1.20/0.95/0.80", loadAvgOf("1.20 0.95 0.80 2/345 6789\n"))
+	require.Equal(t, "1.20/0.95/0.80", loadAvgOf("1.20 0.95 0.80"))
+	require.Equal(t, "?", loadAvgOf("1.20 0.95"))
+	require.Regexp(t, `^\d+\.\d+/\d+\.\d+/\d+\.\d+$`, loadAvg())
+}
+
+// TestRIEGoals: each goal's figures, ratio and verdict from known samples;
+// the strongest TypeScript peer is the least of each figure, the first of
+// equals.
+func TestRIEGoals(t *testing.T) {
+	t.Parallel()
+	msec := time.Millisecond
+	h := peerSamples{cold: []time.Duration{40 * msec}, b100: []time.Duration{105 * msec}, conns100: []float64{0},
+		cpuUS: []float64{100}, rssKB: []float64{20 * 1024}, logBytes: []float64{200}}
+	ts1 := peerSamples{cold: []time.Duration{100 * msec}, cpuUS: []float64{150}, rssKB: []float64{50 * 1024}}
+	ts2 := peerSamples{cold: []time.Duration{90 * msec}, cpuUS: []float64{150}, rssKB: []float64{60 * 1024}}
+	floor := peerSamples{cold: []time.Duration{5 * msec}, cpuUS: []float64{100}, rssKB: []float64{10 * 1024}}
+	peers := []peer{{label: "herald"}, {label: "TS one", ts: true}, {label: "TS two", ts: true}, {label: "Go floor"}}
+	got := []peerSamples{h, ts1, ts2, floor}
+	require.Equal(t, [][]string{
+		{"2. log bytes per delivered notification ≤ 250 (INFO, batches of 10)", "200 B", "250 B", "", "met"},
+		{"3. CPU per record ≤ strongest TS peer (TS one)", "100 µs", "150 µs", "0.67×", "met"},
+		{"3. CPU per record ≤ 1.1 × Go floor", "100 µs", "100 µs", "1.00×", "met"},
+		{"4. batch of 100, receiver at 100 ms: wall ≤ 1.1 × the slowest delivery (100 ms)", "105.0 ms", "100 ms", "1.05", "met"},
+		{"4. warm batch of 100: no new connection", "0", "0", "", "met"},
+		{"4. cold start ≤ 0.5 × TS peer (TS two)", "40.0 ms", "90.0 ms", "0.44×", "met"},
+		{"4. peak RSS ≤ 0.5 × TS peer (TS one)", "20.0 MB", "50.0 MB", "0.40×", "met"},
+	}, rieGoals(h, floor, peers, got, 100*msec))
+
+	// Over each goal, and no TypeScript peer.
+	h = peerSamples{cold: []time.Duration{60 * msec}, b100: []time.Duration{111 * msec}, conns100: []float64{3},
+		cpuUS: []float64{111}, rssKB: []float64{30 * 1024}, logBytes: []float64{251}}
+	require.Equal(t, [][]string{
+		{"2. log bytes per delivered notification ≤ 250 (INFO, batches of 10)", "251 B", "250 B", "", "MISSED"},
+		{"3. CPU per record ≤ strongest TS peer ()", "111 µs", "+Inf µs", "0.00×", "met"},
+		{"3. CPU per record ≤ 1.1 × Go floor", "111 µs", "100 µs", "1.11×", "MISSED"},
+		{"4. batch of 100, receiver at 100 ms: wall ≤ 1.1 × the slowest delivery (100 ms)", "111.0 ms", "100 ms", "1.11", "MISSED"},
+		{"4. warm batch of 100: no new connection", "3", "0", "", "MISSED"},
+		{"4. cold start ≤ 0.5 × TS peer ()", "60.0 ms", ms(time.Duration(math.Inf(1))), "0.00×", "met"},
+		{"4. peak RSS ≤ 0.5 × TS peer ()", "30.0 MB", "+Inf MB", "0.00×", "met"},
+	}, rieGoals(h, floor, peers[:1], got[:1], 100*msec))
 }
