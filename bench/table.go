@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -12,10 +13,16 @@ import (
 	"time"
 )
 
-// table prints one section: a title, a header and rows, aligned.
+// table prints one section to os.Stdout (printTable).
 func table(title string, header []string, rows [][]string) {
-	fmt.Println("== " + title)
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	printTable(os.Stdout, title, header, rows)
+}
+
+// printTable writes one section to out: "== title", then the header and
+// rows in columns two spaces apart.
+func printTable(out io.Writer, title string, header []string, rows [][]string) {
+	fmt.Fprintln(out, "== "+title)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, strings.Join(header, "\t"))
 	for _, r := range rows {
 		fmt.Fprintln(w, strings.Join(r, "\t"))
