@@ -180,6 +180,7 @@ func TestSectionCostPrintsEachRowAllIn(t *testing.T) {
 		// 23,750 GB-s → $0.31666825 + $0.02.
 		"herald in process, concurrency 1, store on": {"950.0 ms", "256 MB", "$0.337", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$2.92", "$102.92"},
 	}, got)
+	require.Contains(t, out.String(), "; custom metrics of the clean path at 10 million notifications a month; ")
 	require.Contains(t, out.String(), "   prices: Lambda $0.20 per million requests, $0.0000133334 per GB-s (arm64); SQS $0.40 per million requests; "+
 		"CloudWatch Logs $0.50 per GB ingested; custom metric $0.30 a month; KMS $0.03 per 10,000 requests; DynamoDB on demand $0.625 per million WRU, "+
 		"$0.125 per million RRU; SES $0.10 per 1,000 emails\n")
