@@ -210,7 +210,11 @@ type rieAWS struct {
 // benchRIE is make bench's setup: the local stack, both Lambda
 // architectures, every peer and the fan-out's 100 ms receiver.
 func benchRIE(o opts) rieSetup {
-	return rieSetup{out: os.Stdout, bins: o.workDir, emulator: filepath.Join(".tools", "bin", "aws-lambda-rie"),
+	out := o.out
+	if out == nil {
+		out = os.Stdout
+	}
+	return rieSetup{out: out, bins: o.workDir, emulator: filepath.Join(".tools", "bin", "aws-lambda-rie"),
 		archs: []string{"arm64", "amd64"}, aws: localStackAWS,
 		receivers: func() (*receiver, *receiver) { return newReceiver(fanDelay), newReceiver(0) }}
 }
@@ -405,7 +409,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		[]string{"  herald with HERALD_CHECK_QUEUES=false (cold start / Init Duration)", ms(nocheckCold) + " / " + ms(nocheckInit), "", ""},
 		[]string{"peak RSS (VmHWM) after batches of 10 and 100 webhooks", rss(medianF(h.rssKB)), "≤ 64 MB", verdict(medianF(h.rssKB)/1024, 64, false)},
 	)
-	tableTo(su.out, "5. Cold start and footprint (deliver bootstrap under the Lambda Runtime Interface Emulator)",
+	printTable(su.out, "5. Cold start and footprint (deliver bootstrap under the Lambda Runtime Interface Emulator)",
 		[]string{"", "herald", "goal", "verdict"}, rows)
 
 	header := []string{""}
@@ -423,7 +427,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		}
 		return out
 	}
-	tableTo(su.out, fmt.Sprintf("6. Peers: same emulator (128 MB set), same TLS receivers (HTTP/1.1; %s and at once), %d interleaved round(s); median (min–max); load average %s at start, %s at end",
+	printTable(su.out, fmt.Sprintf("6. Peers: same emulator (128 MB set), same TLS receivers (HTTP/1.1; %s and at once), %d interleaved round(s); median (min–max); load average %s at start, %s at end",
 		slow, rounds, load0, load1), header, [][]string{
 		row("batch of 10 webhooks, wall ("+slow+" receiver)", func(s peerSamples) string { return durRange(s.b10) }),
 		row("batch of 100 webhooks, wall ("+slow+" receiver, warm)", func(s peerSamples) string { return durRange(s.b100) }),
@@ -453,7 +457,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	for _, g := range r.parseGoals { // section 1's, issue 12's goal 3; its columns: Parse, plain decode, time ratio
 		goals = append(goals, append([]string{"(issue 12) " + g[0]}, g[1:]...))
 	}
-	tableTo(su.out, "Goals of issue 22 (ratios within this run; goal 1, the all-in cost, is the cost table)", []string{"goal", "herald", "reference", "ratio", "verdict"}, goals)
+	printTable(su.out, "Goals of issue 22 (ratios within this run; goal 1, the all-in cost, is the cost table)", []string{"goal", "herald", "reference", "ratio", "verdict"}, goals)
 	tsCPU, _ := strongestTS(peers, got, cpuPerRecord)
 	if o.quick || cpuGoalsMet(cpuPerRecord(h), tsCPU, cpuPerRecord(got[floor])) {
 		return nil
