@@ -210,11 +210,7 @@ type rieAWS struct {
 // benchRIE is make bench's setup: the local stack, both Lambda
 // architectures, every peer and the fan-out's 100 ms receiver.
 func benchRIE(o opts) rieSetup {
-	out := o.out
-	if out == nil {
-		out = os.Stdout
-	}
-	return rieSetup{out: out, bins: o.workDir, emulator: filepath.Join(".tools", "bin", "aws-lambda-rie"),
+	return rieSetup{out: o.out, bins: o.workDir, emulator: filepath.Join(".tools", "bin", "aws-lambda-rie"),
 		archs: []string{"arm64", "amd64"}, aws: localStackAWS,
 		receivers: func() (*receiver, *receiver) { return newReceiver(fanDelay), newReceiver(0) }}
 }
