@@ -58,7 +58,7 @@ $(GREMLINS):
 	mv .tools/gremlins.install/gremlins $@ && rmdir .tools/gremlins.install
 
 .PHONY: mutate
-mutate: $(GREMLINS) ## Mutation testing of every package, score per package (slow; MUTATE_WORKERS=1, MUTATE_PKGS, MUTATE_DRY_RUN=1; docs/testing.md)
+mutate: $(GREMLINS) ## Mutation testing of every package, score per package (slow; MUTATE_WORKERS=1, MUTATE_PKGS, MUTATE_DRY_RUN=1, MUTATE_EXCLUDE; docs/testing.md)
 	GREMLINS=$(GREMLINS) scripts/mutate.sh $(MUTATE_PKGS)
 
 FUZZTIME ?= 30s
