@@ -92,7 +92,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 	if err != nil {
 		return err
 	}
-	storeName, err := needStoreTable()
+	storeName, err := o.sectionStoreTable()
 	if err != nil {
 		return err
 	}
@@ -111,12 +111,14 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 		"HERALD_MAX_RECEIVE_COUNT": fmt.Sprint(maxReceive), "HERALD_CONCURRENCY": "10",
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano()) // the store remembers ids across runs
+	large := o.largeBatch()
 	cases := []callCase{
 		{"10 delivered", 10, 0, "", false, false, 0, 0},
 		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, 0, 0},
-		{"100 delivered", 100, 0, "", false, false, 0, 0},
+		{fmt.Sprintf("%d delivered", large), large, 0, "", false, false, 0, 0},
 		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, 1, 0},
-		{"100, 25 fail (503), retried", 100, 25, "/fail/", false, false, 3, 0},
+		// A quarter fail: one visibility change per ten of them.
+		{fmt.Sprintf("%d, %d fail (503), retried", large, large/4), large, large / 4, "/fail/", false, false, (large/4 + 9) / 10, 0},
 		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, 0, 3},
 		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, 0, 2},
 	}
@@ -200,7 +202,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 			purge(ctx, plain, qs.URL, ev)
 		}
 	}
-	table("3. AWS calls made by the processor per batch (SDK middleware count, LocalStack SQS, the DynamoDB table "+storeName+
+	tableTo(o.stdout(), "3. AWS calls made by the processor per batch (SDK middleware count, LocalStack SQS, the DynamoDB table "+storeName+
 		"); each case three ways, each on a new environment but the warm case; the event source mapping's receive/delete are not the processor's",
 		[]string{"batch", "store", "expected SQS (ceil(k/10) CMVB + dead-letter moves)", "counted SQS", "counted DynamoDB (by item: delivery, health, keys)", "batchItemFailures", "verdict"}, rows)
 	if failed {

@@ -25,6 +25,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,9 @@ type opts struct {
 	benchtime string
 	reps      int    // repetitions of a timed batch; the median is printed
 	workDir   string // .local/bench: binaries, profiles, certificates
+
+	out   io.Writer // where sections 2–4 print; nil: standard output
+	small scale     // sections 2–4 shrunk by their tests; zero: full size
 }
 
 func main() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -13,9 +14,12 @@ import (
 )
 
 // table prints one section: a title, a header and rows, aligned.
-func table(title string, header []string, rows [][]string) {
-	fmt.Println("== " + title)
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+func table(title string, header []string, rows [][]string) { tableTo(os.Stdout, title, header, rows) }
+
+// tableTo is table printed to out.
+func tableTo(out io.Writer, title string, header []string, rows [][]string) {
+	fmt.Fprintln(out, "== "+title)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, strings.Join(header, "\t"))
 	for _, r := range rows {
 		fmt.Fprintln(w, strings.Join(r, "\t"))

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/awstest"
+	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// benchTable is the store's table in the DynamoDB fake.
+const benchTable = "herald-store"
+
+// fakes is SQS and DynamoDB on 127.0.0.1, where the SDK's default
+// configuration (app.AWSConfig) sends the sections' calls.
+type fakes struct {
+	sqs *sqstest.Server
+	ddb *dynamotest.Server
+}
+
+// setupFakes starts the fakes, the store's table created as the store
+// expects it (keyed by store.AttrPK and store.AttrSK), and points the
+// SDK's endpoint variables at them: a test using it cannot be parallel.
+func setupFakes(t *testing.T) fakes {
+	t.Helper()
+	f := fakes{sqs: sqstest.New(t), ddb: dynamotest.New(t)}
+	f.sqs.LongPoll()
+	f.ddb.AddTable(benchTable, store.AttrPK, store.AttrSK)
+	awstest.Setenv(t, map[string]string{"SQS": f.sqs.URL(), "DYNAMODB": f.ddb.URL()})
+	return f
+}
+
+// rowsOf is the rows of the one table printed in out: its title, its
+// header's and rows' cells (split on runs of two spaces or more).
+func rowsOf(t *testing.T, out string) (title string, header []string, rows [][]string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, out)
+	require.True(t, strings.HasPrefix(lines[0], "== "), out)
+	cells := func(l string) []string {
+		var out []string
+		for _, c := range strings.Split(l, "  ") {
+			if c = strings.TrimSpace(c); c != "" {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	for _, l := range lines[2:] {
+		rows = append(rows, cells(l))
+	}
+	return strings.TrimPrefix(lines[0], "== "), cells(lines[1]), rows
+}
+
+// TestSectionAWSCallsCountsWhatTheDesignPromises: section 3 against the
+// fakes, its large batch 20 records: every case three ways, each as
+// designed; the SQS calls it counted are the ones the fake answered, the
+// DynamoDB calls by kind of item those of each store mode, and the clean
+// batch of 10's counts carried to the cost estimate.
+func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
+	f := setupFakes(t)
+	var out bytes.Buffer
+	r := &results{}
+	o := opts{reps: 1, out: &out, small: scale{large: 20, storeTable: benchTable}}
+	require.NoError(t, sectionAWSCalls(context.Background(), o, r))
+
+	title, header, rows := rowsOf(t, out.String())
+	require.Contains(t, title, "the DynamoDB table "+benchTable+");")
+	require.Len(t, header, 7)
+	require.Len(t, rows, 7*3)
+	names := []string{
+		"10 delivered", "10 delivered, warm (the environment's second batch)", "20 delivered", "10, 3 fail (503), retried",
+		"20, 5 fail (503), retried", "10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent",
+	}
+	// What each case asks of SQS whatever the store: a visibility change
+	// per ten records to retry, a dead-letter send per record on its last
+	// receive or gone for good; and the records to retry it reports.
+	want := []struct {
+		sqs      string
+		failures string
+	}{
+		{"0 (none)", "0"}, {"0 (none)", "0"}, {"0 (none)", "0"}, {"1 (ChangeMessageVisibilityBatch×1)", "3"},
+		{"1 (ChangeMessageVisibilityBatch×1)", "5"}, {"3 (SendMessage×3)", "0"}, {"2 (SendMessage×2)", "0"},
+	}
+	for ci, name := range names {
+		for mi, m := range storeModes {
+			row := rows[3*ci+mi]
+			if mi == 0 {
+				require.Equal(t, name, row[0])
+				row = row[1:]
+			}
+			require.Equal(t, m.String(), row[0], name)
+			if mi == 0 {
+				row = row[1:] // the expectation, checked below
+			}
+			require.Equal(t, []string{want[ci].sqs, row[2], want[ci].failures, "met"}, []string{row[1], row[2], row[3], row[4]}, "%s, %s", name, m)
+			if m == noTable {
+				require.Equal(t, "none", row[2], "%s: no table, no DynamoDB call", name)
+			}
+		}
+	}
+	require.Equal(t, []string{"10 delivered", "store on", "0 CMVB + 0 DLQ send"}, rows[0][:3])
+	require.Equal(t, "1 CMVB + 0 DLQ send", rows[9][2])
+	require.Equal(t, "0 CMVB + 3 DLQ send", rows[15][2])
+
+	// With the store on, a clean batch leases and marks delivered each
+	// record; delivered-once off writes no delivery item but keeps the
+	// circuit's and the keys' reads; no table, nothing.
+	require.Equal(t, 20, r.clean10[storeOn]["PutItem delivery"])
+	require.Zero(t, r.clean10[onceOff]["PutItem delivery"])
+	require.Positive(t, r.clean10[onceOff]["GetItem health"])
+	require.Empty(t, r.clean10[noTable])
+	require.Equal(t, 20, r.warm10[storeOn]["PutItem delivery"])
+	require.Empty(t, r.warm10[noTable])
+	require.Equal(t, r.clean10[storeOn]["PutItem delivery"]+r.clean10[storeOn]["PutItem health"], r.clean10Ops["PutItem"])
+	require.Equal(t, "PutItem×20 (delivery 20)", describeItems(map[string]int{"PutItem delivery": r.clean10[storeOn]["PutItem delivery"]}))
+
+	// What the fakes answered: the processor's visibility changes (two
+	// retried cases three ways) and dead-letter sends (3 + 2 records
+	// three ways); the bench fills its queue ten at a time.
+	require.Len(t, f.sqs.Requests("ChangeMessageVisibilityBatch"), 2*3)
+	require.Len(t, f.sqs.Requests("SendMessage"), (3+2)*3)
+	records := 10 + 2*10 + 20 + 10 + 20 + 10 + 10 // the warm case sends two batches
+	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*(records/10))
+	require.Len(t, f.sqs.Requests("DeleteQueue"), 2, "both queues deleted")
+	// The store-on runs (mode 0 in the ids) wrote a delivered record for
+	// each record they delivered, 10 of them in the warm case's first
+	// batch; delivered-once off wrote none.
+	delivered := 10 + (10 + 10) + 20 + (10 - 3) + (20 - 5) + (10 - 3) + (10 - 2)
+	require.Equal(t, delivered, deliveredItems(t, f, "-0"))
+	require.Zero(t, deliveredItems(t, f, "-1"))
+}
+
+// deliveredItems is how many delivered-once records in the store's table
+// name a notification id of the section 3 mode whose index follows the
+// case's: "-0" for storeOn.
+func deliveredItems(t *testing.T, f fakes, mode string) int {
+	t.Helper()
+	n := 0
+	for _, it := range f.ddb.Items(benchTable) {
+		pk, _ := it[store.AttrPK].(map[string]any)
+		state, _ := it["state"].(map[string]any)
+		// notification#webhook#calls<run>-<case>-<mode>[w]-<record>
+		parts := strings.Split(fmt.Sprint(pk["S"]), "-")
+		if state["S"] == "delivered" && len(parts) == 4 && "-"+strings.TrimSuffix(parts[2], "w") == mode {
+			n++
+		}
+	}
+	return n
+}
