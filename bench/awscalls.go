@@ -202,7 +202,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 			purge(ctx, plain, qs.URL, ev)
 		}
 	}
-	tableTo(o.stdout(), "3. AWS calls made by the processor per batch (SDK middleware count, LocalStack SQS, the DynamoDB table "+storeName+
+	printTable(o.stdout(), "3. AWS calls made by the processor per batch (SDK middleware count, LocalStack SQS, the DynamoDB table "+storeName+
 		"); each case three ways, each on a new environment but the warm case; the event source mapping's receive/delete are not the processor's",
 		[]string{"batch", "store", "expected SQS (ceil(k/10) CMVB + dead-letter moves)", "counted SQS", "counted DynamoDB (by item: delivery, health, keys)", "batchItemFailures", "verdict"}, rows)
 	if failed {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -130,6 +131,10 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	records := 10 + 2*10 + 20 + 10 + 20 + 10 + 10 // the warm case sends two batches
 	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*(records/10))
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 2, "both queues deleted")
+	// Every case's messages purged, ten to a delete: the processor
+	// deletes none itself (the event source mapping does).
+	require.Len(t, f.sqs.Requests("DeleteMessageBatch"), 3*(1+2+2+1+2+1+1))
+	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("DeleteMessageBatch")))
 	// The store-on runs (mode 0 in the ids) wrote a delivered record for
 	// each record they delivered, 10 of them in the warm case's first
 	// batch; delivered-once off wrote none.
@@ -154,4 +159,41 @@ func deliveredItems(t *testing.T, f fakes, mode string) int {
 		}
 	}
 	return n
+}
+
+// batchEntries is how many entries the batch requests reqs held.
+func batchEntries(t *testing.T, reqs []json.RawMessage) int {
+	t.Helper()
+	n := 0
+	for _, req := range reqs {
+		var in struct{ Entries []json.RawMessage }
+		require.NoError(t, json.Unmarshal(req, &in))
+		n += len(in.Entries)
+	}
+	return n
+}
+
+// TestSectionAWSCallsQuickRunsBatchesOf10: the smoke run leaves the large
+// batches out, and nothing else.
+func TestSectionAWSCallsQuickRunsBatchesOf10(t *testing.T) {
+	setupFakes(t)
+	var out bytes.Buffer
+	o := opts{quick: true, out: &out, small: scale{large: 11, storeTable: benchTable}}
+	require.NoError(t, sectionAWSCalls(context.Background(), o, &results{}))
+	_, _, rows := rowsOf(t, out.String())
+	var names []string
+	for i := 0; i < len(rows); i += 3 {
+		names = append(names, rows[i][0])
+	}
+	require.Equal(t, []string{"10 delivered", "10 delivered, warm (the environment's second batch)", "10, 3 fail (503), retried",
+		"10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent"}, names)
+	require.Len(t, rows, 5*3)
+}
+
+// TestOrNoneSaysWhyThereIsNoTable: an empty table name reads as the
+// reason.
+func TestOrNoneSaysWhyThereIsNoTable(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "none: the local stack names no HERALD_STORE_TABLE", orNone(""))
+	require.Equal(t, "t", orNone("t"))
 }

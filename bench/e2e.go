@@ -88,7 +88,7 @@ func sectionE2E(ctx context.Context, o opts, r *results) error {
 	r.e2eRate, r.ceilingRate = herald.rate, ceiling.rate
 	r.e2eOff, r.e2eOn = herald, withStore
 	share := herald.rate / ceiling.rate
-	tableTo(o.stdout(), fmt.Sprintf("4. End to end: %d webhooks, LocalStack SQS → local runner (%d pollers, batch 10) → herald → local HTTPS receiver; "+
+	printTable(o.stdout(), fmt.Sprintf("4. End to end: %d webhooks, LocalStack SQS → local runner (%d pollers, batch 10) → herald → local HTTPS receiver; "+
 		"herald without the store's table and with the store on (DynamoDB table %s, LocalStack's moto): drains one after the other, "+
 		"then paced streams in turns at the same pace, %.0f/s each", o.e2eN, pollers, storeName, withStore.pace),
 		[]string{"", "notifications/s", "p50 enqueue→delivery", "p99", "latency sample", "share of ceiling", "goal", "verdict"},

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,12 +24,15 @@ func TestSectionE2EDrainsAndPacesEachQueue(t *testing.T) {
 	var out bytes.Buffer
 	r := &results{}
 	o := opts{e2eN: n, out: &out, small: scale{latN: latN, storeTable: benchTable}}
+	t0 := time.Now()
 	require.NoError(t, sectionE2E(context.Background(), o, r))
+	took := time.Since(t0)
 
 	off, on := r.e2eOff, r.e2eOn
 	require.Equal(t, r.e2eRate, off.rate)
 	for _, run := range []e2eRun{off, on} {
-		require.Positive(t, run.rate)
+		// Each drain of n took part of the section's time.
+		require.GreaterOrEqual(t, run.rate, float64(n)/took.Seconds())
 		require.Equal(t, latN, run.latN)
 		require.Positive(t, run.p50)
 		require.LessOrEqual(t, run.p50, run.p99)
@@ -54,6 +56,7 @@ func TestSectionE2EDrainsAndPacesEachQueue(t *testing.T) {
 	_, err := fmt.Sscanf(rows[3][0], "queue ceiling (receive + delete, no delivery; mean of %f before, %f after; paced at a tenth of each)", &before, &after)
 	require.NoError(t, err, rows[3][0])
 	require.InDelta(t, (before+after)/2, r.ceilingRate, 1)
+	require.GreaterOrEqual(t, min(before, after), float64(n)/took.Seconds()-1)
 	require.Equal(t, fmt.Sprintf("%.0f", r.ceilingRate), rows[3][1])
 	require.Equal(t, []string{strconv.Itoa(latN), "100 %"}, rows[3][4:])
 
@@ -64,13 +67,7 @@ func TestSectionE2EDrainsAndPacesEachQueue(t *testing.T) {
 	require.Len(t, f.sqs.Requests("CreateQueue"), 4*2)
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 4*2)
 	require.Len(t, f.sqs.Requests("SendMessage"), 4*latN)
-	batched := 0
-	for _, req := range f.sqs.Requests("SendMessageBatch") {
-		var in struct{ Entries []json.RawMessage }
-		require.NoError(t, json.Unmarshal(req, &in))
-		batched += len(in.Entries)
-	}
-	require.Equal(t, 4*n, batched)
+	require.Equal(t, 4*n, batchEntries(t, f.sqs.Requests("SendMessageBatch")))
 	// Only the store-on run's notifications are in the table, each leased
 	// before its POST (its delivered write may race the pollers' stop).
 	require.Equal(t, n+latN, deliveryItems(t, f, ""))

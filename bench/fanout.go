@@ -150,7 +150,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 	if n := h1.badSig.Load() + h2.badSig.Load(); n > 0 {
 		return fmt.Errorf("%d requests with a signature that does not verify", n)
 	}
-	tableTo(o.stdout(), fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections; "+
+	printTable(o.stdout(), fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections; "+
 		"the store-on rows (DynamoDB table %s, LocalStack's moto) timed in turns with the rows above them); load average %s at start, %s at end", delay, o.reps, storeName, load0, loadAvg()),
 		[]string{"batch", "concurrency", "wall", fmt.Sprintf("wall / %d ms", delay.Milliseconds()), "new connections", "vs one at a time", "store adds (turn by turn)", "goal", "verdict"}, rows)
 	if !missed || o.quick {

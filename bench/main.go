@@ -40,9 +40,12 @@ type opts struct {
 	benchtime string
 	reps      int    // repetitions of a timed batch; the median is printed
 	workDir   string // .local/bench: binaries, profiles, certificates
-
-	out   io.Writer // where sections 2–4 print; nil: standard output
-	small scale     // sections 2–4 shrunk by their tests; zero: full size
+	// out receives the tables and the lines around them: os.Stdout under
+	// make bench.
+	out io.Writer
+	// small shrinks sections 2–4 for their unit tests; zero under make
+	// bench.
+	small scale
 }
 
 func main() {

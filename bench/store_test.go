@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -241,4 +244,34 @@ func TestSignedUSDPutsTheSignFirst(t *testing.T) {
 	require.Equal(t, "+$1.250", signedUSD(1.25))
 	require.Equal(t, "-$0.004", signedUSD(-0.004))
 	require.Equal(t, "+$0.000", signedUSD(0))
+}
+
+// TestStoreTableReadsTheLocalStacksEnvFile: the table is the env file's
+// HERALD_STORE_TABLE, exported or not, quoted or not; without the file or
+// the variable there is none, and the sections say why.
+func TestStoreTableReadsTheLocalStacksEnvFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, err := needStoreTable()
+	require.ErrorContains(t, err, "names no HERALD_STORE_TABLE")
+	require.NoError(t, os.MkdirAll(filepath.Dir(localenv.EnvFile), 0o755))
+	for content, want := range map[string]string{
+		"AWS_REGION=us-east-1\n":                                   "",
+		"AWS_REGION=us-east-1\nHERALD_STORE_TABLE=herald-a\n":      "herald-a",
+		"  export HERALD_STORE_TABLE=\"herald-b\"\nHERALD_X=1\n":   "herald-b",
+		"HERALD_STORE_TABLE='herald-c'":                            "herald-c",
+		"HERALD_STORE_TABLE_X=no\nexport HERALD_STORE_TABLE=yes\n": "yes",
+	} {
+		require.NoError(t, os.WriteFile(localenv.EnvFile, []byte(content), 0o600))
+		require.Equal(t, want, storeTable(), content)
+		got, err := opts{}.sectionStoreTable()
+		if want == "" {
+			require.Error(t, err, content)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	got, err := opts{small: scale{storeTable: "mine"}}.sectionStoreTable()
+	require.NoError(t, err)
+	require.Equal(t, "mine", got)
 }

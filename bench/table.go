@@ -13,11 +13,14 @@ import (
 	"time"
 )
 
-// table prints one section: a title, a header and rows, aligned.
-func table(title string, header []string, rows [][]string) { tableTo(os.Stdout, title, header, rows) }
+// table prints one section to os.Stdout (printTable).
+func table(title string, header []string, rows [][]string) {
+	printTable(os.Stdout, title, header, rows)
+}
 
-// tableTo is table printed to out.
-func tableTo(out io.Writer, title string, header []string, rows [][]string) {
+// printTable writes one section to out: "== title", then the header and
+// rows in columns two spaces apart.
+func printTable(out io.Writer, title string, header []string, rows [][]string) {
 	fmt.Fprintln(out, "== "+title)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, strings.Join(header, "\t"))
