@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,6 +37,30 @@ func setupFakes(t *testing.T) fakes {
 	f.ddb.AddTable(benchTable, store.AttrPK, store.AttrSK)
 	awstest.Setenv(t, map[string]string{"SQS": f.sqs.URL(), "DYNAMODB": f.ddb.URL()})
 	return f
+}
+
+// sectionCtx is a section's context in a test: a broken section fails
+// within seconds instead of waiting out its minutes-long limits.
+func sectionCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// createdQueues is the CreateQueue requests the SQS fake answered: each
+// queue's name and attributes.
+func createdQueues(t *testing.T, f fakes) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	for _, req := range f.sqs.Requests("CreateQueue") {
+		var in struct {
+			QueueName  string
+			Attributes map[string]string
+		}
+		require.NoError(t, json.Unmarshal(req, &in))
+		out[in.QueueName] = in.Attributes
+	}
+	return out
 }
 
 // rowsOf is the rows of the one table printed in out: its title, its
@@ -70,7 +95,7 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	var out bytes.Buffer
 	r := &results{}
 	o := opts{reps: 1, out: &out, small: scale{large: 20, storeTable: benchTable}}
-	require.NoError(t, sectionAWSCalls(context.Background(), o, r))
+	require.NoError(t, sectionAWSCalls(sectionCtx(t), o, r))
 
 	title, header, rows := rowsOf(t, out.String())
 	require.Contains(t, title, "the DynamoDB table "+benchTable+");")
@@ -131,6 +156,14 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	records := 10 + 2*10 + 20 + 10 + 20 + 10 + 10 // the warm case sends two batches
 	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*(records/10))
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 2, "both queues deleted")
+	// Its queue is as the stack's: three receives before the dead-letter
+	// queue, a minute's visibility.
+	for name, attrs := range createdQueues(t, f) {
+		if !strings.HasSuffix(name, "-dlq") {
+			require.Equal(t, "60", attrs["VisibilityTimeout"], name)
+			require.Contains(t, attrs["RedrivePolicy"], `"maxReceiveCount":"3"`, name)
+		}
+	}
 	// Every case's messages purged, ten to a delete: the processor
 	// deletes none itself (the event source mapping does).
 	require.Len(t, f.sqs.Requests("DeleteMessageBatch"), 3*(1+2+2+1+2+1+1))
@@ -179,7 +212,7 @@ func TestSectionAWSCallsQuickRunsBatchesOf10(t *testing.T) {
 	setupFakes(t)
 	var out bytes.Buffer
 	o := opts{quick: true, out: &out, small: scale{large: 11, storeTable: benchTable}}
-	require.NoError(t, sectionAWSCalls(context.Background(), o, &results{}))
+	require.NoError(t, sectionAWSCalls(sectionCtx(t), o, &results{}))
 	_, _, rows := rowsOf(t, out.String())
 	var names []string
 	for i := 0; i < len(rows); i += 3 {

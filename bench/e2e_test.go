@@ -25,7 +25,7 @@ func TestSectionE2EDrainsAndPacesEachQueue(t *testing.T) {
 	r := &results{}
 	o := opts{e2eN: n, out: &out, small: scale{latN: latN, storeTable: benchTable}}
 	t0 := time.Now()
-	require.NoError(t, sectionE2E(context.Background(), o, r))
+	require.NoError(t, sectionE2E(sectionCtx(t), o, r))
 	took := time.Since(t0)
 
 	off, on := r.e2eOff, r.e2eOn
@@ -65,6 +65,13 @@ func TestSectionE2EDrainsAndPacesEachQueue(t *testing.T) {
 	// their dead-letter queues deleted. (The pollers' last deletes race
 	// their stop, as under LocalStack: not counted.)
 	require.Len(t, f.sqs.Requests("CreateQueue"), 4*2)
+	for name, attrs := range createdQueues(t, f) {
+		if !strings.HasSuffix(name, "-dlq") {
+			// As the stack's queue: 13 receives, two minutes' visibility.
+			require.Equal(t, "120", attrs["VisibilityTimeout"], name)
+			require.Contains(t, attrs["RedrivePolicy"], `"maxReceiveCount":"13"`, name)
+		}
+	}
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 4*2)
 	require.Len(t, f.sqs.Requests("SendMessage"), 4*latN)
 	require.Equal(t, 4*n, batchEntries(t, f.sqs.Requests("SendMessageBatch")))

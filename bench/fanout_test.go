@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -29,7 +28,7 @@ func TestSectionFanoutPrintsEachRowsFigures(t *testing.T) {
 	var out bytes.Buffer
 	r := &results{}
 	o := opts{reps: 2, out: &out, workDir: filepath.Join(t.TempDir(), "missing"), small: scale{fanDelay: delay, large: large, storeTable: benchTable}}
-	err := sectionFanout(context.Background(), o, r)
+	err := sectionFanout(sectionCtx(t), o, r)
 
 	title, header, rows := rowsOf(t, out.String())
 	require.True(t, strings.HasPrefix(title, "2. Fan-out: one batch of webhooks, receiver answers after 3ms (median (min–max) of 2, "), title)
@@ -78,6 +77,14 @@ func TestSectionFanoutPrintsEachRowsFigures(t *testing.T) {
 			speed, err := strconv.ParseFloat(strings.TrimSuffix(row[5], "× faster"), 64)
 			require.NoError(t, err, row[5])
 			require.InDelta(t, float64(n)*float64(delay)/float64(median), speed, speed*0.1/(float64(median)/1e6)+0.06, "%v", row)
+		}
+		// The warm batch opened the connections a batch needs: few, if
+		// any, are new (fewer than the ten the first warm batch opened).
+		for _, c := range strings.FieldsFunc(row[4], func(r rune) bool { return r == ' ' || r == '(' || r == ')' || r == '–' }) {
+			conns, err := strconv.Atoi(c)
+			require.NoError(t, err, row[4])
+			require.Less(t, conns, 5, "%v", row)
+			require.GreaterOrEqual(t, conns, 0, "%v", row)
 		}
 		if strings.HasSuffix(row[1], "store on") {
 			require.Regexp(t, `^[+-]\d+\.\d ms \([+-]\d+\.\d–[+-]\d+\.\d\)$`, row[6])
