@@ -259,10 +259,7 @@ func paced(ctx context.Context, qs []*e2eQueue, rate float64, latN int) error {
 	for i := range latN {
 		<-tick.C
 		for t := range qs {
-			j := t
-			if i%2 == 1 {
-				j = len(qs) - 1 - t
-			}
+			j := turn(i, t, len(qs))
 			sent[j][i] = time.Now()
 			sendWG.Add(1)
 			go func(q *e2eQueue, body string) {

@@ -91,10 +91,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 		conns := make([][]float64, len(g))
 		for i := range reps {
 			for t := range g {
-				j := t
-				if i%2 == 1 { // the other one first every other turn
-					j = len(g) - 1 - t
-				}
+				j := turn(i, t, len(g))
 				ru := g[j]
 				rcv := h1
 				if ru.h2 {

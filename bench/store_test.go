@@ -177,6 +177,24 @@ func TestPairedDiffsAreTurnByTurn(t *testing.T) {
 	require.Equal(t, []float64{5, -1}, floatDiffs([]float64{80, 90, 70}, []float64{85, 89}))
 }
 
+// TestTurnAlternatesTheFirst: runs go in order in even turns, in reverse
+// in odd ones.
+func TestTurnAlternatesTheFirst(t *testing.T) {
+	t.Parallel()
+	order := func(i, n int) []int {
+		var out []int
+		for t := range n {
+			out = append(out, turn(i, t, n))
+		}
+		return out
+	}
+	require.Equal(t, []int{0, 1}, order(0, 2))
+	require.Equal(t, []int{1, 0}, order(1, 2))
+	require.Equal(t, []int{0, 1}, order(4, 2))
+	require.Equal(t, []int{2, 1, 0}, order(3, 3))
+	require.Equal(t, []int{0}, order(1, 1))
+}
+
 // TestRunTagIsFixedLengthAndStable: ids that carry it are as long as the
 // tag asked for, the same all run.
 func TestRunTagIsFixedLengthAndStable(t *testing.T) {
