@@ -79,6 +79,29 @@ type callCase struct {
 	wantCMVB, wantDL int
 }
 
+// callCases are section 3's batches, the large ones of large records; the
+// smoke run (quick) has the batches of 10 only.
+func callCases(large int, quick bool) []callCase {
+	all := []callCase{
+		{"10 delivered", 10, 0, "", false, false, 0, 0},
+		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, 0, 0},
+		{fmt.Sprintf("%d delivered", large), large, 0, "", false, false, 0, 0},
+		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, 1, 0},
+		// A quarter fail: one visibility change per ten of them.
+		{fmt.Sprintf("%d, %d fail (503), retried", large, large/4), large, large / 4, "/fail/", false, false, (large/4 + 9) / 10, 0},
+		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, 0, 3},
+		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, 0, 2},
+	}
+	var cases []callCase
+	for _, c := range all {
+		if quick && c.n > 10 {
+			continue
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
 // sectionAWSCalls delivers real SQS messages from LocalStack through the
 // processor, whose SDK clients count their operations, and compares the
 // count with what the design promises. Each case runs three ways
@@ -111,24 +134,10 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 		"HERALD_MAX_RECEIVE_COUNT": fmt.Sprint(maxReceive), "HERALD_CONCURRENCY": "10",
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano()) // the store remembers ids across runs
-	large := o.largeBatch()
-	cases := []callCase{
-		{"10 delivered", 10, 0, "", false, false, 0, 0},
-		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, 0, 0},
-		{fmt.Sprintf("%d delivered", large), large, 0, "", false, false, 0, 0},
-		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, 1, 0},
-		// A quarter fail: one visibility change per ten of them.
-		{fmt.Sprintf("%d, %d fail (503), retried", large, large/4), large, large / 4, "/fail/", false, false, (large/4 + 9) / 10, 0},
-		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, 0, 3},
-		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, 0, 2},
-	}
 	r.clean10, r.warm10 = map[storeMode]map[string]int{}, map[storeMode]map[string]int{}
 	var rows [][]string
 	failed := false
-	for ci, c := range cases {
-		if o.quick && c.n > 10 { // the smoke run: batches of 10 only
-			continue
-		}
+	for ci, c := range callCases(o.largeBatch(), o.quick) {
 		for mi, m := range storeModes {
 			// A receiver of its own, a new origin: the circuit's health of
 			// one origin, kept in the table, would carry one case's

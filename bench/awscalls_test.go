@@ -86,7 +86,7 @@ func rowsOf(t *testing.T, out string) (title string, header []string, rows [][]s
 }
 
 // TestSectionAWSCallsCountsWhatTheDesignPromises: section 3 against the
-// fakes, its large batch 20 records: every case three ways, each as
+// fakes, its large batch 12 records: every case three ways, each as
 // designed; the SQS calls it counted are the ones the fake answered, the
 // DynamoDB calls by kind of item those of each store mode, and the clean
 // batch of 10's counts carried to the cost estimate.
@@ -94,7 +94,7 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	f := setupFakes(t)
 	var out bytes.Buffer
 	r := &results{}
-	o := opts{reps: 1, out: &out, small: scale{large: 20, storeTable: benchTable}}
+	o := opts{reps: 1, out: &out, small: scale{large: 12, storeTable: benchTable}}
 	require.NoError(t, sectionAWSCalls(sectionCtx(t), o, r))
 
 	title, header, rows := rowsOf(t, out.String())
@@ -102,8 +102,8 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	require.Len(t, header, 7)
 	require.Len(t, rows, 7*3)
 	names := []string{
-		"10 delivered", "10 delivered, warm (the environment's second batch)", "20 delivered", "10, 3 fail (503), retried",
-		"20, 5 fail (503), retried", "10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent",
+		"10 delivered", "10 delivered, warm (the environment's second batch)", "12 delivered", "10, 3 fail (503), retried",
+		"12, 3 fail (503), retried", "10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent",
 	}
 	// What each case asks of SQS whatever the store: a visibility change
 	// per ten records to retry, a dead-letter send per record on its last
@@ -113,7 +113,7 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 		failures string
 	}{
 		{"0 (none)", "0"}, {"0 (none)", "0"}, {"0 (none)", "0"}, {"1 (ChangeMessageVisibilityBatch×1)", "3"},
-		{"1 (ChangeMessageVisibilityBatch×1)", "5"}, {"3 (SendMessage×3)", "0"}, {"2 (SendMessage×2)", "0"},
+		{"1 (ChangeMessageVisibilityBatch×1)", "3"}, {"3 (SendMessage×3)", "0"}, {"2 (SendMessage×2)", "0"},
 	}
 	for ci, name := range names {
 		for mi, m := range storeModes {
@@ -153,8 +153,10 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	// three ways); the bench fills its queue ten at a time.
 	require.Len(t, f.sqs.Requests("ChangeMessageVisibilityBatch"), 2*3)
 	require.Len(t, f.sqs.Requests("SendMessage"), (3+2)*3)
-	records := 10 + 2*10 + 20 + 10 + 20 + 10 + 10 // the warm case sends two batches
-	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*(records/10))
+	records := 10 + 2*10 + 12 + 10 + 12 + 10 + 10 // the warm case sends two batches
+	batches := 1 + 2 + 2 + 1 + 2 + 1 + 1 // ten to a batch
+	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*batches)
+	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("SendMessageBatch")))
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 2, "both queues deleted")
 	// Its queue is as the stack's: three receives before the dead-letter
 	// queue, a minute's visibility.
@@ -166,12 +168,12 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	}
 	// Every case's messages purged, ten to a delete: the processor
 	// deletes none itself (the event source mapping does).
-	require.Len(t, f.sqs.Requests("DeleteMessageBatch"), 3*(1+2+2+1+2+1+1))
+	require.Len(t, f.sqs.Requests("DeleteMessageBatch"), 3*batches)
 	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("DeleteMessageBatch")))
 	// The store-on runs (mode 0 in the ids) wrote a delivered record for
 	// each record they delivered, 10 of them in the warm case's first
 	// batch; delivered-once off wrote none.
-	delivered := 10 + (10 + 10) + 20 + (10 - 3) + (20 - 5) + (10 - 3) + (10 - 2)
+	delivered := 10 + (10 + 10) + 12 + (10 - 3) + (12 - 3) + (10 - 3) + (10 - 2)
 	require.Equal(t, delivered, deliveredItems(t, f, "-0"))
 	require.Zero(t, deliveredItems(t, f, "-1"))
 }
@@ -206,21 +208,23 @@ func batchEntries(t *testing.T, reqs []json.RawMessage) int {
 	return n
 }
 
-// TestSectionAWSCallsQuickRunsBatchesOf10: the smoke run leaves the large
-// batches out, and nothing else.
-func TestSectionAWSCallsQuickRunsBatchesOf10(t *testing.T) {
-	setupFakes(t)
-	var out bytes.Buffer
-	o := opts{quick: true, out: &out, small: scale{large: 11, storeTable: benchTable}}
-	require.NoError(t, sectionAWSCalls(sectionCtx(t), o, &results{}))
-	_, _, rows := rowsOf(t, out.String())
+// TestCallCasesOfMakeBench: make bench's large batches are of 100, a
+// quarter of one failing in three visibility changes; the smoke run leaves
+// them out, and nothing else.
+func TestCallCasesOfMakeBench(t *testing.T) {
+	t.Parallel()
+	all := callCases(100, false)
+	require.Len(t, all, 7)
+	require.Equal(t, callCase{"100, 25 fail (503), retried", 100, 25, "/fail/", false, false, 3, 0}, all[4])
+	require.Equal(t, callCase{"100 delivered", 100, 0, "", false, false, 0, 0}, all[2])
+	require.Equal(t, 2, callCases(40, false)[4].wantCMVB)
+	require.Equal(t, 1, callCases(11, false)[4].wantCMVB, "2 of 11")
 	var names []string
-	for i := 0; i < len(rows); i += 3 {
-		names = append(names, rows[i][0])
+	for _, c := range callCases(11, true) {
+		names = append(names, c.name)
 	}
 	require.Equal(t, []string{"10 delivered", "10 delivered, warm (the environment's second batch)", "10, 3 fail (503), retried",
 		"10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent"}, names)
-	require.Len(t, rows, 5*3)
 }
 
 // TestOrNoneSaysWhyThereIsNoTable: an empty table name reads as the
