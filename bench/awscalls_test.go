@@ -154,7 +154,7 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	require.Len(t, f.sqs.Requests("ChangeMessageVisibilityBatch"), 2*3)
 	require.Len(t, f.sqs.Requests("SendMessage"), (3+2)*3)
 	records := 10 + 2*10 + 12 + 10 + 12 + 10 + 10 // the warm case sends two batches
-	batches := 1 + 2 + 2 + 1 + 2 + 1 + 1 // ten to a batch
+	batches := 1 + 2 + 2 + 1 + 2 + 1 + 1          // ten to a batch
 	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*batches)
 	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("SendMessageBatch")))
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 2, "both queues deleted")
