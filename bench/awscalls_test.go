@@ -217,7 +217,7 @@ func TestCallCasesOfMakeBench(t *testing.T) {
 	require.Len(t, all, 7)
 	require.Equal(t, callCase{"100, 25 fail (503), retried", 100, 25, "/fail/", false, false, 3, 0}, all[4])
 	require.Equal(t, callCase{"100 delivered", 100, 0, "", false, false, 0, 0}, all[2])
-	require.Equal(t, 2, callCases(40, false)[4].wantCMVB)
+	require.Equal(t, 2, callCases(44, false)[4].wantCMVB, "11 of 44")
 	require.Equal(t, 1, callCases(11, false)[4].wantCMVB, "2 of 11")
 	var names []string
 	for _, c := range callCases(11, true) {
