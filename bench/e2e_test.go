@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/app"
 )
 
 // TestSectionE2EDrainsAndPacesEachQueue: section 4 against the SQS fake
@@ -130,4 +133,22 @@ func TestNoteKeepsTheFirstArrival(t *testing.T) {
 	require.Equal(t, int64(2), q.delivered.Load())
 	require.Equal(t, t0, q.arrived["a"])
 	require.True(t, strings.HasPrefix(q.body("lat")(7), `{"version":1,"id":"-lat-7"`))
+}
+
+// TestDrainAndPacedStopAtARefusedSignature: a receiver that refused a
+// signature will never see its notifications delivered; the drain and the
+// paced stream say so at once, with how far they got.
+func TestDrainAndPacedStopAtARefusedSignature(t *testing.T) {
+	setupFakes(t)
+	ctx := sectionCtx(t)
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	rcv := newReceiver(0)
+	defer rcv.Close()
+	rcv.badSig.Add(1)
+	q, err := newE2E(ctx, sqs.NewFromConfig(awsCfg), "refused", rcv, &awsCfg, nil)
+	require.NoError(t, err)
+	defer q.close()
+	require.EqualError(t, q.drain(ctx, 3), "drain: 0 of 3 delivered: the receiver refused 1 webhook signature(s)")
+	require.EqualError(t, paced(ctx, []*e2eQueue{q}, 1000, 1), "refused, paced: the receiver refused 1 webhook signature(s)")
 }

@@ -256,6 +256,16 @@ func TestSpreadFailureFailsKOfNApart(t *testing.T) {
 	}
 }
 
+// TestItemPurposeNamesEachKind: the store's three kinds of item by what
+// they are for, another by its sort key.
+func TestItemPurposeNamesEachKind(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "delivered-once (lease and delivered writes)", itemPurpose("delivery"))
+	require.Equal(t, "circuit (origin health reads and writes)", itemPurpose("health"))
+	require.Equal(t, "key versions (reads)", itemPurpose("keys"))
+	require.Equal(t, "items with sort key x", itemPurpose("x"))
+}
+
 // TestSignedUSDPutsTheSignFirst: what the store adds reads "+$1.250".
 func TestSignedUSDPutsTheSignFirst(t *testing.T) {
 	t.Parallel()
