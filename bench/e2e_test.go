@@ -17,13 +17,13 @@ import (
 
 // TestSectionE2EDrainsAndPacesEachQueue: section 4 against the SQS fake
 // (long polling, as SQS does) with 10 notifications to drain and paced
-// streams of 4: the ceiling twice, herald without and with the store's
+// streams of 2: the ceiling twice, herald without and with the store's
 // table; every notification sent, delivered and deleted once, the paced
 // streams at a tenth of the slower drain, and the table's figures those of
 // the results.
 func TestSectionE2EDrainsAndPacesEachQueue(t *testing.T) {
 	f := setupFakes(t)
-	const n, latN = 10, 4
+	const n, latN = 10, 2
 	var out bytes.Buffer
 	r := &results{}
 	o := opts{e2eN: n, out: &out, small: scale{latN: latN, storeTable: benchTable}}
