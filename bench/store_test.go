@@ -226,6 +226,12 @@ func TestCallsAsDesignedByMode(t *testing.T) {
 	sqsOnly := map[string]int{"ChangeMessageVisibilityBatch": 1}
 	require.True(t, callsAsDesigned(retried, noTable, sqsOnly, sqsOnly, 3))
 	require.False(t, callsAsDesigned(retried, noTable, map[string]int{}, map[string]int{}, 3), "the visibility change is missing")
+
+	// Every record failing: a lease each and nothing delivered is enough.
+	allFail := callCase{name: "10, 10 fail", n: 10, k: 10, path: "/fail/", wantCMVB: 1}
+	leases := map[string]int{"PutItem delivery": 10, "DeleteItem delivery": 10}
+	require.True(t, callsAsDesigned(allFail, storeOn, sqsOnly, leases, 10))
+	require.False(t, callsAsDesigned(allFail, storeOn, sqsOnly, map[string]int{"PutItem delivery": 9}, 10), "a record without its lease")
 }
 
 // TestSpreadFailureFailsKOfNApart: exactly k of n records fail, never two
