@@ -407,10 +407,10 @@ func sendBodies(ctx context.Context, c *sqs.Client, queueURL string, n int, body
 
 // purge deletes the event's messages, whatever the handler said.
 func purge(ctx context.Context, c *sqs.Client, queueURL string, ev events.SQSEvent) {
-	for s := 0; s < len(ev.Records); s += 10 {
-		var entries []types.DeleteMessageBatchRequestEntry
-		for i := s; i < min(s+10, len(ev.Records)); i++ {
-			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: aws.String(ev.Records[i].ReceiptHandle)})
+	for batch := range slices.Chunk(ev.Records, 10) {
+		entries := make([]types.DeleteMessageBatchRequestEntry, len(batch))
+		for i, rec := range batch {
+			entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: aws.String(rec.ReceiptHandle)}
 		}
 		_, _ = c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 	}

@@ -234,3 +234,19 @@ func TestOrNoneSaysWhyThereIsNoTable(t *testing.T) {
 	require.Equal(t, "none: the local stack names no HERALD_STORE_TABLE", orNone(""))
 	require.Equal(t, "t", orNone("t"))
 }
+
+// TestSendBodiesReportsFailedEntries: ten bodies to a SendMessageBatch; an
+// entry SQS refuses fails the whole fill, naming why.
+func TestSendBodiesReportsFailedEntries(t *testing.T) {
+	t.Parallel()
+	s := sqstest.New(t)
+	url := s.AddQueue("https://sqs.us-east-1.amazonaws.com/123456789012/fill", nil)
+	ctx := context.Background()
+	require.NoError(t, sendBodies(ctx, s.Client(), url, 23, func(i int) string { return fmt.Sprint("body ", i) }))
+	require.Len(t, s.Messages(url), 23)
+	require.Len(t, s.Requests("SendMessageBatch"), 3)
+	err := sendBodies(ctx, s.Client(), url, 3, func(i int) string { return strings.Repeat("x", i%2) })
+	require.EqualError(t, err, "send: 2 entries failed: The request must contain the parameter MessageBody.")
+	s.FailAction("SendMessageBatch")
+	require.ErrorContains(t, sendBodies(ctx, s.Client(), url, 30, func(int) string { return "x" }), "send: operation error SQS: SendMessageBatch")
+}
