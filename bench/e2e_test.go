@@ -152,3 +152,21 @@ func TestDrainAndPacedStopAtARefusedSignature(t *testing.T) {
 	require.EqualError(t, q.drain(ctx, 3), "drain: 0 of 3 delivered: the receiver refused 1 webhook signature(s)")
 	require.EqualError(t, paced(ctx, []*e2eQueue{q}, 1000, 1), "refused, paced: the receiver refused 1 webhook signature(s)")
 }
+
+// TestE2EAloneIsTheQueuesCeiling: the ceiling alone drains n through
+// handlers that only note each record, then paces its sample at a tenth of
+// that drain rate.
+func TestE2EAloneIsTheQueuesCeiling(t *testing.T) {
+	f := setupFakes(t)
+	ctx := sectionCtx(t)
+	awsCfg, err := app.AWSConfig(ctx)
+	require.NoError(t, err)
+	run, err := e2eAlone(ctx, opts{e2eN: 10, small: scale{latN: 2}}, sqs.NewFromConfig(awsCfg), "alone")
+	require.NoError(t, err)
+	require.Positive(t, run.rate)
+	require.InDelta(t, run.rate/10, run.pace, 1e-9)
+	require.Equal(t, 2, run.latN)
+	require.LessOrEqual(t, run.p50, run.p99)
+	require.Len(t, f.sqs.Requests("SendMessage"), 2)
+	require.Len(t, f.sqs.Requests("DeleteQueue"), 2)
+}
