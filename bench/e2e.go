@@ -257,7 +257,13 @@ func paced(ctx context.Context, qs []*e2eQueue, rate float64, latN int) error {
 	var sendWG sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	for i := range latN {
-		<-tick.C
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			tick.Stop()
+			sendWG.Wait()
+			return ctx.Err()
+		}
 		for t := range qs {
 			j := turn(i, t, len(qs))
 			sent[j][i] = time.Now()
