@@ -22,7 +22,8 @@ demo: ## Demo: samples through the local stack and runner, each one's fate print
 test: test-unit test-integration ## Run every test (unit, then integration against the local stack)
 
 .PHONY: test-unit
-test-unit: ## Unit tests (no network but 127.0.0.1 test servers)
+test-unit: ## Unit tests (no network but 127.0.0.1 test servers; bench's run the Lambda RIE, installed here)
+	scripts/install-rie.sh >/dev/null
 	$(GO) test -race -count=1 ./...
 
 .PHONY: test-integration

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -143,7 +144,7 @@ func estimate(c costInput, wall time.Duration, calls map[string]int) (f costFigu
 // for herald without the store's table and with the store on and for every
 // Powertools peer; then what the store adds, by service and by the table's
 // item kind, and the store's latency on vs off from sections 2, 4 and 6.
-func sectionCost(_ context.Context, _ opts, r *results) error {
+func sectionCost(_ context.Context, o opts, r *results) error {
 	if r.fan10 == 0 || len(r.costRows) == 0 || r.clean10 == nil {
 		return fmt.Errorf("needs sections 2, 3 and 5")
 	}
@@ -192,18 +193,18 @@ func sectionCost(_ context.Context, _ opts, r *results) error {
 	inProcess("herald in process, default concurrency, store on", r.fan10Store, on)
 	inProcess("herald in process, concurrency 1, no table", r.fan10Seq, off)
 	inProcess("herald in process, concurrency 1, store on", r.fan10SeqStore, on)
-	table(fmt.Sprintf("All-in cost per million webhook notifications, %s prices (arm64 Lambda, batches of %d, receivers answering in 100 ms; "+
+	printTable(o.out, fmt.Sprintf("All-in cost per million webhook notifications, %s prices (arm64 Lambda, batches of %d, receivers answering in 100 ms; "+
 		"billed = max(wall, CPU at the memory's vCPU share); SQS: producer send, receive and delete per batch plus the processor's counted calls; "+
 		"logs: what the function wrote, Lambda's own platform lines left out; custom metrics of the clean path at %.0f million notifications a month; "+
 		"herald's DynamoDB: its calls for a clean batch of 10 on a new environment, section 3)",
 		region, batchSize, monthlyNotifications/1e6),
 		[]string{"", "billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics", "KMS", "DynamoDB", "webhooks all in", "emails all in (+SES)"}, rows)
-	fmt.Printf("   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails\n",
+	fmt.Fprintf(o.out, "   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails\n",
 		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails)
-	fmt.Printf("   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the Powertools peers make no AWS call of their own\n",
+	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the Powertools peers make no AWS call of their own\n",
 		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]))
 	if on != nil {
-		storeAdds(r, *off, *on, offF, onF)
+		storeAdds(o.out, r, *off, *on, offF, onF)
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
@@ -215,8 +216,8 @@ func sectionCost(_ context.Context, _ opts, r *results) error {
 // storeAdds prints what the store adds per million webhook notifications,
 // by service and the table's item kind, on a new environment and on a warm
 // one (section 3's two clean batches of 10), and its latency on vs off in
-// this run's sections 2, 4 and 6.
-func storeAdds(r *results, off, on costInput, offF, onF costFigures) {
+// this run's sections 2, 4 and 6, to out.
+func storeAdds(out io.Writer, r *results, off, on costInput, offF, onF costFigures) {
 	cold, warm := byKind(r.clean10[storeOn]), byKind(r.warm10[storeOn])
 	dollars := func(calls map[string]int) string {
 		d, _ := perMillion(calls)
@@ -262,12 +263,12 @@ func storeAdds(r *results, off, on costInput, offF, onF costFigures) {
 	)
 	base := onF.lambda - offF.lambda + otherSQS + logs + metrics
 	rows = append(rows, []string{"the store adds, all in", "", usd(base + coldSum), "", usd(base + warmSum)})
-	table(fmt.Sprintf("What the store adds per million webhook notifications (%s prices; herald + store − herald, no table; one origin per batch): "+
+	printTable(out, fmt.Sprintf("What the store adds per million webhook notifications (%s prices; herald + store − herald, no table; one origin per batch): "+
 		"on a new environment (every batch reads the origin's health and keys and writes its last success: a function whose batches come "+
 		"further apart than the caches last, health 5 s, keys 30 s, success write 1 min) and on a warm one (its next batch)", region),
 		[]string{"service", "calls per batch of 10, new environment", "per million", "calls per batch of 10, warm", "per million"}, rows)
 	once, _ := perMillion(r.clean10[onceOff])
-	fmt.Printf("   delivered-once off, circuit kept (section 3, new environment): DynamoDB %s per million, %s\n", fmt.Sprintf("$%.3f", once), describeItems(r.clean10[onceOff]))
+	fmt.Fprintf(out, "   delivered-once off, circuit kept (section 3, new environment): DynamoDB %s per million, %s\n", fmt.Sprintf("$%.3f", once), describeItems(r.clean10[onceOff]))
 
 	// Latency, on vs off, from this run's sections.
 	var lat [][]string
@@ -294,6 +295,6 @@ func storeAdds(r *results, off, on costInput, offF, onF costFigures) {
 			[]string{"6. log bytes per record (emulator)", fmt.Sprintf("%.0f", medianF(h.logBytes)), fmt.Sprintf("%.0f", medianF(s.logBytes)), numRange(floatDiffs(h.logBytes, s.logBytes), "%+.0f")})
 	}
 	lat = append(lat, []string{"all in per million webhooks (emulator rows, new environment)", fmt.Sprintf("$%.2f", offF.total()), fmt.Sprintf("$%.2f", onF.total()), usd(onF.total() - offF.total())})
-	table("The store, on vs off, in this run (LocalStack's moto serves DynamoDB on the same cores as everything else: its latency, not AWS's)",
+	printTable(out, "The store, on vs off, in this run (LocalStack's moto serves DynamoDB on the same cores as everything else: its latency, not AWS's)",
 		[]string{"", "no table", "store on", "the store adds"}, lat)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,17 +17,31 @@ type benchLine struct {
 	nsOp, bOp, allocsOp float64
 }
 
-// goBench runs the named benchmarks of pkg and parses their results.
-func goBench(ctx context.Context, pkg, pattern, benchtime string, extra ...string) ([]benchLine, error) {
+// goBench runs the benchmarks of pkg (a package pattern in o.modDir)
+// matching pattern, each for benchtime, with extra go test flags, and
+// returns their results (parseBench).
+func goBench(ctx context.Context, o opts, pkg, pattern, benchtime string, extra ...string) ([]benchLine, error) {
 	args := append([]string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-benchtime", benchtime, "-count", "1"}, extra...)
 	args = append(args, pkg)
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := exec.CommandContext(ctx, o.goTool, args...)
+	cmd.Dir = o.modDir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
+	lines := parseBench(string(out))
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("no benchmark results in:\n%s", out)
+	}
+	return lines, nil
+}
+
+// parseBench reads the result lines of go test -bench's output: the
+// benchmark's name, its iterations, then value and unit pairs, of which it
+// keeps ns/op, B/op and allocs/op (0 when absent). Other lines are skipped.
+func parseBench(out string) []benchLine {
 	var lines []benchLine
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
 			continue
@@ -45,10 +60,7 @@ func goBench(ctx context.Context, pkg, pattern, benchtime string, extra ...strin
 		}
 		lines = append(lines, b)
 	}
-	if len(lines) == 0 {
-		return nil, fmt.Errorf("no benchmark results in:\n%s", out)
-	}
-	return lines, nil
+	return lines
 }
 
 // sectionHandler runs internal/processor's BenchmarkHandleRecord (and
@@ -56,16 +68,37 @@ func goBench(ctx context.Context, pkg, pattern, benchtime string, extra ...strin
 // (parseGoal); for each 1 KB goal missed it prints where the time and
 // allocations go.
 func sectionHandler(ctx context.Context, o opts, r *results) error {
-	lines, err := goBench(ctx, "./internal/processor", "^BenchmarkHandleRecord$", o.benchtime)
+	lines, err := goBench(ctx, o, "./internal/processor", "^BenchmarkHandleRecord$", o.benchtime)
 	if err != nil {
 		return err
 	}
-	send, err := goBench(ctx, "./internal/webhook", "^BenchmarkSend1KB$", o.benchtime)
+	send, err := goBench(ctx, o, "./internal/webhook", "^BenchmarkSend1KB$", o.benchtime)
 	if err != nil {
 		return err
 	}
+	missed := handlerTable(o.out, r, lines, send)
+	if err := parseGoal(ctx, o, r); err != nil {
+		return err
+	}
+	if o.quick {
+		return nil
+	}
+	// Name the limit: CPU and allocation profiles of each missed goal.
+	for _, name := range missed {
+		if err := profileBench(ctx, o, "./internal/processor", "^BenchmarkHandleRecord$/^"+name+"$", name, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handlerTable prints section 1's table to out: BenchmarkHandleRecord's
+// results (lines) with the goal of a 1 KB record (under 20 µs and 60
+// allocations) and BenchmarkSend1KB's (send) for scale. It keeps the
+// slowest 1 KB record's ns/op in r.handlerNs and returns the 1 KB cases
+// (their names without "BenchmarkHandleRecord/" and "-N") that missed.
+func handlerTable(out io.Writer, r *results, lines, send []benchLine) (missed []string) {
 	var rows [][]string
-	var missed []string
 	for _, b := range lines {
 		name := strings.TrimPrefix(withoutProcs(b.name), "BenchmarkHandleRecord/")
 		goal, v := "–", "–"
@@ -82,21 +115,9 @@ func sectionHandler(ctx context.Context, o opts, r *results) error {
 	for _, b := range send {
 		rows = append(rows, []string{"for scale: webhook Send 1KB (TLS, local 204)", fmt.Sprintf("%.1f µs", b.nsOp/1000), fmt.Sprintf("%.0f", b.bOp), fmt.Sprintf("%.0f", b.allocsOp), "–", "–"})
 	}
-	table("1. Handler overhead per record (decode, validate, route, log, batch response; instant transports)",
+	printTable(out, "1. Handler overhead per record (decode, validate, route, log, batch response; instant transports)",
 		[]string{"benchmark", "time/op", "B/op", "allocs/op", "goal", "verdict"}, rows)
-	if err := parseGoal(ctx, o, r); err != nil {
-		return err
-	}
-	if o.quick {
-		return nil
-	}
-	// Name the limit: CPU and allocation profiles of each missed goal.
-	for _, name := range missed {
-		if err := profileBench(ctx, o, "./internal/processor", "^BenchmarkHandleRecord$/^"+name+"$", name, true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return missed
 }
 
 // profileBench prints where one benchmark's allocations (and, with cpu,
@@ -108,64 +129,93 @@ func profileBench(ctx context.Context, o opts, pkg, pattern, name string, cpu bo
 	type prof struct{ title, file, index string }
 	var profs []prof
 	if cpu {
-		if _, err := goBench(ctx, pkg, pattern, o.benchtime, "-o", bin, "-cpuprofile", cpuFile); err != nil {
+		if _, err := goBench(ctx, o, pkg, pattern, o.benchtime, "-o", bin, "-cpuprofile", cpuFile); err != nil {
 			return err
 		}
 		profs = append(profs, prof{"CPU, cumulative (" + name + ")", cpuFile, "cpu"})
 	}
-	if _, err := goBench(ctx, pkg, pattern, "20000x", "-o", bin, "-memprofile", memFile, "-memprofilerate", "1"); err != nil {
+	if _, err := goBench(ctx, o, pkg, pattern, "20000x", "-o", bin, "-memprofile", memFile, "-memprofilerate", "1"); err != nil {
 		return err
 	}
 	profs = append(profs, prof{"allocations by count, cumulative (" + name + ", 20000 ops)", memFile, "alloc_objects"})
 	for _, p := range profs {
-		out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=16", "-sample_index="+p.index, "-cum", bin, p.file).CombinedOutput()
+		out, err := exec.CommandContext(ctx, o.goTool, "tool", "pprof", "-top", "-nodecount=16", "-sample_index="+p.index, "-cum", bin, p.file).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("pprof: %w\n%s", err, out)
 		}
-		fmt.Printf("-- profile: %s (%s)\n", p.title, p.file)
-		printPprofTop(string(out))
+		fmt.Fprintf(o.out, "-- profile: %s (%s)\n", p.title, p.file)
+		printPprofTop(o.out, string(out))
 	}
 	_ = os.Remove(bin)
 	return nil
 }
 
-// printPprofTop prints pprof -top's table without its preamble.
-func printPprofTop(out string) {
+// printPprofTop writes pprof -top's output to w without its preamble (the
+// lines before the header naming flat%), each line indented, blank lines
+// left out.
+func printPprofTop(w io.Writer, out string) {
 	on := false
 	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "flat%") {
 			on = true
 		}
 		if on && strings.TrimSpace(l) != "" {
-			fmt.Println("   " + l)
+			fmt.Fprintln(w, "   "+l)
 		}
 	}
 }
 
+// parseCases are goal 3's bodies: each one's Parse benchmark and the plain
+// decode of the same body.
+var parseCases = []struct{ body, parse, plain string }{
+	{"webhook", "BenchmarkParse1KiB", "BenchmarkPlainDecode1KiB"},
+	{"email", "BenchmarkParseEmail1KiB", "BenchmarkPlainDecodeEmail1KiB"},
+}
+
 // parseGoal runs notification's Parse and plain-decode benchmarks on the
-// same 1 KiB bodies and prints goal 3 of issue 12: Parse at most
-// maxParseRatio × one plain encoding/json decode into a Message, and at most
-// maxParseAllocs allocations. Its rows also go to the goals table.
+// same 1 KiB bodies and prints goal 3 of issue 12 (parseTable); a full run
+// then profiles each body's Parse that missed.
 func parseGoal(ctx context.Context, o opts, r *results) error {
-	const maxParseRatio, maxParseAllocs = 1.5, 40
-	lines, err := goBench(ctx, "./notification", "^Benchmark(Parse|PlainDecode)(Email)?1KiB$", o.benchtime)
+	lines, err := goBench(ctx, o, "./notification", "^Benchmark(Parse|PlainDecode)(Email)?1KiB$", o.benchtime)
 	if err != nil {
 		return err
 	}
+	rows, err := parseTable(o.out, r, lines)
+	if err != nil {
+		return err
+	}
+	if o.quick {
+		return nil
+	}
+	for i, c := range parseCases {
+		if rows[i][4] == "MISSED" {
+			if err := profileBench(ctx, o, "./notification", "^"+c.parse+"$", "parse_"+c.body, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseTable prints goal 3 of issue 12 to out from the parse benchmarks'
+// results (lines): per body of parseCases, Parse at most maxParseRatio ×
+// one plain encoding/json decode into a Message, and at most
+// maxParseAllocs allocations. Its rows (goal, Parse, plain decode, time
+// ratio, verdict), in parseCases' order, also go to r.parseGoals for the
+// goals table. A body's benchmark missing, or a plain decode of 0 ns, is
+// an error.
+func parseTable(out io.Writer, r *results, lines []benchLine) ([][]string, error) {
+	const maxParseRatio, maxParseAllocs = 1.5, 40
 	by := map[string]benchLine{}
 	for _, b := range lines {
 		by[withoutProcs(b.name)] = b
 	}
-	cases := []struct{ body, parse, plain string }{
-		{"webhook", "BenchmarkParse1KiB", "BenchmarkPlainDecode1KiB"},
-		{"email", "BenchmarkParseEmail1KiB", "BenchmarkPlainDecodeEmail1KiB"},
-	}
 	var rows [][]string
-	for _, c := range cases {
+	for _, c := range parseCases {
 		p, ok1 := by[c.parse]
 		d, ok2 := by[c.plain]
 		if !ok1 || !ok2 || d.nsOp == 0 {
-			return fmt.Errorf("parse benchmarks: want %s and %s in the results", c.parse, c.plain)
+			return nil, fmt.Errorf("parse benchmarks: want %s and %s in the results", c.parse, c.plain)
 		}
 		rat := p.nsOp / d.nsOp
 		v := verdict(rat, maxParseRatio, false)
@@ -179,19 +229,9 @@ func parseGoal(ctx context.Context, o opts, r *results) error {
 		rows = append(rows, row)
 	}
 	r.parseGoals = rows
-	table("3. Contract parsing in one pass: notification.Parse vs one plain encoding/json decode into a Message (same body)",
+	printTable(out, "3. Contract parsing in one pass: notification.Parse vs one plain encoding/json decode into a Message (same body)",
 		[]string{"goal", "Parse", "plain decode", "time ratio", "verdict"}, rows)
-	if o.quick {
-		return nil
-	}
-	for i, c := range cases {
-		if rows[i][4] == "MISSED" {
-			if err := profileBench(ctx, o, "./notification", "^"+c.parse+"$", "parse_"+c.body, false); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return rows, nil
 }
 
 // withoutProcs drops the "-N" GOMAXPROCS suffix go test adds to a

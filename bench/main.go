@@ -43,37 +43,64 @@ type opts struct {
 	// out receives the tables and the lines around them: os.Stdout under
 	// make bench.
 	out io.Writer
+	// goTool is the go command that runs the benchmarks and pprof ("go"
+	// under make bench), in modDir, the module whose packages the
+	// benchmarks name ("" for the working directory, the repository root).
+	goTool, modDir string
 	// small shrinks sections 2–4 for their unit tests; zero under make
 	// bench.
 	small scale
 }
 
+// step is one section of a run: id is its name in BENCH_ONLY, name its
+// title in the lines around it.
+type step struct {
+	id, name string
+	fn       func(context.Context, opts, *results) error
+}
+
+// sections are make bench's steps, in the order they run: a later one reads
+// what earlier ones left in results.
+var sections = []step{
+	{"1", "1. Handler overhead", sectionHandler},
+	{"2", "2. Fan-out", sectionFanout},
+	{"3", "3. AWS calls", sectionAWSCalls},
+	{"4", "4. End to end", sectionE2E},
+	{"5", "5+6. Cold start, footprint and peers", sectionRIE},
+	{"cost", "Cost per million notifications", sectionCost},
+}
+
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Getenv, ".", os.Stdout, sections); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: "+err.Error())
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	o := opts{quick: os.Getenv("BENCH_QUICK") == "1", e2eN: 5000, benchtime: "2s", reps: 5}
+// run reads BENCH_QUICK, BENCH_E2E_N, BENCH_ONLY and AWS_ENDPOINT_URL
+// through getenv, checks that root is the repository root (its go.mod),
+// and runs steps in order (those BENCH_ONLY lists, when set) within 30
+// minutes, writing to out. A step that fails is reported and the rest run;
+// the error then counts the failed ones.
+func run(getenv func(string) string, root string, out io.Writer, steps []step) error {
+	o := opts{quick: getenv("BENCH_QUICK") == "1", e2eN: 5000, benchtime: "2s", reps: 5, out: out, goTool: "go"}
 	if o.quick {
 		o.e2eN, o.benchtime, o.reps = 200, "2000x", 1
 	}
-	if v := os.Getenv("BENCH_E2E_N"); v != "" {
+	if v := getenv("BENCH_E2E_N"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 10 {
 			return fmt.Errorf("BENCH_E2E_N=%q: want an integer ≥ 10", v)
 		}
 		o.e2eN = n
 	}
-	if _, err := os.Stat("go.mod"); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return fmt.Errorf("run from the repository root: %w", err)
 	}
-	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+	if getenv("AWS_ENDPOINT_URL") == "" {
 		return fmt.Errorf("AWS_ENDPOINT_URL is not set: run under scripts/with-local-stack.sh (make bench does)")
 	}
-	o.workDir, _ = filepath.Abs(filepath.Join(".local", "bench"))
+	o.workDir, _ = filepath.Abs(filepath.Join(root, ".local", "bench"))
 	if err := os.MkdirAll(o.workDir, 0o755); err != nil {
 		return err
 	}
@@ -84,22 +111,11 @@ func run() error {
 	if o.quick {
 		mode = "quick (BENCH_QUICK=1: smoke figures, not for the docs)"
 	}
-	fmt.Printf("herald bench — %s, %s\n%s\n\n", mode, time.Now().UTC().Format(time.RFC3339), machine())
+	fmt.Fprintf(out, "herald bench — %s, %s\n%s\n\n", mode, time.Now().UTC().Format(time.RFC3339), machine())
 
 	r := &results{}
-	steps := []struct {
-		id, name string
-		fn       func(context.Context, opts, *results) error
-	}{
-		{"1", "1. Handler overhead", sectionHandler},
-		{"2", "2. Fan-out", sectionFanout},
-		{"3", "3. AWS calls", sectionAWSCalls},
-		{"4", "4. End to end", sectionE2E},
-		{"5", "5+6. Cold start, footprint and peers", sectionRIE},
-		{"cost", "Cost per million notifications", sectionCost},
-	}
 	only := map[string]bool{}
-	for _, id := range strings.Split(os.Getenv("BENCH_ONLY"), ",") {
+	for _, id := range strings.Split(getenv("BENCH_ONLY"), ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			only[id] = true
 		}
@@ -112,12 +128,12 @@ func run() error {
 		t0, load0 := time.Now(), loadAvg()
 		if err := s.fn(ctx, o, r); err != nil {
 			failed++
-			fmt.Printf("!! %s failed: %v\n\n", s.name, err)
+			fmt.Fprintf(out, "!! %s failed: %v\n\n", s.name, err)
 			continue
 		}
-		fmt.Printf("   (%s took %s; load average %s at start, %s at end)\n\n", s.name, time.Since(t0).Round(100*time.Millisecond), load0, loadAvg())
+		fmt.Fprintf(out, "   (%s took %s; load average %s at start, %s at end)\n\n", s.name, time.Since(t0).Round(100*time.Millisecond), load0, loadAvg())
 	}
-	fmt.Printf("bench done in %s\n", time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "bench done in %s\n", time.Since(start).Round(time.Second))
 	if failed > 0 {
 		return fmt.Errorf("%d section(s) failed", failed)
 	}

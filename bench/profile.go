@@ -43,12 +43,12 @@ func profileHandle(ctx context.Context, o opts, name, title string, p *processor
 	if err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=22",
+	out, err := exec.CommandContext(ctx, o.goTool, "tool", "pprof", "-top", "-cum", "-nodecount=22",
 		`-focus=processor\.\(\*Processor\)\.Handle`, exe, file).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("pprof: %w\n%s", err, out)
 	}
-	fmt.Printf("-- profile: %s (%s; go tool pprof -top -cum -focus='processor.(*Processor).Handle')\n", title, file)
-	printPprofTop(string(out))
+	fmt.Fprintf(o.out, "-- profile: %s (%s; go tool pprof -top -cum -focus='processor.(*Processor).Handle')\n", title, file)
+	printPprofTop(o.out, string(out))
 	return nil
 }

@@ -48,21 +48,23 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f×", a/b)
 }
 
+// median is the middle of ds sorted (the upper one of an even count), 0
+// of none; ds is left as it is.
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Sorted(slices.Values(ds))
 	return s[len(s)/2]
 }
 
+// percentile is the p-th (0 to 1) of ds sorted, at index p×(n−1) rounded
+// down, 0 of none; ds is left as it is.
 func percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Sorted(slices.Values(ds))
 	i := int(p * float64(len(s)-1))
 	return s[i]
 }

@@ -22,6 +22,11 @@ mkdir -p "$OUT"
 # Each mutant builds and runs the package's tests: vet adds nothing there.
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
 
+# bench's tests run the Lambda Runtime Interface Emulator, found through
+# HERALD_RIE_BIN: gremlins may run them in a copy of the module elsewhere.
+HERALD_RIE_BIN=$(scripts/install-rie.sh)
+export HERALD_RIE_BIN
+
 MUTATECOVER_GO=$(command -v go)
 export MUTATECOVER_GO
 # Built once per run, into a directory of its own (runs may overlap).

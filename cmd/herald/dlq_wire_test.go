@@ -181,3 +181,46 @@ func TestDLQShowTwoLettersOfOneID(t *testing.T) {
 	require.Equal(t, 1, strings.Count(r.stdout, "attributes left out for size: [trace]\n"), r.stdout)
 	require.Equal(t, 1, strings.Count(r.stdout, "attributes left out"), r.stdout)
 }
+
+// A letter whose send back fails is reported in the table and in the
+// counts, the command exits 1, and nothing else is said: no interruption,
+// no error beyond the table's (the letters not sent were released).
+func TestDLQRedriveReportsAFailedSend(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q", `{"id":"a-1"}`, `{"id":"a-2"}`, `{"id":"a-3"}`)
+	w.FailAction("SendMessage")
+	r := heraldCtx(context.Background(), "dlq", "redrive", "--id", "a-2", "--dlq-url", w.URL()+"/dlq", "--queue-url", w.URL()+"/q")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 3, "header, one row, counts: %q", r.stdout)
+	require.Regexp(t, `^ID +DEAD LETTER +ACTION +NEW SQS MESSAGE ID +ERROR$`, lines[0])
+	require.Regexp(t, `^a-2 +\S+ +`+deadletter.ActionFailed+` +- +send to `, lines[1], "no new message id")
+	require.Equal(t, "sent 0, skipped 2, failed 1", lines[2])
+	require.Empty(t, r.stderr, "the failure is in the table; nothing was interrupted and the release went through")
+	require.Empty(t, w.Messages(w.URL()+"/q"))
+	visible, hidden := w.Counts(w.URL() + "/dlq")
+	require.Equal(t, 3, visible, "every letter is visible again")
+	require.Zero(t, hidden)
+}
+
+// Letters sent back, but the ones left could not be made visible again
+// (ChangeMessageVisibilityBatch failed): the sends are reported, and so is
+// the release's error, with a non-zero exit.
+func TestDLQRedriveReportsAFailedRelease(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q", `{"id":"a-1"}`, `{"id":"a-2"}`, `{"id":"a-3"}`)
+	w.FailAction("ChangeMessageVisibilityBatch")
+	r := heraldCtx(context.Background(), "dlq", "redrive", "--id", "a-2", "--dlq-url", w.URL()+"/dlq", "--queue-url", w.URL()+"/q")
+	require.NotEqual(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "sent 1, skipped 2, failed 0")
+	require.Contains(t, r.stderr, "ChangeMessageVisibilityBatch")
+	require.Len(t, w.Messages(w.URL()+"/q"), 1)
+}
+
+// An id that names no letter: nothing chosen, so no table (not a header
+// alone), the counts, "not found" and exit 1.
+func TestDLQRedriveOfAnIDNotThere(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q", `{"id":"a-1"}`, `{"id":"a-2"}`)
+	r := heraldCtx(context.Background(), "dlq", "redrive", "--id", "nosuch", "--dlq-url", w.URL()+"/dlq", "--queue-url", w.URL()+"/q")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Equal(t, "sent 0, skipped 2, failed 0\n", r.stdout)
+	require.Equal(t, "not found: nosuch\n", r.stderr)
+}

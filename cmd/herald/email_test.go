@@ -48,6 +48,10 @@ type logsWire struct {
 	queries map[string]*logsQuery
 	started []startedQuery
 	stopped []string
+	// slowResults delays each GetQueryResults answer (set before serving);
+	// stopFails makes StopQuery answer 500 ServiceUnavailableException.
+	slowResults time.Duration
+	stopFails   bool
 }
 
 type logsQuery struct {
@@ -65,6 +69,9 @@ type startedQuery struct {
 var eventsQueryShape = regexp.MustCompile(`(?s)^fields ([^\n|]+)\n\| filter id = ("(?:[^"\\]|\\.)*")\n\| sort @timestamp asc$`)
 
 func (w *logsWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("X-Amz-Target") == "Logs_20140328.GetQueryResults" {
+		time.Sleep(w.slowResults)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	fail := func(status int, typ, msg string) {
@@ -175,6 +182,10 @@ func (w *logsWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if op == "StopQuery" {
+			if w.stopFails {
+				fail(http.StatusInternalServerError, "ServiceUnavailableException", "try again later")
+				return
+			}
 			w.stopped = append(w.stopped, *in.QueryID)
 			q.status = types.QueryStatusCancelled
 			ok(map[string]bool{"success": true})
@@ -258,8 +269,58 @@ func TestEmailEventsBoundedWaitStopsTheQuery(t *testing.T) {
 	began := time.Now()
 	_, err := q.run(context.Background(), api)
 	require.ErrorContains(t, err, "did not complete within 100ms")
+	require.NotContains(t, err.Error(), "stop query", "StopQuery succeeded")
 	require.Less(t, time.Since(began), 5*time.Second)
 	require.Equal(t, []string{"q-1"}, w.stopped, "the query is stopped, not left running")
+}
+
+// The wait can end while a GetQueryResults call is in flight: that call's
+// deadline error is the bounded wait's end, so the query is stopped and the
+// error says so, not reported as a failed GetQueryResults.
+func TestEmailEventsWaitEndsDuringAPoll(t *testing.T) {
+	t.Parallel()
+	w := &logsWire{running: 1 << 30, slowResults: time.Second, groups: map[string][]logLine{feedbackGroup: nil}}
+	api := newLogsWire(t, w)
+	now := time.Now()
+	q := eventsQuery{logGroups: []string{feedbackGroup}, id: "x", start: now.Add(-time.Hour), end: now, poll: time.Millisecond, wait: 100 * time.Millisecond}
+	_, err := q.run(context.Background(), api)
+	require.ErrorContains(t, err, "Logs Insights query q-1 did not complete within 100ms (--wait); stopped it")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Equal(t, []string{"q-1"}, w.stopped)
+}
+
+// Ctrl-C during a poll is the caller's cancellation: returned as such,
+// without calling StopQuery for a wait that did not end.
+func TestEmailEventsCancelledDuringAPoll(t *testing.T) {
+	t.Parallel()
+	w := &logsWire{running: 1 << 30, slowResults: time.Second, groups: map[string][]logLine{feedbackGroup: nil}}
+	api := newLogsWire(t, w)
+	now := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	q := eventsQuery{logGroups: []string{feedbackGroup}, id: "x", start: now.Add(-time.Hour), end: now, poll: time.Millisecond, wait: time.Minute}
+	_, err := q.run(ctx, api)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "Logs Insights query q-1: ")
+	require.NotContains(t, err.Error(), "--wait")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Empty(t, w.stopped)
+}
+
+// A StopQuery that fails is named beside the wait's error: the query may
+// still be running (and billed).
+func TestEmailEventsStopQueryFails(t *testing.T) {
+	t.Parallel()
+	w := &logsWire{running: 1 << 30, stopFails: true, groups: map[string][]logLine{feedbackGroup: nil}}
+	api := newLogsWire(t, w)
+	now := time.Now()
+	q := eventsQuery{logGroups: []string{feedbackGroup}, id: "x", start: now.Add(-time.Hour), end: now, poll: 5 * time.Millisecond, wait: 100 * time.Millisecond}
+	_, err := q.run(context.Background(), api)
+	require.ErrorContains(t, err, "did not complete within 100ms")
+	require.ErrorContains(t, err, "stop query q-1: ")
+	require.ErrorContains(t, err, "ServiceUnavailableException")
 }
 
 func TestEmailEventsQueryEndsBadly(t *testing.T) {
@@ -348,4 +409,21 @@ func TestEmailEventsLogGroupsAndUsage(t *testing.T) {
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
 		require.Contains(t, r.stderr, tc.want, tc.args)
 	}
+}
+
+// DETAIL is the error when there is one, else the template a send used.
+func TestEmailEventsDetailColumn(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	require.NoError(t, writeEvents(&env{stdout: &out}, &globals{}, []emailEvent{
+		{Time: at, Source: "herald", Outcome: "delivered", Template: "welcome"},
+		{Time: at, Source: "herald", Outcome: "retry", Template: "welcome", Error: "email_throttled"},
+		{Time: at, Source: "ses", EventType: "reject", Error: "Bad content"},
+	}))
+	require.Equal(t, ""+
+		"TIME                      SOURCE  EVENT      BOUNCE  RECIPIENT DOMAINS  DETAIL\n"+
+		"2026-12-01T12:00:00.000Z  herald  delivered  -       -                  template welcome\n"+
+		"2026-12-01T12:00:00.000Z  herald  retry      -       -                  email_throttled\n"+
+		"2026-12-01T12:00:00.000Z  ses     reject     -       -                  Bad content\n", out.String())
 }

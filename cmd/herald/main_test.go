@@ -116,6 +116,12 @@ func TestSendDryRunValidatesWithFieldPaths(t *testing.T) {
 		{Source: "-:1", ID: "a"},
 	}, rows)
 	require.Contains(t, rows[0].Error, "webhook.event_type")
+
+	// The same as a table: the invalid one is listed and still fails the
+	// command.
+	r = herald(t, stdin, "send", "--dry-run", "--skip-invalid", "-")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Regexp(t, `(?m)^-:1 +a +valid \(dry run\)$`, r.stdout)
 }
 
 func TestReadInputsFiles(t *testing.T) {
@@ -128,6 +134,22 @@ func TestReadInputsFiles(t *testing.T) {
 	require.Equal(t, []input{{source: f, body: []byte(`{"id":"x"}`)}, {source: "-:1", body: []byte(`{"id":"y"}`)}}, in)
 	_, err = readInputs([]string{filepath.Join(dir, "missing.json")}, nil)
 	require.Error(t, err)
+}
+
+// A line of standard input may be as long as the SQS maximum message size
+// (notification.SQSMaxMessageBytes), newline aside; one byte more is refused
+// with its line number.
+func TestReadInputsLineAtTheSQSLimit(t *testing.T) {
+	t.Parallel()
+	longest := strings.Repeat("x", notification.SQSMaxMessageBytes)
+	in, err := readInputs([]string{"-"}, strings.NewReader("{}\n"+longest+"\n"))
+	require.NoError(t, err)
+	require.Len(t, in, 2)
+	require.Equal(t, "-:2", in[1].source)
+	require.Len(t, in[1].body, notification.SQSMaxMessageBytes)
+
+	_, err = readInputs([]string{"-"}, strings.NewReader("{}\n"+longest+"x\n"))
+	require.EqualError(t, err, fmt.Sprintf("-:2: line longer than %d bytes, the SQS maximum message size; nothing sent", notification.SQSMaxMessageBytes))
 }
 
 func TestSecretNew(t *testing.T) {
@@ -171,6 +193,11 @@ func TestVerify(t *testing.T) {
 	r = herald(t, body, "verify", "--secret", secret, "--id", "msg_1", "--timestamp", old, "--signature", webhook.Sign(key, "msg_1", now.Add(-10*time.Minute), []byte(body)), "--body", "-")
 	require.Equal(t, exitFailed, r.code)
 	require.Contains(t, r.stdout, "webhook-timestamp too far from now")
+
+	// A tolerance of 0 is allowed: the timestamp must then be now.
+	r = herald(t, body, "verify", "--secret", secret, "--id", "msg_1", "--timestamp", ts, "--signature", sig, "--body", "-", "--tolerance", "0s")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, "valid\n", r.stdout)
 }
 
 func TestTable(t *testing.T) {
@@ -185,10 +212,11 @@ func TestTable(t *testing.T) {
 
 func TestAgeAndParseAge(t *testing.T) {
 	t.Parallel()
-	for d, want := range map[time.Duration]string{0: "-", 45 * time.Second: "45s", 12 * time.Minute: "12m", time.Hour: "1h0m", 59 * time.Second: "59s", time.Minute: "1m", 3*time.Hour + 20*time.Minute: "3h20m", 52 * time.Hour: "2d4h"} {
+	for d, want := range map[time.Duration]string{0: "-", 45 * time.Second: "45s", 12 * time.Minute: "12m", time.Hour: "1h0m", 59 * time.Second: "59s", time.Minute: "1m", 3*time.Hour + 20*time.Minute: "3h20m", 52 * time.Hour: "2d4h",
+		24*time.Hour - time.Minute: "23h59m", 24 * time.Hour: "1d0h", -time.Second: "-"} {
 		require.Equal(t, want, age(d))
 	}
-	for s, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "7d": 7 * 24 * time.Hour, "0d": 0, "1h30m": 90 * time.Minute} {
+	for s, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "7d": 7 * 24 * time.Hour, "0d": 0, "1h30m": 90 * time.Minute, "0s": 0} {
 		got, err := parseAge(s)
 		require.NoError(t, err, s)
 		require.Equal(t, want, got, s)
@@ -373,4 +401,18 @@ func TestRedriveIntoTheDeadLetterQueueIsAUsageError(t *testing.T) {
 	r := herald(t, "", "dlq", "redrive", "--all", "--dlq-url", "http://127.0.0.1:1/000000000000/dlq", "--queue-url", "http://127.0.0.1:1/000000000000/dlq/")
 	require.Equal(t, exitUsage, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "are the same")
+}
+
+// --region wins over the environment's region; without it the SDK's
+// default chain decides.
+func TestRegionFlagOverridesTheEnvironment(t *testing.T) { // t.Setenv: not parallel
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	cfg, err := (&globals{region: "eu-west-1"}).awsConfig(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "eu-west-1", cfg.Region)
+	cfg, err = (&globals{}).awsConfig(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "us-east-1", cfg.Region)
 }

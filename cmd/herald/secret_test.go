@@ -304,4 +304,27 @@ func TestSecretDeriveJSONVersions(t *testing.T) { // t.Setenv: not parallel
 	other, err := webhook.DeriveSecret(deploySecretOld, "https://other.example.com/")
 	require.NoError(t, err)
 	require.Equal(t, other+"\n", r.stdout)
+	require.Empty(t, r.stderr, "no note: one key version, and the scope is the default")
+	vars["HERALD_WEBHOOK_SECRET_SCOPE"] = string(webhook.ScopeShared)
+	r = heraldWith(t, vars, "secret", "derive", "https://other.example.com/")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "HERALD_WEBHOOK_SECRET_SCOPE=shared here")
+	delete(vars, "HERALD_WEBHOOK_SECRET_SCOPE")
+
+	// rotate's grace: a day by default; 0 is allowed (the previous version
+	// stops signing at once).
+	for _, tt := range []struct {
+		args  []string
+		grace time.Duration
+	}{
+		{[]string{"--json", "secret", "rotate", "https://default-grace.example.com/"}, 24 * time.Hour},
+		{[]string{"--json", "secret", "rotate", "--grace", "0s", "https://no-grace.example.com/"}, 0},
+	} {
+		r = heraldWith(t, vars, tt.args...)
+		require.Equal(t, exitOK, r.code, "%+v", r)
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rotated), r.stdout)
+		until, err := time.Parse(time.RFC3339, rotated.PreviousUntil)
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now().Add(tt.grace), until, time.Minute, "%v", tt.args)
+	}
 }

@@ -157,7 +157,7 @@ func syntaxError(tok string) error {
 func tokenize(s string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(s); {
-		c := s[i]
+		c, at := s[i], i
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
@@ -180,6 +180,13 @@ func tokenize(s string) ([]string, error) {
 			i = j
 		default:
 			return nil, fmt.Errorf("Invalid ConditionExpression: Syntax error; token: %q", string(c))
+		}
+		// Every clause consumes a byte at least. Should one not (a slip in
+		// an edit, or a mutant), this is an error rather than a loop that
+		// holds the server's lock for ever, so that httptest's Close, and
+		// the test, would wait for ever too.
+		if i <= at {
+			return nil, fmt.Errorf("dynamotest: the tokenizer did not advance at byte %d of %q", at, s)
 		}
 	}
 	if len(out) == 0 {

@@ -238,6 +238,18 @@ func TestDomains(t *testing.T) {
 	require.Equal(t, []string{"example.org"}, feedback.Domains([]string{"@example.org"}), "an @ at the start still has a domain after it")
 }
 
+// A domain name is at most 253 characters in text form (RFC 1035 §2.3.4):
+// one of exactly that length is a domain, one character more is not.
+func TestDomainsAtTheLengthLimit(t *testing.T) {
+	t.Parallel()
+	// Three labels of 63 (the most a label may have), one of 57, "org",
+	// and the dots between them: 253.
+	longest := strings.Join([]string{strings.Repeat("a", 63), strings.Repeat("b", 63), strings.Repeat("c", 63), strings.Repeat("d", 57), "org"}, ".")
+	require.Len(t, longest, 253)
+	require.Equal(t, []string{longest}, feedback.Domains([]string{"x@" + longest}))
+	require.Equal(t, []string{"unknown"}, feedback.Domains([]string{"x@a" + longest}))
+}
+
 func TestNewNeedsALogger(t *testing.T) {
 	t.Parallel()
 	_, err := feedback.New(feedback.Config{})

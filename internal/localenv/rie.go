@@ -28,7 +28,8 @@ type RIE struct {
 
 // StartRIE runs bin (the aws-lambda-rie binary) with bootstrap (the command
 // line of the function) and env added to this process's environment. The
-// function's standard output and error are kept (Logs).
+// function's standard output and error are kept (Logs). The emulator is
+// killed when this process ends, on Linux (dieWithParent).
 func StartRIE(bin string, bootstrap []string, env []string) (*RIE, error) {
 	api, err := FreePort()
 	if err != nil {
@@ -41,6 +42,7 @@ func StartRIE(bin string, bootstrap []string, env []string) (*RIE, error) {
 	args := append([]string{"--runtime-interface-emulator-address", "127.0.0.1:" + api, "--runtime-api-address", "127.0.0.1:" + rt}, bootstrap...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	dieWithParent(cmd)
 	r := &RIE{cmd: cmd, url: "http://127.0.0.1:" + api + "/2015-03-31/functions/function/invocations", logs: &SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = r.logs, r.logs
 	if err := cmd.Start(); err != nil {
