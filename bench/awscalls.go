@@ -374,9 +374,10 @@ func sendBodies(ctx context.Context, c *sqs.Client, queueURL string, n int, body
 		go func() {
 			defer wg.Done()
 			for start := range batches {
-				var entries []types.SendMessageBatchRequestEntry
-				for i := start; i < min(start+10, n); i++ {
-					entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String(body(i))})
+				entries := make([]types.SendMessageBatchRequestEntry, min(10, n-start))
+				for i := range entries {
+					id := start + i
+					entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(id)), MessageBody: aws.String(body(id))}
 				}
 				out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 				if err == nil && len(out.Failed) > 0 {
