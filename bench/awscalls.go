@@ -79,6 +79,29 @@ type callCase struct {
 	wantCMVB, wantDL int
 }
 
+// callCases are section 3's batches, the large ones of large records; the
+// smoke run (quick) has the batches of 10 only.
+func callCases(large int, quick bool) []callCase {
+	all := []callCase{
+		{"10 delivered", 10, 0, "", false, false, 0, 0},
+		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, 0, 0},
+		{fmt.Sprintf("%d delivered", large), large, 0, "", false, false, 0, 0},
+		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, 1, 0},
+		// A quarter fail: one visibility change per ten of them.
+		{fmt.Sprintf("%d, %d fail (503), retried", large, large/4), large, large / 4, "/fail/", false, false, (large/4 + 9) / 10, 0},
+		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, 0, 3},
+		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, 0, 2},
+	}
+	var cases []callCase
+	for _, c := range all {
+		if quick && c.n > 10 {
+			continue
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
 // sectionAWSCalls delivers real SQS messages from LocalStack through the
 // processor, whose SDK clients count their operations, and compares the
 // count with what the design promises. Each case runs three ways
@@ -92,7 +115,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 	if err != nil {
 		return err
 	}
-	storeName, err := needStoreTable()
+	storeName, err := o.sectionStoreTable()
 	if err != nil {
 		return err
 	}
@@ -111,22 +134,10 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 		"HERALD_MAX_RECEIVE_COUNT": fmt.Sprint(maxReceive), "HERALD_CONCURRENCY": "10",
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano()) // the store remembers ids across runs
-	cases := []callCase{
-		{"10 delivered", 10, 0, "", false, false, 0, 0},
-		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, 0, 0},
-		{"100 delivered", 100, 0, "", false, false, 0, 0},
-		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, 1, 0},
-		{"100, 25 fail (503), retried", 100, 25, "/fail/", false, false, 3, 0},
-		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, 0, 3},
-		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, 0, 2},
-	}
 	r.clean10, r.warm10 = map[storeMode]map[string]int{}, map[storeMode]map[string]int{}
 	var rows [][]string
 	failed := false
-	for ci, c := range cases {
-		if o.quick && c.n > 10 { // the smoke run: batches of 10 only
-			continue
-		}
+	for ci, c := range callCases(o.largeBatch(), o.quick) {
 		for mi, m := range storeModes {
 			// A receiver of its own, a new origin: the circuit's health of
 			// one origin, kept in the table, would carry one case's
@@ -200,7 +211,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 			purge(ctx, plain, qs.URL, ev)
 		}
 	}
-	table("3. AWS calls made by the processor per batch (SDK middleware count, LocalStack SQS, the DynamoDB table "+storeName+
+	printTable(o.stdout(), "3. AWS calls made by the processor per batch (SDK middleware count, LocalStack SQS, the DynamoDB table "+storeName+
 		"); each case three ways, each on a new environment but the warm case; the event source mapping's receive/delete are not the processor's",
 		[]string{"batch", "store", "expected SQS (ceil(k/10) CMVB + dead-letter moves)", "counted SQS", "counted DynamoDB (by item: delivery, health, keys)", "batchItemFailures", "verdict"}, rows)
 	if failed {
@@ -363,9 +374,10 @@ func sendBodies(ctx context.Context, c *sqs.Client, queueURL string, n int, body
 		go func() {
 			defer wg.Done()
 			for start := range batches {
-				var entries []types.SendMessageBatchRequestEntry
-				for i := start; i < min(start+10, n); i++ {
-					entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String(body(i))})
+				entries := make([]types.SendMessageBatchRequestEntry, min(10, n-start))
+				for i := range entries {
+					id := start + i
+					entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(id)), MessageBody: aws.String(body(id))}
 				}
 				out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 				if err == nil && len(out.Failed) > 0 {
@@ -396,10 +408,10 @@ func sendBodies(ctx context.Context, c *sqs.Client, queueURL string, n int, body
 
 // purge deletes the event's messages, whatever the handler said.
 func purge(ctx context.Context, c *sqs.Client, queueURL string, ev events.SQSEvent) {
-	for s := 0; s < len(ev.Records); s += 10 {
-		var entries []types.DeleteMessageBatchRequestEntry
-		for i := s; i < min(s+10, len(ev.Records)); i++ {
-			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: aws.String(ev.Records[i].ReceiptHandle)})
+	for batch := range slices.Chunk(ev.Records, 10) {
+		entries := make([]types.DeleteMessageBatchRequestEntry, len(batch))
+		for i, rec := range batch {
+			entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: aws.String(rec.ReceiptHandle)}
 		}
 		_, _ = c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 	}

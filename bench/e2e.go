@@ -43,7 +43,7 @@ func sectionE2E(ctx context.Context, o opts, r *results) error {
 	if err != nil {
 		return err
 	}
-	storeName, err := needStoreTable()
+	storeName, err := o.sectionStoreTable()
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func sectionE2E(ctx context.Context, o opts, r *results) error {
 	r.e2eRate, r.ceilingRate = herald.rate, ceiling.rate
 	r.e2eOff, r.e2eOn = herald, withStore
 	share := herald.rate / ceiling.rate
-	table(fmt.Sprintf("4. End to end: %d webhooks, LocalStack SQS → local runner (%d pollers, batch 10) → herald → local HTTPS receiver; "+
+	printTable(o.stdout(), fmt.Sprintf("4. End to end: %d webhooks, LocalStack SQS → local runner (%d pollers, batch 10) → herald → local HTTPS receiver; "+
 		"herald without the store's table and with the store on (DynamoDB table %s, LocalStack's moto): drains one after the other, "+
 		"then paced streams in turns at the same pace, %.0f/s each", o.e2eN, pollers, storeName, withStore.pace),
 		[]string{"", "notifications/s", "p50 enqueue→delivery", "p99", "latency sample", "share of ceiling", "goal", "verdict"},
@@ -102,7 +102,12 @@ func sectionE2E(ctx context.Context, o opts, r *results) error {
 }
 
 // latSample is how many notifications a paced stream times.
-func latSample(o opts) int { return min(max(o.e2eN/20, 20), 250) }
+func latSample(o opts) int {
+	if o.small.latN > 0 {
+		return o.small.latN
+	}
+	return min(max(o.e2eN/20, 20), 250)
+}
 
 // e2eAlone runs both phases on one fresh queue with a handler that only
 // notes each record (the ceiling), paced at a tenth of its own drain rate.
@@ -252,12 +257,15 @@ func paced(ctx context.Context, qs []*e2eQueue, rate float64, latN int) error {
 	var sendWG sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	for i := range latN {
-		<-tick.C
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			tick.Stop()
+			sendWG.Wait()
+			return ctx.Err()
+		}
 		for t := range qs {
-			j := t
-			if i%2 == 1 {
-				j = len(qs) - 1 - t
-			}
+			j := turn(i, t, len(qs))
 			sent[j][i] = time.Now()
 			sendWG.Add(1)
 			go func(q *e2eQueue, body string) {

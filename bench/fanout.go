@@ -28,13 +28,14 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 	if err != nil {
 		return err
 	}
-	storeName, err := needStoreTable()
+	storeName, err := o.sectionStoreTable()
 	if err != nil {
 		return err
 	}
-	h1 := newReceiver(fanDelay)
+	delay, large := o.receiverDelay(), o.largeBatch()
+	h1 := newReceiver(delay)
 	defer h1.Close()
-	h2 := startReceiver(fanDelay, true)
+	h2 := startReceiver(delay, true)
 	defer h2.Close()
 	type run struct {
 		n, conc int // conc 0: the default
@@ -48,10 +49,10 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 	groups := [][]run{
 		{{10, 0, false, def, false}, {10, 0, false, def, true}},
 		{{10, 1, false, seq, false}, {10, 1, false, seq, true}},
-		{{100, 0, false, def, false}, {100, 0, false, def, true}},
-		{{100, 0, true, def + ", HTTP/2 receiver", false}},
-		{{100, 10, false, "10 (the old default)", false}},
-		{{100, 1, false, seq, false}},
+		{{large, 0, false, def, false}, {large, 0, false, def, true}},
+		{{large, 0, true, def + ", HTTP/2 receiver", false}},
+		{{large, 10, false, "10 (the old default)", false}},
+		{{large, 1, false, seq, false}},
 	}
 	if o.quick {
 		groups = groups[:5]
@@ -83,17 +84,14 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 			}
 		}
 		reps := o.reps
-		if g[0].conc == 1 && g[0].n == 100 {
+		if g[0].conc == 1 && g[0].n == large {
 			reps = 1
 		}
 		ds := make([][]time.Duration, len(g))
 		conns := make([][]float64, len(g))
 		for i := range reps {
 			for t := range g {
-				j := t
-				if i%2 == 1 { // the other one first every other turn
-					j = len(g) - 1 - t
-				}
+				j := turn(i, t, len(g))
 				ru := g[j]
 				rcv := h1
 				if ru.h2 {
@@ -113,7 +111,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 		}
 		for j, ru := range g {
 			d := median(ds[j])
-			ideal := float64(d) / float64(fanDelay)
+			ideal := float64(d) / float64(delay)
 			goal, v, added := "–", "–", "–"
 			label := ru.label
 			if ru.store {
@@ -123,7 +121,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 			switch {
 			case ru.conc == 0 && !ru.h2:
 				goal, v = "≤ 1.2", verdict(ideal, 1.2, false)
-				missed = missed || (ru.n == 100 && !ru.store && v == "MISSED")
+				missed = missed || (ru.n == large && !ru.store && v == "MISSED")
 			}
 			switch {
 			case ru.n == 10 && ru.conc == 0 && !ru.store:
@@ -134,14 +132,14 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 				r.fan10Seq = d
 			case ru.n == 10 && ru.conc == 1:
 				r.fan10SeqStore = d
-			case ru.n == 100 && ru.conc == 0 && !ru.h2 && !ru.store:
+			case ru.n == large && ru.conc == 0 && !ru.h2 && !ru.store:
 				r.fan100 = d
-			case ru.n == 100 && ru.conc == 0 && !ru.h2:
+			case ru.n == large && ru.conc == 0 && !ru.h2:
 				r.fan100Store, r.fanAdded100 = d, pairedDiffs(ds[0], ds[j])
 			}
 			speed := "–"
 			if ru.conc != 1 {
-				speed = fmt.Sprintf("%.1f× faster", float64(ru.n)*float64(fanDelay)/float64(d))
+				speed = fmt.Sprintf("%.1f× faster", float64(ru.n)*float64(delay)/float64(d))
 			}
 			rows = append(rows, []string{fmt.Sprint(ru.n), label, durRange(ds[j]), fmt.Sprintf("%.2f", ideal), numRange(conns[j], "%.0f"), speed, added, goal, v})
 		}
@@ -149,9 +147,9 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 	if n := h1.badSig.Load() + h2.badSig.Load(); n > 0 {
 		return fmt.Errorf("%d requests with a signature that does not verify", n)
 	}
-	table(fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections; "+
-		"the store-on rows (DynamoDB table %s, LocalStack's moto) timed in turns with the rows above them); load average %s at start, %s at end", fanDelay, o.reps, storeName, load0, loadAvg()),
-		[]string{"batch", "concurrency", "wall", "wall / 100 ms", "new connections", "vs one at a time", "store adds (turn by turn)", "goal", "verdict"}, rows)
+	printTable(o.stdout(), fmt.Sprintf("2. Fan-out: one batch of webhooks, receiver answers after %s (median (min–max) of %d, after one batch that opens the connections; "+
+		"the store-on rows (DynamoDB table %s, LocalStack's moto) timed in turns with the rows above them); load average %s at start, %s at end", delay, o.reps, storeName, load0, loadAvg()),
+		[]string{"batch", "concurrency", "wall", fmt.Sprintf("wall / %d ms", delay.Milliseconds()), "new connections", "vs one at a time", "store adds (turn by turn)", "goal", "verdict"}, rows)
 	if !missed || o.quick {
 		return nil
 	}
@@ -160,9 +158,11 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 	if err != nil {
 		return err
 	}
-	if _, err := timeHandle(ctx, p, webhookEvent("warm", 100, 0, h1.URL(), 1)); err != nil {
+	if _, err := timeHandle(ctx, p, webhookEvent("warm", large, 0, h1.URL(), 1)); err != nil {
 		return err
 	}
-	return profileHandle(ctx, o, "fanout100", "CPU of 10 batches of 100 to the 100 ms receiver, default settings", p, 10,
-		func(i int) events.SQSEvent { return webhookEvent(fmt.Sprintf("prof100-%d", i), 100, 0, h1.URL(), 1) })
+	return profileHandle(ctx, o, fmt.Sprintf("fanout%d", large), fmt.Sprintf("CPU of 10 batches of %d to the %d ms receiver, default settings", large, delay.Milliseconds()), p, 10,
+		func(i int) events.SQSEvent {
+			return webhookEvent(fmt.Sprintf("prof%d-%d", large, i), large, 0, h1.URL(), 1)
+		})
 }

@@ -47,6 +47,9 @@ type opts struct {
 	// under make bench), in modDir, the module whose packages the
 	// benchmarks name ("" for the working directory, the repository root).
 	goTool, modDir string
+	// small shrinks sections 2–4 for their unit tests; zero under make
+	// bench.
+	small scale
 }
 
 // step is one section of a run: id is its name in BENCH_ONLY, name its

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,57 @@ import (
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/webhook"
 )
+
+// scale shrinks sections 2–4 so that a unit test runs each against
+// local fakes in a fraction of a second; a zero field keeps `make bench`'s
+// figure.
+type scale struct {
+	// fanDelay is how long the fan-out receiver takes to answer. Defaults
+	// to fanDelay (100 ms).
+	fanDelay time.Duration
+	// large is the large batch of sections 2 and 3, in records. Defaults
+	// to 100.
+	large int
+	// storeTable names the store's DynamoDB table. Defaults to the local
+	// stack's (needStoreTable).
+	storeTable string
+	// latN is how many notifications a paced stream of section 4 times.
+	// Defaults to latSample.
+	latN int
+}
+
+// stdout is where sections 2–4 print.
+func (o opts) stdout() io.Writer {
+	if o.out == nil {
+		return os.Stdout
+	}
+	return o.out
+}
+
+// receiverDelay is the fan-out receiver's delay.
+func (o opts) receiverDelay() time.Duration {
+	if o.small.fanDelay > 0 {
+		return o.small.fanDelay
+	}
+	return fanDelay
+}
+
+// largeBatch is the large batch of sections 2 and 3, in records.
+func (o opts) largeBatch() int {
+	if o.small.large > 0 {
+		return o.small.large
+	}
+	return 100
+}
+
+// sectionStoreTable is the store's table the sections use: a test's, or
+// needStoreTable's.
+func (o opts) sectionStoreTable() (string, error) {
+	if o.small.storeTable != "" {
+		return o.small.storeTable, nil
+	}
+	return needStoreTable()
+}
 
 // benchSecret signs the bench's webhooks (a throwaway key).
 const benchSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

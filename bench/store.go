@@ -202,6 +202,16 @@ func byKind(calls map[string]int) map[string]map[string]int {
 	return out
 }
 
+// turn is which of n runs goes t-th in turn i: in order in even turns, in
+// reverse in odd ones, so that no run of a paired difference is always
+// the first.
+func turn(i, t, n int) int {
+	if i%2 == 1 {
+		return n - 1 - t
+	}
+	return t
+}
+
 // pairedDiffs is b[i] − a[i] for the turns both were timed in: what b's
 // setting added to a's, turn by turn, so that a slow moment of a shared
 // machine falls on both sides of a difference.

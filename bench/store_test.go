@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -174,6 +177,24 @@ func TestPairedDiffsAreTurnByTurn(t *testing.T) {
 	require.Equal(t, []float64{5, -1}, floatDiffs([]float64{80, 90, 70}, []float64{85, 89}))
 }
 
+// TestTurnAlternatesTheFirst: runs go in order in even turns, in reverse
+// in odd ones.
+func TestTurnAlternatesTheFirst(t *testing.T) {
+	t.Parallel()
+	order := func(i, n int) []int {
+		var out []int
+		for t := range n {
+			out = append(out, turn(i, t, n))
+		}
+		return out
+	}
+	require.Equal(t, []int{0, 1}, order(0, 2))
+	require.Equal(t, []int{1, 0}, order(1, 2))
+	require.Equal(t, []int{0, 1}, order(4, 2))
+	require.Equal(t, []int{2, 1, 0}, order(3, 3))
+	require.Equal(t, []int{0}, order(1, 1))
+}
+
 // TestRunTagIsFixedLengthAndStable: ids that carry it are as long as the
 // tag asked for, the same all run.
 func TestRunTagIsFixedLengthAndStable(t *testing.T) {
@@ -205,6 +226,12 @@ func TestCallsAsDesignedByMode(t *testing.T) {
 	sqsOnly := map[string]int{"ChangeMessageVisibilityBatch": 1}
 	require.True(t, callsAsDesigned(retried, noTable, sqsOnly, sqsOnly, 3))
 	require.False(t, callsAsDesigned(retried, noTable, map[string]int{}, map[string]int{}, 3), "the visibility change is missing")
+
+	// Every record failing: a lease each and nothing delivered is enough.
+	allFail := callCase{name: "10, 10 fail", n: 10, k: 10, path: "/fail/", wantCMVB: 1}
+	leases := map[string]int{"PutItem delivery": 10, "DeleteItem delivery": 10}
+	require.True(t, callsAsDesigned(allFail, storeOn, sqsOnly, leases, 10))
+	require.False(t, callsAsDesigned(allFail, storeOn, sqsOnly, map[string]int{"PutItem delivery": 9}, 10), "a record without its lease")
 }
 
 // TestSpreadFailureFailsKOfNApart: exactly k of n records fail, never two
@@ -235,10 +262,50 @@ func TestSpreadFailureFailsKOfNApart(t *testing.T) {
 	}
 }
 
+// TestItemPurposeNamesEachKind: the store's three kinds of item by what
+// they are for, another by its sort key.
+func TestItemPurposeNamesEachKind(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "delivered-once (lease and delivered writes)", itemPurpose("delivery"))
+	require.Equal(t, "circuit (origin health reads and writes)", itemPurpose("health"))
+	require.Equal(t, "key versions (reads)", itemPurpose("keys"))
+	require.Equal(t, "items with sort key x", itemPurpose("x"))
+}
+
 // TestSignedUSDPutsTheSignFirst: what the store adds reads "+$1.250".
 func TestSignedUSDPutsTheSignFirst(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "+$1.250", signedUSD(1.25))
 	require.Equal(t, "-$0.004", signedUSD(-0.004))
 	require.Equal(t, "+$0.000", signedUSD(0))
+}
+
+// TestStoreTableReadsTheLocalStacksEnvFile: the table is the env file's
+// HERALD_STORE_TABLE, exported or not, quoted or not; without the file or
+// the variable there is none, and the sections say why.
+func TestStoreTableReadsTheLocalStacksEnvFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, err := needStoreTable()
+	require.ErrorContains(t, err, "names no HERALD_STORE_TABLE")
+	require.NoError(t, os.MkdirAll(filepath.Dir(localenv.EnvFile), 0o755))
+	for content, want := range map[string]string{
+		"AWS_REGION=us-east-1\n":                                   "",
+		"AWS_REGION=us-east-1\nHERALD_STORE_TABLE=herald-a\n":      "herald-a",
+		"  export HERALD_STORE_TABLE=\"herald-b\"\nHERALD_X=1\n":   "herald-b",
+		"HERALD_STORE_TABLE='herald-c'":                            "herald-c",
+		"HERALD_STORE_TABLE_X=no\nexport HERALD_STORE_TABLE=yes\n": "yes",
+	} {
+		require.NoError(t, os.WriteFile(localenv.EnvFile, []byte(content), 0o600))
+		require.Equal(t, want, storeTable(), content)
+		got, err := opts{}.sectionStoreTable()
+		if want == "" {
+			require.Error(t, err, content)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	got, err := opts{small: scale{storeTable: "mine"}}.sectionStoreTable()
+	require.NoError(t, err)
+	require.Equal(t, "mine", got)
 }

@@ -4,12 +4,14 @@
 // and parse answers, including faults LocalStack cannot be made to give.
 //
 // It holds queues and messages in memory and answers SendMessage,
-// ReceiveMessage, DeleteMessage, DeleteMessageBatch,
+// SendMessageBatch, ReceiveMessage (long polling when a test asks for it:
+// [Server.LongPoll]), DeleteMessage, DeleteMessageBatch,
 // ChangeMessageVisibilityBatch, GetQueueAttributes (the queue's
 // attributes, and ApproximateNumberOfMessages and
 // ApproximateNumberOfMessagesNotVisible counted now), GetQueueUrl (the
-// queue whose URL's last path segment is the name) and PurgeQueue (every
-// message, visible or in flight, deleted at once). On a FIFO queue a
+// queue whose URL's last path segment is the name), PurgeQueue (every
+// message, visible or in flight, deleted at once), CreateQueue (a queue at
+// the server's URL, path /AccountID/name) and DeleteQueue. On a FIFO queue a
 // receive returns no message of a message group while an earlier one of
 // that group is in flight ("Using the message group ID with Amazon SQS FIFO
 // queues", SQS Developer Guide). Like SQS it rejects what SQS rejects (Amazon SQS API
@@ -17,7 +19,17 @@
 //   - a batch with no entries (EmptyBatchRequest), more than 10 entries
 //     (TooManyEntriesInBatchRequest), duplicate entry ids
 //     (BatchEntryIdsNotDistinct) or an id that is not 1–80 alphanumeric,
-//     hyphen or underscore characters (InvalidBatchEntryId);
+//     hyphen or underscore characters (InvalidBatchEntryId); a
+//     SendMessageBatch of more than 1 MiB in all (BatchRequestTooLong), and
+//     each of its entries as SendMessage (the entry Failed);
+//   - a CreateQueue of a name that is not 1–80 alphanumeric, hyphen or
+//     underscore characters, or whose ".fifo" ending does not match
+//     FifoQueue; an attribute CreateQueue does not know
+//     (InvalidAttributeName) or a number out of its range
+//     (InvalidAttributeValue); a RedrivePolicy whose dead-letter target is
+//     not a queue or whose maxReceiveCount is not 1–1000; a name in use
+//     with other attributes (QueueAlreadyExists) or deleted less than 60 s
+//     before (QueueDeletedRecently);
 //   - a visibility timeout outside 0–43,200 s, or one that would end more
 //     than 12 hours after the message's receive (InvalidParameterValue);
 //   - an empty receipt handle, or one of a message no longer in flight
@@ -45,6 +57,7 @@
 package sqstest
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
@@ -99,6 +112,12 @@ type Server struct {
 	simNow      time.Time
 	receiveCost time.Duration
 	onSend      func()
+	// longPoll makes an empty receive wait (LongPoll); sent is closed and
+	// replaced at each message stored, to wake the receives waiting.
+	longPoll bool
+	sent     chan struct{}
+	// deleted is when each deleted queue's name was deleted.
+	deleted map[string]time.Time
 
 	// FailAction makes each call of the named actions answer 500
 	// InternalError.
@@ -147,6 +166,8 @@ func New(t testing.TB) *Server {
 		now:        time.Now,
 		failAction: map[string]bool{},
 		failHandle: map[string]bool{},
+		sent:       make(chan struct{}),
+		deleted:    map[string]time.Time{},
 
 		failMessage: map[string]map[string]bool{},
 	}
@@ -187,6 +208,17 @@ func (s *Server) Now() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.now()
+}
+
+// LongPoll makes each later ReceiveMessage with a WaitTimeSeconds that
+// finds no message wait, as SQS's long polling does, until a message is
+// stored, its WaitTimeSeconds pass or the client gives up, and then look
+// again. Off by default, so that a test's receive from an empty queue
+// answers at once; not with SetReceiveClock, whose clock waits for no one.
+func (s *Server) LongPoll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.longPoll = true
 }
 
 // OnSend sets hook to run before each SendMessage is answered, outside the
@@ -257,6 +289,8 @@ func (s *Server) put(q *queue, body string, sentAt time.Time, msgAttrs map[strin
 		m.attrs["MessageGroupId"] = group
 	}
 	q.msgs = append(q.msgs, m)
+	close(s.sent)
+	s.sent = make(chan struct{})
 	return m.id
 }
 
@@ -389,6 +423,9 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[action] = append(s.calls[action], body)
 	out, aerr := s.do(action, body)
+	if action == "ReceiveMessage" && aerr == nil && s.longPoll && !s.simulated {
+		out = s.waitForMessages(r.Context(), action, body, out)
+	}
 	s.mu.Unlock()
 	if aerr != nil {
 		rw.Header().Set("x-amzn-query-error", aerr.query+";"+map[bool]string{true: "Sender", false: "Receiver"}[aerr.status < 500])
@@ -399,6 +436,36 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(rw).Encode(out)
 }
 
+// waitForMessages is a long poll: while the receive's answer out has no
+// message and its WaitTimeSeconds have not passed, it waits for a message
+// to be stored and receives again. Called and returns with s.mu held.
+func (s *Server) waitForMessages(ctx context.Context, action string, body []byte, out any) any {
+	var in struct{ WaitTimeSeconds int }
+	_ = json.Unmarshal(body, &in)
+	timer := time.NewTimer(time.Duration(in.WaitTimeSeconds) * time.Second)
+	defer timer.Stop()
+	for len(out.(map[string]any)["Messages"].([]receivedMessage)) == 0 {
+		sent := s.sent
+		s.mu.Unlock()
+		select {
+		case <-sent:
+		case <-timer.C:
+			s.mu.Lock()
+			return out
+		case <-ctx.Done():
+			s.mu.Lock()
+			return out
+		}
+		s.mu.Lock()
+		next, aerr := s.do(action, body)
+		if aerr != nil {
+			return out
+		}
+		out = next
+	}
+	return out
+}
+
 func (s *Server) do(action string, body []byte) (any, *apiError) {
 	if s.failAction[action] {
 		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalError", query: "InternalError", msg: "injected"}
@@ -407,13 +474,16 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	if err := json.Unmarshal(body, &common); err != nil {
 		return nil, senderFault("InvalidParameterValue", "InvalidParameterValue", "malformed request: %v", err)
 	}
-	if action == "GetQueueUrl" {
+	switch action {
+	case "GetQueueUrl":
 		return s.getQueueURL(common.QueueName)
+	case "CreateQueue":
+		return s.createQueue(body)
 	}
 	q := s.queues[common.QueueUrl]
 	switch {
-	case action != "SendMessage" && action != "ReceiveMessage" && action != "DeleteMessage" && action != "DeleteMessageBatch" &&
-		action != "ChangeMessageVisibilityBatch" && action != "GetQueueAttributes" && action != "PurgeQueue":
+	case action != "SendMessage" && action != "SendMessageBatch" && action != "ReceiveMessage" && action != "DeleteMessage" && action != "DeleteMessageBatch" &&
+		action != "ChangeMessageVisibilityBatch" && action != "GetQueueAttributes" && action != "PurgeQueue" && action != "DeleteQueue":
 		return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
 	case q == nil:
 		return nil, senderFault("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist.")
@@ -421,6 +491,10 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	switch action {
 	case "SendMessage":
 		return s.sendMessage(q, body)
+	case "SendMessageBatch":
+		return s.sendMessageBatch(q, body)
+	case "DeleteQueue":
+		return s.deleteQueue(q)
 	case "ReceiveMessage":
 		return s.receiveMessage(q, body)
 	case "DeleteMessage":
@@ -437,17 +511,26 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	return nil, senderFault("InvalidAction", "InvalidAction", "unsupported action %q", action)
 }
 
+// sendInput is a SendMessage request, or an entry of a SendMessageBatch.
+type sendInput struct {
+	MessageBody            string
+	MessageAttributes      map[string]MessageAttribute
+	MessageGroupId         string
+	MessageDeduplicationId string
+	DelaySeconds           *int
+}
+
 func (s *Server) sendMessage(q *queue, body []byte) (any, *apiError) {
-	var in struct {
-		MessageBody            string
-		MessageAttributes      map[string]MessageAttribute
-		MessageGroupId         string
-		MessageDeduplicationId string
-		DelaySeconds           *int
-	}
+	var in sendInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, invalidParameter("malformed request: %v", err)
 	}
+	return s.send(q, in)
+}
+
+// send stores one message of a SendMessage or a SendMessageBatch entry and
+// returns the answer's MessageId and MD5OfMessageBody.
+func (s *Server) send(q *queue, in sendInput) (map[string]string, *apiError) {
 	if in.MessageBody == "" {
 		return nil, senderFault("MissingParameter", "MissingParameter", "The request must contain the parameter MessageBody.")
 	}
@@ -563,12 +646,7 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 			blocked[m.group] = true
 		}
 	}
-	type outMsg struct {
-		MessageId, ReceiptHandle, Body, MD5OfBody string
-		Attributes                                map[string]string           `json:",omitempty"`
-		MessageAttributes                         map[string]MessageAttribute `json:",omitempty"`
-	}
-	msgs := []outMsg{}
+	msgs := []receivedMessage{}
 	for _, m := range q.msgs {
 		if len(msgs) == max {
 			break
@@ -584,7 +662,7 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 		if _, ok := m.attrs["ApproximateFirstReceiveTimestamp"]; !ok {
 			m.attrs["ApproximateFirstReceiveTimestamp"] = strconv.FormatInt(now.UnixMilli(), 10)
 		}
-		msgs = append(msgs, outMsg{
+		msgs = append(msgs, receivedMessage{
 			MessageId: m.id, ReceiptHandle: m.handle, Body: m.body, MD5OfBody: md5Hex(m.body),
 			Attributes:        pick(m.attrs, sysNames, false),
 			MessageAttributes: pick(m.msgAttrs, in.MessageAttributeNames, true),
@@ -598,6 +676,13 @@ func (s *Server) receiveMessage(q *queue, body []byte) (any, *apiError) {
 		}
 	}
 	return map[string]any{"Messages": msgs}, nil
+}
+
+// receivedMessage is a message in a ReceiveMessage answer.
+type receivedMessage struct {
+	MessageId, ReceiptHandle, Body, MD5OfBody string
+	Attributes                                map[string]string           `json:",omitempty"`
+	MessageAttributes                         map[string]MessageAttribute `json:",omitempty"`
 }
 
 // pick returns the entries of all that names asks for: "All", a name, or
@@ -633,6 +718,73 @@ type batchResult struct {
 	SenderFault bool   `json:",omitempty"`
 }
 
+// checkEntryIDs rejects a batch whose entry ids are empty, too many, not
+// 1–80 alphanumeric, hyphen or underscore characters, or not distinct.
+func checkEntryIDs(ids []string) *apiError {
+	switch {
+	case len(ids) == 0:
+		return senderFault("EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest", "There should be at least one entry in the request.")
+	case len(ids) > MaxBatchEntries:
+		return senderFault("TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", "Maximum number of entries per request are %d. You have sent %d.", MaxBatchEntries, len(ids))
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !batchEntryID.MatchString(id) {
+			return senderFault("InvalidBatchEntryId", "AWS.SimpleQueueService.InvalidBatchEntryId", "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
+		}
+		if seen[id] {
+			return senderFault("BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", "Id %s repeated.", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// sendMessageBatch answers SendMessageBatch: the batch rules of
+// checkEntryIDs and a total payload (bodies and attributes) of at most
+// DefaultMaximumMessageSize (BatchRequestTooLong); then each entry as a
+// SendMessage, an entry SendMessage would refuse reported in Failed.
+func (s *Server) sendMessageBatch(q *queue, body []byte) (any, *apiError) {
+	var in struct {
+		Entries []struct {
+			Id string
+			sendInput
+		}
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, invalidParameter("malformed request: %v", err)
+	}
+	ids := make([]string, len(in.Entries))
+	total := 0
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+		total += len(e.MessageBody)
+		for name, a := range e.MessageAttributes {
+			total += len(name) + len(a.DataType) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
+		}
+	}
+	if aerr := checkEntryIDs(ids); aerr != nil {
+		return nil, aerr
+	}
+	if total > DefaultMaximumMessageSize {
+		return nil, senderFault("BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong", "Batch requests cannot be longer than %d bytes. You have sent %d bytes.", DefaultMaximumMessageSize, total)
+	}
+	type ok struct{ Id, MessageId, MD5OfMessageBody string }
+	out := struct {
+		Successful []ok
+		Failed     []batchResult
+	}{Successful: []ok{}, Failed: []batchResult{}}
+	for _, e := range in.Entries {
+		res, aerr := s.send(q, e.sendInput)
+		if aerr != nil {
+			out.Failed = append(out.Failed, batchResult{Id: e.Id, Code: aerr.code, Message: aerr.msg, SenderFault: aerr.status < 500})
+			continue
+		}
+		out.Successful = append(out.Successful, ok{Id: e.Id, MessageId: res["MessageId"], MD5OfMessageBody: res["MD5OfMessageBody"]})
+	}
+	return out, nil
+}
+
 // batch answers DeleteMessageBatch, or ChangeMessageVisibilityBatch when
 // visibility is set.
 func (s *Server) batch(q *queue, body []byte, visibility bool) (any, *apiError) {
@@ -640,21 +792,12 @@ func (s *Server) batch(q *queue, body []byte, visibility bool) (any, *apiError) 
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, invalidParameter("malformed request: %v", err)
 	}
-	switch {
-	case len(in.Entries) == 0:
-		return nil, senderFault("EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest", "There should be at least one entry in the request.")
-	case len(in.Entries) > MaxBatchEntries:
-		return nil, senderFault("TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", "Maximum number of entries per request are %d. You have sent %d.", MaxBatchEntries, len(in.Entries))
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
 	}
-	seen := map[string]bool{}
-	for _, e := range in.Entries {
-		if !batchEntryID.MatchString(e.Id) {
-			return nil, senderFault("InvalidBatchEntryId", "AWS.SimpleQueueService.InvalidBatchEntryId", "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
-		}
-		if seen[e.Id] {
-			return nil, senderFault("BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", "Id %s repeated.", e.Id)
-		}
-		seen[e.Id] = true
+	if aerr := checkEntryIDs(ids); aerr != nil {
+		return nil, aerr
 	}
 	out := struct{ Successful, Failed []batchResult }{Successful: []batchResult{}, Failed: []batchResult{}}
 	now := s.now()
