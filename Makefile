@@ -64,11 +64,7 @@ mutate: $(GREMLINS) ## Mutation testing of every package, score per package (slo
 FUZZTIME ?= 30s
 .PHONY: fuzz
 fuzz: ## Every fuzz target for FUZZTIME (30s); crashes stay as regression seeds
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$fz"; $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 .PHONY: build
 build: ## Build the Lambda bootstraps (linux/LAMBDA_ARCH, default arm64) into bin/<function>/bootstrap
