@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,55 +25,21 @@ import (
 	"github.com/heraldhq/herald/notification"
 )
 
-// queueAPI answers SQS's CreateQueue, GetQueueAttributes (QueueArn) and
-// DeleteQueue in the AWS JSON 1.0 protocol, as the local stack does, and
-// records each call; fail names an action to answer with a 400.
-type queueAPI struct {
-	mu    sync.Mutex
-	url   string
-	calls []call
-	fail  string
-}
-
-type call struct {
-	action string
-	in     struct {
-		QueueName, QueueUrl string
-		Attributes          map[string]string
-	}
-}
-
-func newQueueAPI(t *testing.T) (*queueAPI, *sqs.Client) {
+// created returns the CreateQueue requests s got, in order.
+func created(t *testing.T, s *sqstest.Server) []createQueue {
 	t.Helper()
-	a := &queueAPI{}
-	srv := httptest.NewServer(a)
-	t.Cleanup(srv.Close)
-	a.url = srv.URL
-	return a, sqs.NewFromConfig(awstest.Config(srv.URL))
+	var out []createQueue
+	for _, raw := range s.Requests("CreateQueue") {
+		var in createQueue
+		require.NoError(t, json.Unmarshal(raw, &in))
+		out = append(out, in)
+	}
+	return out
 }
 
-func (a *queueAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var c call
-	c.action = strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
-	_ = json.NewDecoder(r.Body).Decode(&c.in)
-	a.calls = append(a.calls, c)
-	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-	if c.action == a.fail {
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"refused"}`)
-		return
-	}
-	switch c.action {
-	case "CreateQueue":
-		_, _ = fmt.Fprintf(w, `{"QueueUrl":%q}`, a.url+"/000000000000/"+c.in.QueueName)
-	case "GetQueueAttributes":
-		name := c.in.QueueUrl[strings.LastIndex(c.in.QueueUrl, "/")+1:]
-		_, _ = fmt.Fprintf(w, `{"Attributes":{"QueueArn":"arn:aws:sqs:us-east-1:000000000000:%s"}}`, name)
-	default:
-		_, _ = io.WriteString(w, `{}`)
-	}
+type createQueue struct {
+	QueueName  string
+	Attributes map[string]string
 }
 
 // bounded is a context that ends in half a minute, so that a ReceiveAll
@@ -85,72 +50,63 @@ func bounded(t *testing.T) context.Context {
 	return ctx
 }
 
-func (a *queueAPI) created() []call {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []call
-	for _, c := range a.calls {
-		if c.action == "CreateQueue" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // TestCreateQueuesMakesThePairTheTemplateMakes: the dead-letter queue
 // first (14 days' retention), then the queue with a redrive policy to it,
 // the visibility timeout in seconds and 4 days' retention, both with
 // herald's MaximumMessageSize; Delete removes both.
 func TestCreateQueuesMakesThePairTheTemplateMakes(t *testing.T) {
 	t.Parallel()
-	a, c := newQueueAPI(t)
+	s := sqstest.New(t)
+	c := s.Client()
 	q, err := localenv.CreateQueues(context.Background(), c, "n", 3, 90*time.Second)
 	require.NoError(t, err)
+	account := s.URL() + "/" + sqstest.AccountID + "/"
+	arn := "arn:aws:sqs:us-east-1:" + sqstest.AccountID + ":"
 	require.Equal(t, localenv.Queues{
-		URL: a.url + "/000000000000/n", ARN: "arn:aws:sqs:us-east-1:000000000000:n",
-		DLQURL: a.url + "/000000000000/n-dlq", DLQARN: "arn:aws:sqs:us-east-1:000000000000:n-dlq",
+		URL: account + "n", ARN: arn + "n",
+		DLQURL: account + "n-dlq", DLQARN: arn + "n-dlq",
 	}, q)
 	size := fmt.Sprint(notification.SQSMaxMessageBytes)
-	created := a.created()
-	require.Len(t, created, 2)
-	require.Equal(t, "n-dlq", created[0].in.QueueName)
-	require.Equal(t, map[string]string{"MessageRetentionPeriod": "1209600", "MaximumMessageSize": size}, created[0].in.Attributes)
-	require.Equal(t, "n", created[1].in.QueueName)
-	attrs := created[1].in.Attributes
-	require.JSONEq(t, `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:n-dlq","maxReceiveCount":"3"}`, attrs["RedrivePolicy"])
+	made := created(t, s)
+	require.Len(t, made, 2)
+	require.Equal(t, "n-dlq", made[0].QueueName)
+	require.Equal(t, map[string]string{"MessageRetentionPeriod": "1209600", "MaximumMessageSize": size}, made[0].Attributes)
+	require.Equal(t, "n", made[1].QueueName)
+	attrs := made[1].Attributes
+	require.JSONEq(t, `{"deadLetterTargetArn":"`+arn+`n-dlq","maxReceiveCount":"3"}`, attrs["RedrivePolicy"])
 	delete(attrs, "RedrivePolicy")
 	require.Equal(t, map[string]string{"VisibilityTimeout": "90", "MessageRetentionPeriod": "345600", "MaximumMessageSize": size}, attrs)
 
 	q.Delete(context.Background(), c)
 	var deleted []string
-	for _, call := range a.calls {
-		if call.action == "DeleteQueue" {
-			deleted = append(deleted, call.in.QueueUrl)
-		}
+	for _, raw := range s.Requests("DeleteQueue") {
+		var in struct{ QueueUrl string }
+		require.NoError(t, json.Unmarshal(raw, &in))
+		deleted = append(deleted, in.QueueUrl)
 	}
 	require.Equal(t, []string{q.URL, q.DLQURL}, deleted)
-	n := len(a.calls)
 	localenv.Queues{}.Delete(context.Background(), c)
-	require.Len(t, a.calls, n, "no URL, no call")
+	require.Len(t, s.Requests("DeleteQueue"), 2, "no URL, no call")
 }
 
 // TestCreateFIFOQueuesMakesAFIFOPair: both names end in .fifo, both
 // queues are FIFO without content-based deduplication.
 func TestCreateFIFOQueuesMakesAFIFOPair(t *testing.T) {
 	t.Parallel()
-	a, c := newQueueAPI(t)
-	q, err := localenv.CreateFIFOQueues(context.Background(), c, "f", 5, 30*time.Second)
+	s := sqstest.New(t)
+	q, err := localenv.CreateFIFOQueues(context.Background(), s.Client(), "f", 5, 30*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, a.url+"/000000000000/f.fifo", q.URL)
-	require.Equal(t, "arn:aws:sqs:us-east-1:000000000000:f-dlq.fifo", q.DLQARN)
+	arn := "arn:aws:sqs:us-east-1:" + sqstest.AccountID + ":"
+	require.Equal(t, s.URL()+"/"+sqstest.AccountID+"/f.fifo", q.URL)
+	require.Equal(t, arn+"f-dlq.fifo", q.DLQARN)
 	size := fmt.Sprint(notification.SQSMaxMessageBytes)
-	created := a.created()
-	require.Len(t, created, 2)
-	require.Equal(t, "f-dlq.fifo", created[0].in.QueueName)
-	require.Equal(t, map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false", "MessageRetentionPeriod": "1209600", "MaximumMessageSize": size}, created[0].in.Attributes)
-	require.Equal(t, "f.fifo", created[1].in.QueueName)
-	attrs := created[1].in.Attributes
-	require.JSONEq(t, `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:f-dlq.fifo","maxReceiveCount":"5"}`, attrs["RedrivePolicy"])
+	made := created(t, s)
+	require.Len(t, made, 2)
+	require.Equal(t, "f-dlq.fifo", made[0].QueueName)
+	require.Equal(t, map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false", "MessageRetentionPeriod": "1209600", "MaximumMessageSize": size}, made[0].Attributes)
+	require.Equal(t, "f.fifo", made[1].QueueName)
+	attrs := made[1].Attributes
+	require.JSONEq(t, `{"deadLetterTargetArn":"`+arn+`f-dlq.fifo","maxReceiveCount":"5"}`, attrs["RedrivePolicy"])
 	delete(attrs, "RedrivePolicy")
 	require.Equal(t, map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false", "VisibilityTimeout": "30", "MessageRetentionPeriod": "345600", "MaximumMessageSize": size}, attrs)
 }
@@ -161,13 +117,17 @@ func TestCreateFIFOQueuesMakesAFIFOPair(t *testing.T) {
 func TestCreateQueuesSaysWhichCallFailed(t *testing.T) {
 	t.Parallel()
 	for _, create := range []func(context.Context, *sqs.Client, string, int, time.Duration) (localenv.Queues, error){localenv.CreateQueues, localenv.CreateFIFOQueues} {
-		a, c := newQueueAPI(t)
-		a.fail = "CreateQueue"
+		s := sqstest.New(t)
+		c := sqs.NewFromConfig(awstest.Config(s.URL()), func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
+		s.FailAction("CreateQueue")
 		_, err := create(context.Background(), c, "n", 3, time.Minute)
 		require.ErrorContains(t, err, "create queue n-dlq")
-		require.ErrorContains(t, err, "refused")
-		require.Len(t, a.created(), 1, "nothing after the dead-letter queue")
-		a.fail = "GetQueueAttributes"
+		require.ErrorContains(t, err, "InternalError")
+		require.Len(t, s.Requests("CreateQueue"), 1, "nothing after the dead-letter queue")
+
+		s = sqstest.New(t)
+		c = sqs.NewFromConfig(awstest.Config(s.URL()), func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
+		s.FailAction("GetQueueAttributes")
 		_, err = create(context.Background(), c, "n", 3, time.Minute)
 		require.ErrorContains(t, err, "queue n-dlq")
 		require.ErrorContains(t, err, " arn: ")
