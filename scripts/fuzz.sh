@@ -16,8 +16,8 @@ FUZZTIME=${FUZZTIME:-30s}
 # corpus prints the names of a target's saved inputs.
 corpus() { ls "$1/testdata/fuzz/$2" 2>/dev/null || true; }
 
-fuzz_once() { # pkg dir target log
-  "$GO" test -run '^$' -fuzz "^$3\$" -fuzztime "$FUZZTIME" "$1" 2>&1 | tee "$4"
+fuzz_once() { # pkg target log
+  "$GO" test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" "$1" 2>&1 | tee "$3"
   return "${PIPESTATUS[0]}"
 }
 
@@ -27,13 +27,13 @@ trap 'rm -f "$log"' EXIT
   for fz in $("$GO" test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     echo "== $pkg $fz"
     before=$(corpus "$dir" "$fz")
-    if fuzz_once "$pkg" "$dir" "$fz" "$log"; then
+    if fuzz_once "$pkg" "$fz" "$log"; then
       continue
     fi
     if [ "$(corpus "$dir" "$fz")" = "$before" ] && grep -qx '    context deadline exceeded' "$log" \
        && ! grep -q 'Failing input written to' "$log"; then
       echo "== $fz: 'context deadline exceeded' with no failing input: Go's fuzzing coordinator (golang/go#75804); once more"
-      fuzz_once "$pkg" "$dir" "$fz" "$log"
+      fuzz_once "$pkg" "$fz" "$log"
       continue
     fi
     exit 1
