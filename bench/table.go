@@ -13,11 +13,6 @@ import (
 	"time"
 )
 
-// table prints one section to os.Stdout (printTable).
-func table(title string, header []string, rows [][]string) {
-	printTable(os.Stdout, title, header, rows)
-}
-
 // printTable writes one section to out: "== title", then the header and
 // rows in columns two spaces apart.
 func printTable(out io.Writer, title string, header []string, rows [][]string) {
