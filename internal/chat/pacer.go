@@ -161,20 +161,32 @@ func (p *pacer) ban(svc *service, until time.Time) {
 	p.banned[svc] = later(p.banned[svc], until)
 }
 
-// goneFor is how long a Sender remembers a webhook that answered it is
+// GoneFor is how long a Sender remembers a webhook that answered it is
 // gone: the sends of the same batch waiting for their turn are not made.
 // Across batches and environments the deliver function's health store
 // remembers it (docs/delivery.md, "A chat webhook that is gone"), and
-// `herald destinations enable` is seen here within goneFor.
-const goneFor = time.Minute
+// `herald destinations enable` is seen here within GoneFor.
+const GoneFor = time.Minute
 
-// markGone makes every turn of the webhook in the next goneFor return
+// markGone makes every turn of the webhook in the next GoneFor return
 // err, without a request.
 func (p *pacer) markGone(key string, now time.Time, err error) {
 	h := p.hook(key, now)
 	h.mu.Lock()
-	h.gone, h.goneUntil = err, now.Add(goneFor)
+	h.gone, h.goneUntil = err, now.Add(GoneFor)
 	h.mu.Unlock()
+}
+
+// goneNow returns the answer that said the webhook is gone, when one did
+// within GoneFor before now, else nil.
+func (p *pacer) goneNow(key string, now time.Time) error {
+	h := p.hook(key, now)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gone != nil && now.Before(h.goneUntil) {
+		return h.gone
+	}
+	return nil
 }
 
 // forget drops the webhooks idle since before now-idleHookAfter and not

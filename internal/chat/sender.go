@@ -120,6 +120,21 @@ func NewSender(cfg Config) (*Sender, error) {
 	}, nil
 }
 
+// DestinationKey is m's chat webhook's key, [Destination]'s: the deliver
+// function keeps each chat webhook's health under it
+// (processor.DestinationKeyer). "" when m is not a chat message of a
+// known service with a URL that parses.
+func (s *Sender) DestinationKey(m *notification.Message) string {
+	if m == nil || m.Chat == nil {
+		return ""
+	}
+	key, err := Destination(m.Chat.Service, m.Chat.URL)
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
 // CheckAllowHost reports whether h may be an entry of Config.AllowHosts: a
 // host name or IP address without scheme, port or path, or "." followed by
 // a domain.
@@ -217,6 +232,9 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	case wait > 0:
 		if err := s.sleep(ctx, wait); err != nil {
 			return t.deadline(ctx)
+		}
+		if gone := s.pace.goneNow(t.key, s.now()); gone != nil {
+			return gone // answered while this send waited for its turn
 		}
 	}
 
