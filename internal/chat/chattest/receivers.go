@@ -127,6 +127,13 @@ func (r *Receiver) Answer(hook string, status int, body string, header ...string
 	r.mu.Unlock()
 }
 
+// Unanswer makes the webhook hook answer normally again after Answer.
+func (r *Receiver) Unanswer(hook string) {
+	r.mu.Lock()
+	delete(r.answers, hook)
+	r.mu.Unlock()
+}
+
 // canned writes hook's canned answer, if it has one.
 func (r *Receiver) canned(w http.ResponseWriter, hook string) bool {
 	r.mu.Lock()
