@@ -28,7 +28,8 @@ const DestinationPrefix = "chat:"
 //     on any of Discord's hosts; API version, query and a trailing
 //     /slack or /github are left out.
 //   - Slack: the path /services/T…/B…/TOKEN on hooks.slack.com.
-//   - Teams: host and path, and the query's parameters sorted.
+//   - Teams: host (each flow's own) and path, and the query's parameters
+//     sorted.
 //
 // A URL on a host that is not the service's own (Config.AllowHosts) keeps
 // its host and port in the address. It returns an error when the service
@@ -64,7 +65,8 @@ func ServiceOfHost(host string) notification.ChatService {
 func (svc *service) destination(u *url.URL) string {
 	var b strings.Builder
 	host := strings.TrimSuffix(strings.ToLower(u.Host), ".")
-	if svc.ownHost(u.Hostname()) {
+	if svc != teams && svc.ownHost(u.Hostname()) {
+		// Every Discord host serves every Discord webhook; Slack has one.
 		host = string(svc.name)
 	}
 	b.WriteString(host)
