@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,4 +165,40 @@ func TestDiscordRateLimitIsNoBan(t *testing.T) {
 		require.Equal(t, delivery.Class("discord_rate_limited"), class, "%d: %v", i, err)
 		require.NoError(t, b.sender.Send(context.Background(), message(t, "r2", notification.Chat{Service: "discord", URL: two, Text: "x"})), i)
 	}
+}
+
+// Concurrent posts to a webhook that has not answered in this process go
+// one at a time until it answers: 30 at once to a deleted Discord webhook
+// (a burst of 5 is Discord's) make one request, the others return its
+// class without one. Another webhook is not held.
+func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	deleted := b.discord.URL() + b.discord.Create("95", "tokGone7Q")
+	b.discord.Delete("95")
+	errs := make(chan error, 30)
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() {
+			errs <- b.sender.Send(context.Background(), message(t, "c", notification.Chat{Service: "discord", URL: deleted, Text: "x"}))
+		})
+	}
+	wg.Wait()
+	close(errs)
+	gone := 0
+	for err := range errs {
+		permanent, class, _ := delivery.Classify(err)
+		require.True(t, permanent)
+		require.Equal(t, delivery.Class("discord_unknown_webhook"), class, "%v", err)
+		if delivery.DestinationGone(err) {
+			gone++
+		} else {
+			require.Contains(t, err.Error(), "not sent: the webhook answered discord_unknown_webhook")
+		}
+		requireNoSecret(t, err, deleted)
+	}
+	require.Equal(t, 1, gone, "the one answer")
+	require.Len(t, b.discord.Refused(), 1, "one request to the deleted webhook")
+	live := b.discord.URL() + b.discord.Create("96", "tokLive")
+	require.NoError(t, b.sender.Send(context.Background(), message(t, "l", notification.Chat{Service: "discord", URL: live, Text: "x"})))
 }

@@ -50,6 +50,11 @@ type hookPace struct {
 	// goneUntil.
 	gone      error
 	goneUntil time.Time
+	// answered is closed once a post to the webhook has been answered (or
+	// failed) in this process; probing says one post is under way before
+	// that.
+	answered chan struct{}
+	probing  bool
 }
 
 // maxIdleHooks is how many webhooks the pacer keeps before it forgets the
@@ -71,7 +76,7 @@ func (p *pacer) hook(key string, now time.Time) *hookPace {
 		if len(p.hooks) >= maxIdleHooks {
 			p.forget(now)
 		}
-		h = &hookPace{p: store.Pace{Key: key}, lastUsed: now}
+		h = &hookPace{p: store.Pace{Key: key}, lastUsed: now, answered: make(chan struct{})}
 		p.hooks[key] = h
 	}
 	return h
@@ -175,6 +180,46 @@ func (p *pacer) markGone(key string, now time.Time, err error) {
 	h.mu.Lock()
 	h.gone, h.goneUntil = err, now.Add(GoneFor)
 	h.mu.Unlock()
+}
+
+// firstAnswer lets a post to the webhook go when the webhook has answered
+// a post in this process, or when no other post to it is under way (this
+// one is then the first; done says it was answered or failed); else it
+// waits for the first post's answer. It returns ctx's error when ctx ends
+// first. So the burst a service allows goes to a webhook only once it has
+// answered: of 30 posts to one a service says is gone, one is made.
+func (p *pacer) firstAnswer(ctx context.Context, key string, now time.Time) (done func(), err error) {
+	for {
+		h := p.hook(key, now)
+		h.mu.Lock()
+		ch := h.answered
+		select {
+		case <-ch:
+			h.mu.Unlock()
+			return func() {}, nil
+		default:
+		}
+		if !h.probing {
+			h.probing = true
+			h.mu.Unlock()
+			return func() {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				h.probing = false
+				select {
+				case <-h.answered:
+				default:
+					close(h.answered)
+				}
+			}, nil
+		}
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // goneNow returns the answer that said the webhook is gone, when one did

@@ -217,6 +217,13 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if svc == discord {
 		post, t.version = discordVersioned(u)
 	}
+	// Until the webhook has answered once in this process, one post at a
+	// time: a burst to a webhook that is gone makes one request.
+	answered, err := s.pace.firstAnswer(ctx, t.key, s.now())
+	if err != nil {
+		return t.deadline(ctx)
+	}
+	defer answered()
 	now := s.now()
 	var deadline time.Time
 	if dl, ok := ctx.Deadline(); ok {

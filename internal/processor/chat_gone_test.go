@@ -22,11 +22,14 @@ var _ processor.DestinationKeyer = (*chat.Sender)(nil)
 
 // chatEnvironments are n environments of environments' kind whose chat
 // channel is the real chat Sender, reaching rs on 127.0.0.1.
-func chatEnvironments(t *testing.T, n int, rs *chattest.Receivers) (*circuitSetup, []*bundle) {
+func chatEnvironments(t *testing.T, n int, rs *chattest.Receivers, concurrency ...int) (*circuitSetup, []*bundle) {
 	t.Helper()
 	var clock interface{ Now() time.Time }
 	return environments(t, n, func(c *processor.Config) {
 		clock = nowFunc(c.Now)
+		if len(concurrency) > 0 {
+			c.Concurrency = concurrency[0]
+		}
 		s, err := chat.NewSender(chat.Config{
 			TLSClientConfig: rs.TLSConfig(),
 			AllowCIDRs:      []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
@@ -138,4 +141,25 @@ func TestGoneChatWebhookMakesOneRequest(t *testing.T) {
 	require.Empty(t, failures(cs.invoke(t, envs[0], rec("ok", chatBody("ok", "discord", ok), 1))))
 	require.NotEmpty(t, rs.Discord.Received())
 	require.True(t, strings.HasPrefix(rs.Discord.Received()[0].Path, "/api/v10/"))
+}
+
+// The same in one batch of 30 delivered at once (concurrency 30, as the
+// deliver function runs a batch): the webhook's first post goes alone
+// until it is answered, so a deleted Discord webhook (Discord's burst is
+// 5) gets one request, and every notification is dead-lettered.
+func TestGoneChatWebhookInOneConcurrentBatch(t *testing.T) {
+	t.Parallel()
+	rs := chattest.NewReceivers()
+	t.Cleanup(rs.Close)
+	deleted := rs.Discord.URL() + rs.Discord.Create("2001", "tokDeleted7Q")
+	rs.Discord.Delete("2001")
+	cs, envs := chatEnvironments(t, 1, rs, 30)
+	var recs []events.SQSMessage
+	for j := range 30 {
+		id := fmt.Sprintf("c-%d", j)
+		recs = append(recs, rec(id, chatBody(id, "discord", deleted), 1))
+	}
+	require.Empty(t, failures(cs.invoke(t, envs[0], recs...)))
+	require.Len(t, rs.Discord.Refused(), 1, "30 notifications at once, 1 request")
+	require.Len(t, envs[0].deadLetters(t), 30)
 }
