@@ -44,51 +44,71 @@ func sharedStore(t *testing.T, c *clock) (*store.Store, *dynamotest.Server) {
 	return st, ddb
 }
 
-// Two execution environments each send 10 notifications to one Slack
-// webhook, in turns, against the receiver that refuses more than Slack's
-// one a second. Sharing the webhook's pace through the store, they take
-// successive turns a second apart: all 20 are taken, none refused (at
-// most one 429 is the bar). Pacing alone, each environment sends
+// Two execution environments each send 10 notifications to one webhook,
+// in turns, against the receiver that refuses more than its service
+// allows (Slack one a second, Teams 4 a second, Discord 5 per 2 seconds).
+// Sharing the webhook's pace through the store, they take successive
+// turns: all 20 are taken, none refused (at most one 429 is the issue's
+// bar; Slack's are a second apart). Pacing alone, each environment sends
 // at its own pace and the receiver refuses many: the receiver enforces the
 // limit the shared pace keeps. One conditional write per post, one more
-// when the other environment wrote last.
+// when the other environment wrote last; no read.
 func TestTwoEnvironmentsShareAWebhooksPace(t *testing.T) {
 	t.Parallel()
-	for _, shared := range []bool{true, false} {
-		t.Run(map[bool]string{true: "store", false: "alone"}[shared], func(t *testing.T) {
-			t.Parallel()
-			c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), advance: true}
-			slack := chattest.NewSlack()
-			slack.Now = c.Now
-			t.Cleanup(slack.Close)
-			var st *store.Store
-			var ddb *dynamotest.Server
-			if shared {
-				st, ddb = sharedStore(t, c)
-			}
-			envs := []*chat.Sender{environment(t, c, slack.Receiver, st), environment(t, c, slack.Receiver, st)}
-			u := slack.URL() + "/services/T1/B1/xShared7Q"
-			var limited int
-			for i := range 20 {
-				err := envs[i%2].Send(context.Background(), message(t, "s", notification.Chat{Service: "slack", URL: u, Text: "x"}))
-				if err != nil {
-					limited++
+	for _, svc := range []notification.ChatService{"slack", "teams", "discord"} {
+		for _, shared := range []bool{true, false} {
+			t.Run(string(svc)+map[bool]string{true: " store", false: " alone"}[shared], func(t *testing.T) {
+				t.Parallel()
+				c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), advance: true}
+				var r *chattest.Receiver
+				var u string
+				switch svc {
+				case "slack":
+					s := chattest.NewSlack()
+					r, u = s.Receiver, s.URL()+"/services/T1/B1/xShared7Q"
+				case "teams":
+					tm := chattest.NewTeams()
+					r, u = tm.Receiver, tm.URL()+tm.Create("wf-shared", "sig")
+				case "discord":
+					d := chattest.NewDiscord()
+					r, u = d.Receiver, d.URL()+d.Create("97", "tok")
 				}
-			}
-			if !shared {
-				require.GreaterOrEqual(t, len(slack.Refused()), 5, "pacing alone, two environments exceed the webhook's rate")
-				return
-			}
-			require.Zero(t, limited)
-			require.Empty(t, slack.Refused())
-			got := slack.Received()
-			require.Len(t, got, 20)
-			for i := 1; i < len(got); i++ {
-				require.Equal(t, time.Second, got[i].At.Sub(got[i-1].At), i)
-			}
-			require.Zero(t, ddb.Calls("GetItem"))
-			require.Equal(t, 1+19*2, ddb.Calls("PutItem"), "one write per post, one more as the other environment wrote last")
-		})
+				r.Now = c.Now
+				t.Cleanup(r.Close)
+				var st *store.Store
+				var ddb *dynamotest.Server
+				if shared {
+					st, ddb = sharedStore(t, c)
+				}
+				envs := []*chat.Sender{environment(t, c, r, st), environment(t, c, r, st)}
+				var limited int
+				for i := range 20 {
+					if err := envs[i%2].Send(context.Background(), message(t, "s", notification.Chat{Service: svc, URL: u, Text: "x"})); err != nil {
+						limited++
+					}
+				}
+				if !shared {
+					require.GreaterOrEqual(t, len(r.Refused()), 3, "pacing alone, two environments exceed the webhook's rate")
+					return
+				}
+				require.Zero(t, limited)
+				require.Empty(t, r.Refused())
+				got := r.Received()
+				require.Len(t, got, 20)
+				if svc == "slack" {
+					for i := 1; i < len(got); i++ {
+						require.Equal(t, time.Second, got[i].At.Sub(got[i-1].At), i)
+					}
+				}
+				require.Zero(t, ddb.Calls("GetItem"))
+				if svc == "discord" {
+					// Plus a hold each time Discord announces an empty bucket.
+					require.Greater(t, ddb.Calls("PutItem"), 1+19*2)
+					return
+				}
+				require.Equal(t, 1+19*2, ddb.Calls("PutItem"), "one write per post, one more as the other environment wrote last")
+			})
+		}
 	}
 }
 
