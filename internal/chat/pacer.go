@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,11 +160,26 @@ func (p *pacer) hold(ctx context.Context, key string, now, until time.Time) {
 	extend(&h.p)
 }
 
-// ban holds every send to svc until until.
-func (p *pacer) ban(svc *service, until time.Time) {
+// ban holds every send to svc until until: in this process, every webhook
+// of the service; with a store, also every webhook of the service this
+// process has paced (one hold written for each), so that another
+// environment posting to one of them waits too instead of meeting the ban.
+func (p *pacer) ban(ctx context.Context, svc *service, now, until time.Time) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.banned[svc] = later(p.banned[svc], until)
+	var keys []string
+	if p.store != nil {
+		prefix := DestinationPrefix + string(svc.name) + ":"
+		for k := range p.hooks {
+			if strings.HasPrefix(k, prefix) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, k := range keys {
+		p.hold(ctx, k, now, until)
+	}
 }
 
 // GoneFor is how long a Sender remembers a webhook that answered it is

@@ -339,7 +339,7 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 			if pause <= 0 {
 				pause = DiscordBanPause
 			}
-			s.pace.ban(svc, now.Add(pause))
+			s.pace.ban(ctx, svc, now, now.Add(pause))
 			return &delivery.TransientError{Class: discord.class("banned"), RetryAfter: pause, Err: t.errorf(
 				"%s without rate-limit headers: Discord's Cloudflare has banned this address; no Discord webhook is posted to from this process for %v; body: %s",
 				status, pause, webhook.Excerpt(answer, t.u))}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/chat/chattest"
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
@@ -150,4 +151,34 @@ func TestPaceStoreFailurePacesAlone(t *testing.T) {
 		require.NoError(t, s.Send(context.Background(), message(t, "f", notification.Chat{Service: "slack", URL: u, Text: "x"})))
 	}
 	require.Equal(t, []time.Duration{time.Second, time.Second}, c.Slept())
+}
+
+// Discord's ban met by one environment is written as a hold on every
+// Discord webhook that environment has paced: another environment posting
+// to one of them waits for the ban's end instead of meeting it again.
+func TestDiscordBanHoldsTheWebhooksOfEveryEnvironment(t *testing.T) {
+	t.Parallel()
+	// The deadline is compared with the fake clock, and must not pass in
+	// real time while the test runs.
+	c := &clock{t: time.Now().Add(time.Hour), advance: true}
+	d := chattest.NewDiscord()
+	d.Now = c.Now
+	t.Cleanup(d.Close)
+	st, _ := sharedStore(t, c)
+	a, b := environment(t, c, d.Receiver, st), environment(t, c, d.Receiver, st)
+	x := d.URL() + d.Create("71", "tokX")
+	y := d.URL() + d.Create("72", "tokY")
+	ctx, cancel := context.WithDeadline(context.Background(), c.Now().Add(time.Minute))
+	defer cancel()
+	require.NoError(t, a.Send(ctx, message(t, "x1", notification.Chat{Service: "discord", URL: x, Text: "x"})))
+	require.NoError(t, b.Send(ctx, message(t, "x2", notification.Chat{Service: "discord", URL: x, Text: "x"})))
+	d.Ban(chattest.DiscordBanJSON)
+	err := a.Send(ctx, message(t, "y1", notification.Chat{Service: "discord", URL: y, Text: "x"}))
+	_, class, _ := delivery.Classify(err)
+	require.Equal(t, delivery.Class("discord_banned"), class, "%v", err)
+	err = b.Send(ctx, message(t, "x3", notification.Chat{Service: "discord", URL: x, Text: "x"}))
+	_, class, after := delivery.Classify(err)
+	require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
+	require.InDelta(t, chat.DiscordBanPause.Seconds(), after.Seconds(), 1)
+	require.Len(t, d.Refused(), 1, "the ban met once")
 }
