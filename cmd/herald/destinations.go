@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/internal/announce"
+	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -127,14 +131,44 @@ func (d *destinationsCtx) print(e *env, g *globals, ds []destination) error {
 	return table(e.stdout, []string{"ORIGIN", "STATE", "FAILURES", "LAST SUCCESS", "LAST FAILURE", "DISABLED"}, rows)
 }
 
+// destinationKey is the key arg's health is kept under: a chat webhook's
+// key as given ("chat:discord:…", from a dead letter's reason or `ls`), a
+// URL on a chat service's own host keyed as its webhook
+// (chat.Destination: a digest; the URL's token is never printed), else
+// the origin of a webhook URL. A usage error when it is none of these.
+func destinationKey(arg string) (string, error) {
+	if chat.IsDestination(arg) {
+		return arg, nil
+	}
+	if u, err := url.Parse(arg); err == nil && u.Host != "" {
+		if svc := chat.ServiceOfHost(u.Hostname()); svc != "" {
+			key, err := chat.Destination(svc, arg)
+			if err != nil {
+				return "", usageError{fmt.Errorf("a %s webhook URL: %w", svc, err)}
+			}
+			return key, nil
+		}
+	}
+	if strings.HasPrefix(arg, chat.DestinationPrefix) {
+		return "", usagef("%q: a chat key is chat:slack|discord|teams: and 32 hex digits, as a dead letter's reason or `herald destinations ls` print it", delivery.Truncate(arg, 80))
+	}
+	origin, err := webhook.Origin(arg)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return origin, nil
+}
+
 // newDestinationsCmd is the `herald destinations` group: ls, show, enable
 // and disable.
 func newDestinationsCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "destinations",
-		Short: "Show webhook and chat origins' health and disable or enable one",
-		Long: `Show and change the health herald keeps of each webhook and chat origin
-(scheme, host, port) in its DynamoDB table (--stack's StoreTableName output,
+		Short: "Show webhook origins' and chat webhooks' health and disable or enable one",
+		Long: `Show and change the health herald keeps of each webhook origin (scheme,
+host, port) and of each chat webhook (its key, chat:<service>:<digest>, which
+holds no token; a chat webhook URL given here is turned into its key) in its
+DynamoDB table (--stack's StoreTableName output,
 else HERALD_STORE_TABLE): closed (sending), open (circuit open after
 HERALD_CIRCUIT_THRESHOLD consecutive failures, default 10: one probe at a
 time) or disabled (every notification dead-lettered at once as
@@ -167,13 +201,13 @@ an array of objects.`,
 			return d.print(e, g, ds)
 		},
 	}, &cobra.Command{
-		Use:   "show URL",
-		Short: "Show one origin's state (URL or its origin)",
+		Use:   "show URL|KEY",
+		Short: "Show one origin's or chat webhook's state (URL, origin or chat key)",
 		Args:  exactArgs(1, "one URL or origin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			origin, err := webhook.Origin(args[0])
+			origin, err := destinationKey(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			d, err := openDestinations(cmd.Context(), e, g)
 			if err != nil {
@@ -194,8 +228,10 @@ an array of objects.`,
 }
 
 func newDestinationsSetCmd(e *env, g *globals, disable bool) *cobra.Command {
-	use, short, long := "enable URL", "Enable a disabled origin: herald sends to it again",
-		`Enable the origin (scheme, host, port) of URL: herald sends its notifications
+	use, short, long := "enable URL|KEY", "Enable a disabled origin or chat webhook: herald sends to it again",
+		`Enable the origin (scheme, host, port) of URL, or the chat webhook of a
+chat URL or key (chat:<service>:<digest>; a webhook herald disabled because
+the service said it is gone, such as Discord's Unknown Webhook): herald sends its notifications
 again, and forgets its consecutive failures (its circuit is closed). Running
 deliver functions see it within 5 s. Notifications dead-lettered while it
 was disabled (class destination_disabled) are not sent by this: redrive
@@ -204,8 +240,9 @@ and at most one conditional PutItem; an enabled origin is left as it is.
 With an event bus (--stack's EventBusName output, else HERALD_EVENT_BUS) it
 puts a destination.recovered event (source herald) when it enabled one.`
 	if disable {
-		use, short, long = "disable URL", "Disable an origin: its notifications go to the dead-letter queue at once",
-			`Disable the origin (scheme, host, port) of URL by hand: from then on (within
+		use, short, long = "disable URL|KEY", "Disable an origin or chat webhook: its notifications go to the dead-letter queue at once",
+			`Disable the origin (scheme, host, port) of URL, or the chat webhook of a chat
+URL or key, by hand: from then on (within
 5 s in running deliver functions) its notifications are not sent but
 dead-lettered at once with class destination_disabled, until
 `+"`herald destinations enable`"+`. Needs the circuit on (HERALD_CIRCUIT_THRESHOLD
@@ -219,9 +256,9 @@ destination.disabled event (source herald) when it disabled one.`
 		Long:  long + "\n\n--json prints the origin's state after the change.",
 		Args:  exactArgs(1, "one URL or origin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			origin, err := webhook.Origin(args[0])
+			origin, err := destinationKey(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			d, err := openDestinations(cmd.Context(), e, g)
 			if err != nil {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/store"
@@ -151,4 +154,55 @@ func TestDestinationOfAtTheThreshold(t *testing.T) {
 	require.Equal(t, stateClosed, destinationOf(h(2), 3).State)
 	require.Equal(t, stateClosed, destinationOf(h(0), 0).State)
 	require.Equal(t, stateClosed, destinationOf(h(5), 0).State)
+}
+
+// TestDestinationsChatWebhook: a chat webhook herald disabled as gone is
+// addressed by its key (as a dead letter's reason prints it) or by its URL
+// on the service's host (any API version, any Discord host), and nothing
+// printed holds the URL's token; a malformed key is a usage error.
+func TestDestinationsChatWebhook(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	vars := map[string]string{"HERALD_STORE_TABLE": "herald-store"}
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	const hook = "https://discord.com/api/webhooks/1234567/tokSecret7Q"
+	key, err := chat.Destination("discord", hook)
+	require.NoError(t, err)
+	_, _, err = st.UpdateHealth(context.Background(), store.Health{Origin: key}, func(h *store.Health) bool {
+		h.FailureClass, h.DisabledBy = "discord_unknown_webhook", store.DisabledByHerald
+		h.DisabledAt, h.LastFailure = time.Now(), time.Now()
+		return true
+	})
+	require.NoError(t, err)
+
+	for _, arg := range []string{hook, "https://discordapp.com/api/v10/webhooks/1234567/tokSecret7Q?wait=true", key} {
+		r := heraldWith(t, vars, "--json", "destinations", "show", arg)
+		require.Equal(t, exitOK, r.code, "%+v", r)
+		var d destination
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+		require.Equal(t, key, d.Origin, arg)
+		require.Equal(t, stateDisabled, d.State)
+		require.NotContains(t, r.stdout+r.stderr, "tokSecret7Q")
+	}
+	r := heraldWith(t, vars, "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, key)
+	r = heraldWith(t, vars, "destinations", "enable", hook)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Equal(t, key+" enabled\n", r.stdout)
+	require.NotContains(t, r.stdout+r.stderr, "tokSecret7Q")
+	h, err := st.Health(context.Background(), key)
+	require.NoError(t, err)
+	require.False(t, h.Disabled())
+
+	for _, bad := range []string{"chat:discord:abc", "chat:irc:" + strings.Repeat("a", 32), "chat:slack:" + strings.Repeat("A", 32)} {
+		r := heraldWith(t, vars, "destinations", "enable", bad)
+		require.Equal(t, exitUsage, r.code, "%s: %+v", bad, r)
+		require.Contains(t, r.stderr, "32 hex digits")
+	}
 }

@@ -152,13 +152,19 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	} else {
 		senders[notification.ChannelWebhook] = hook
 	}
-	if chatSender, err := chat.NewSender(chat.Config{
+	chatCfg := chat.Config{
 		Timeout:         cfg.WebhookTimeout,
 		TLSClientConfig: opts.WebhookTLS,
 		AllowCIDRs:      cfg.WebhookAllowCIDRs,
 		AllowHTTP:       cfg.WebhookAllowHTTP,
 		AllowHosts:      cfg.ChatAllowHosts,
-	}); err != nil {
+	}
+	if st != nil {
+		// Each chat webhook's pace is shared by every environment: one
+		// conditional write per post (docs/delivery.md, "Rate limits").
+		chatCfg.Pace = st
+	}
+	if chatSender, err := chat.NewSender(chatCfg); err != nil {
 		down[notification.ChannelChat] = fmt.Errorf("chat sender: %w", err)
 	} else {
 		senders[notification.ChannelChat] = chatSender

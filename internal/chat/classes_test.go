@@ -37,6 +37,11 @@ func TestEveryChatClassIsDeclared(t *testing.T) {
 			require.True(t, slices.Contains(all, c), "%s", c)
 		}
 	}
+	// The classes of one service's own answers.
+	for _, c := range []delivery.Class{discord.class("banned"), teams.class("error_answer")} {
+		require.True(t, slices.Contains(all, c), "%s", c)
+		require.NotEqual(t, "http_other", strings.SplitN(string(c), "_", 2)[1])
+	}
 }
 
 // TestChatOriginDownClasses: a chat service's failures that say its origin

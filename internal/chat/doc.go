@@ -13,12 +13,22 @@
 //   - The URL is the webhook's credential (a Slack or Discord path, a Teams
 //     Workflows query signature): error texts name the scheme and host only,
 //     and response excerpts are scrubbed of every part of it.
-//   - Each webhook's rate limit is kept inside one Sender: a send waits for
-//     its turn when the turn comes before the caller's deadline, and
-//     otherwise returns a transient error whose RetryAfter is the wait, so
-//     a burst to one webhook is spread over time, never failed. A 429's
-//     Retry-After (Discord: its JSON retry_after, fractional seconds) holds
-//     every send to that webhook until it passes.
+//   - Each webhook's rate limit is kept by a pacer keyed by [Destination]
+//     (a digest of the webhook's normalized address, never its token),
+//     shared by every execution environment through a [PaceStore] when one
+//     is configured: a send waits for its turn when the turn comes before
+//     the caller's deadline, and otherwise returns a transient error whose
+//     RetryAfter is the wait, so a burst to one webhook is spread over
+//     time, never failed. A 429's wait (Discord: its retry_after, in the
+//     unit of the API version posted to; a URL without one is posted to
+//     [DiscordAPIVersion]) holds every send to that webhook until it
+//     passes; Discord's Cloudflare ban (a 429 without rate-limit headers)
+//     holds every Discord webhook for [DiscordBanPause].
+//   - An answer that says the webhook is gone (Discord's Unknown Webhook,
+//     Slack's no_service …) is a *delivery.PermanentError with Gone set:
+//     the deliver function disables the destination's key. Until a webhook
+//     has answered once in the process, its posts go one at a time.
+//   - A Teams legacy connector's 200 that is not its "1" is not delivered.
 //
 // Services: Slack incoming webhooks
 // (https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks),

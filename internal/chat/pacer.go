@@ -1,27 +1,61 @@
 package chat
 
 import (
-	"crypto/sha256"
+	"context"
+	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/heraldhq/herald/internal/store"
 )
 
-// pacer keeps each webhook's rate inside one Sender: a token bucket per
-// webhook (golang.org/x/time/rate, driven by the Sender's clock) and the
-// time until which the service asked, with a 429, for nothing more. A
-// webhook is keyed by a digest of its service and URL, so the pacer holds no
-// credential.
+// PaceStore shares each webhook's pace between execution environments: a
+// pace item per webhook, changed with a compare and swap (package store's
+// *Store). Without one, each Sender paces what it sends alone, and N
+// environments sending to one webhook send up to N times its rate.
+type PaceStore interface {
+	// UpdatePace applies change to p, the caller's latest copy of the
+	// webhook's pace, and writes it unless another writer came first (then
+	// applies change to what that writer left). It returns the pace as
+	// written, or as change left it when change returned false, and an
+	// error (a *store.Error) when a call failed.
+	UpdatePace(ctx context.Context, p store.Pace, change func(*store.Pace) bool) (store.Pace, bool, error)
+}
+
+var _ PaceStore = (*store.Store)(nil)
+
+// pacer keeps each webhook's rate: the generic cell rate algorithm
+// (GCRA, the token bucket as one timestamp) over a theoretical arrival
+// time per webhook, and the time until which the service asked for
+// nothing more (a 429's Retry-After, an empty Discord bucket). With a
+// PaceStore the two timestamps live in the store and every environment
+// takes its turns from them; else in this process only. A webhook is keyed
+// by [Destination], which holds no credential.
 type pacer struct {
+	store PaceStore // nil: this process only
+
 	mu    sync.Mutex
-	hooks map[[sha256.Size]byte]*hookPace
+	hooks map[string]*hookPace
+	// banned is when each service takes requests again after it banned
+	// this process's address (Discord's Cloudflare ban): every webhook of
+	// the service waits for it.
+	banned map[*service]time.Time
 }
 
 type hookPace struct {
-	limiter  *rate.Limiter
-	blocked  time.Time // no request before this (a 429's Retry-After)
+	// mu orders the turns of one webhook, a store round trip included.
+	mu       sync.Mutex
+	p        store.Pace
 	lastUsed time.Time // the last turn given
+	// gone is the answer that said the webhook is gone, remembered until
+	// goneUntil.
+	gone      error
+	goneUntil time.Time
+	// answered is closed once a post to the webhook has been answered (or
+	// failed) in this process; probing says one post is under way before
+	// that.
+	answered chan struct{}
+	probing  bool
 }
 
 // maxIdleHooks is how many webhooks the pacer keeps before it forgets the
@@ -31,22 +65,11 @@ const (
 	idleHookAfter = time.Minute
 )
 
-func newPacer() *pacer { return &pacer{hooks: map[[sha256.Size]byte]*hookPace{}} }
-
-func hookKey(svc *service, url string) [sha256.Size]byte {
-	return sha256.Sum256([]byte(string(svc.name) + "\x00" + url))
+func newPacer(st PaceStore) *pacer {
+	return &pacer{store: st, hooks: map[string]*hookPace{}, banned: map[*service]time.Time{}}
 }
 
-// turn is one send's place in its webhook's pace: wait before sending, or
-// give the turn back (cancel) when the send will not happen.
-type turn struct {
-	wait   time.Duration
-	cancel func()
-}
-
-// reserve takes the next turn of the webhook at now.
-func (p *pacer) reserve(svc *service, url string, now time.Time) turn {
-	key := hookKey(svc, url)
+func (p *pacer) hook(key string, now time.Time) *hookPace {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h := p.hooks[key]
@@ -54,44 +77,196 @@ func (p *pacer) reserve(svc *service, url string, now time.Time) turn {
 		if len(p.hooks) >= maxIdleHooks {
 			p.forget(now)
 		}
-		h = &hookPace{limiter: rate.NewLimiter(rate.Every(svc.every), svc.burst)}
+		h = &hookPace{p: store.Pace{Key: key}, lastUsed: now, answered: make(chan struct{})}
 		p.hooks[key] = h
 	}
-	// A turn after the block: the bucket is asked at the block's end.
-	at := now
-	if h.blocked.After(at) {
-		at = h.blocked
-	}
-	r := h.limiter.ReserveN(at, 1)
-	wait := r.DelayFrom(at) + at.Sub(now)
-	if end := now.Add(wait); end.After(h.lastUsed) {
-		h.lastUsed = end
-	}
-	return turn{wait: wait, cancel: func() {
-		p.mu.Lock()
-		r.CancelAt(at)
-		p.mu.Unlock()
-	}}
+	return h
 }
 
-// block holds every send to the webhook until now+d.
-func (p *pacer) block(svc *service, url string, now time.Time, d time.Duration) {
-	if d <= 0 {
-		return
+// turn is the next turn of the webhook key of svc at now: the wait before
+// sending, and whether it was taken. A turn whose wait ends at or after
+// deadline (when not zero) is not taken: the next one is the same turn.
+// err is the answer that said the webhook is gone, when one did.
+func (p *pacer) turn(ctx context.Context, svc *service, key string, now, deadline time.Time) (wait time.Duration, taken bool, err error) {
+	h := p.hook(key, now)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gone != nil && now.Before(h.goneUntil) {
+		return 0, false, h.gone
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if h := p.hooks[hookKey(svc, url)]; h != nil && now.Add(d).After(h.blocked) {
-		h.blocked = now.Add(d)
+	from := later(now, p.banned[svc])
+	p.mu.Unlock()
+	take := func(x *store.Pace) bool {
+		at := later(x.Next, later(from, x.Until))
+		send := later(later(from, x.Until), at.Add(-svc.tolerance()))
+		wait = send.Sub(now)
+		if wait > 0 && !deadline.IsZero() && !now.Add(wait).Before(deadline) {
+			return false
+		}
+		x.Next = at.Add(svc.every)
+		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
+		return true
 	}
+	local := h.p
+	if p.store != nil {
+		got, took, serr := p.store.UpdatePace(ctx, h.p, take)
+		if serr == nil {
+			h.p, taken = got, took
+			if end := now.Add(wait); taken && end.After(h.lastUsed) {
+				h.lastUsed = end
+			}
+			return wait, taken, nil
+		}
+		// The store failed: this process paces alone until it answers.
+	}
+	if taken = take(&local); taken {
+		h.p = local
+		if end := now.Add(wait); end.After(h.lastUsed) {
+			h.lastUsed = end
+		}
+	}
+	return wait, taken, nil
+}
+
+// tolerance is how far ahead of the theoretical arrival time a send may go:
+// burst-1 intervals.
+func (svc *service) tolerance() time.Duration { return time.Duration(svc.burst-1) * svc.every }
+
+// hold holds every send to the webhook until at least until, in the store
+// too when there is one (one more compare and swap; none when the store
+// already holds it that long).
+func (p *pacer) hold(ctx context.Context, key string, now, until time.Time) {
+	if !until.After(now) {
+		return
+	}
+	h := p.hook(key, now)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	extend := func(x *store.Pace) bool {
+		if !until.After(x.Until) {
+			return false
+		}
+		x.Until = until
+		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
+		return true
+	}
+	if p.store != nil {
+		if got, _, err := p.store.UpdatePace(ctx, h.p, extend); err == nil {
+			h.p = got
+			return
+		}
+	}
+	extend(&h.p)
+}
+
+// ban holds every send to svc until until: in this process, every webhook
+// of the service; with a store, also every webhook of the service this
+// process has paced (one hold written for each), so that another
+// environment posting to one of them waits too instead of meeting the ban.
+func (p *pacer) ban(ctx context.Context, svc *service, now, until time.Time) {
+	p.mu.Lock()
+	p.banned[svc] = later(p.banned[svc], until)
+	var keys []string
+	if p.store != nil {
+		prefix := DestinationPrefix + string(svc.name) + ":"
+		for k := range p.hooks {
+			if strings.HasPrefix(k, prefix) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, k := range keys {
+		p.hold(ctx, k, now, until)
+	}
+}
+
+// GoneFor is how long a Sender remembers a webhook that answered it is
+// gone: the sends of the same batch waiting for their turn are not made.
+// Across batches and environments the deliver function's health store
+// remembers it (docs/delivery.md, "A chat webhook that is gone"), and
+// `herald destinations enable` is seen here within GoneFor.
+const GoneFor = time.Minute
+
+// markGone makes every turn of the webhook in the next GoneFor return
+// err, without a request.
+func (p *pacer) markGone(key string, now time.Time, err error) {
+	h := p.hook(key, now)
+	h.mu.Lock()
+	h.gone, h.goneUntil = err, now.Add(GoneFor)
+	h.mu.Unlock()
+}
+
+// firstAnswer lets a post to the webhook go when the webhook has answered
+// a post in this process, or when no other post to it is under way (this
+// one is then the first; done says it was answered or failed); else it
+// waits for the first post's answer. It returns ctx's error when ctx ends
+// first. So the burst a service allows goes to a webhook only once it has
+// answered: of 30 posts to one a service says is gone, one is made.
+func (p *pacer) firstAnswer(ctx context.Context, key string, now time.Time) (done func(), err error) {
+	for {
+		h := p.hook(key, now)
+		h.mu.Lock()
+		ch := h.answered
+		select {
+		case <-ch:
+			h.mu.Unlock()
+			return func() {}, nil
+		default:
+		}
+		if !h.probing {
+			h.probing = true
+			h.mu.Unlock()
+			return func() {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				h.probing = false
+				select {
+				case <-h.answered:
+				default:
+					close(h.answered)
+				}
+			}, nil
+		}
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// goneNow returns the answer that said the webhook is gone, when one did
+// within GoneFor before now, else nil.
+func (p *pacer) goneNow(key string, now time.Time) error {
+	h := p.hook(key, now)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gone != nil && now.Before(h.goneUntil) {
+		return h.gone
+	}
+	return nil
 }
 
 // forget drops the webhooks idle since before now-idleHookAfter and not
-// blocked beyond now.
+// held beyond now. Called with p.mu held.
 func (p *pacer) forget(now time.Time) {
 	for k, h := range p.hooks {
-		if now.Sub(h.lastUsed) > idleHookAfter && !h.blocked.After(now) {
-			delete(p.hooks, k)
+		if h.mu.TryLock() {
+			idle := now.Sub(h.lastUsed) > idleHookAfter && !h.p.Until.After(now) && !h.goneUntil.After(now)
+			h.mu.Unlock()
+			if idle {
+				delete(p.hooks, k)
+			}
 		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

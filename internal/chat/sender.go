@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -51,6 +53,12 @@ type Config struct {
 	UserAgent string
 	// Now is the clock of the rate limits. Defaults to time.Now.
 	Now func() time.Time
+	// Pace, when set, shares each webhook's pace with every execution
+	// environment (package store's pace items): a send takes its turn
+	// there with one conditional write, and a 429's hold is written
+	// there. When it fails, the Sender paces alone until it answers.
+	// Defaults to nil: each Sender paces what it sends alone.
+	Pace PaceStore
 }
 
 // maxResponseBytes is how much of a response is read; maxReasonBytes how
@@ -108,8 +116,23 @@ func NewSender(cfg Config) (*Sender, error) {
 		userAgent:  cfg.UserAgent,
 		now:        cfg.Now,
 		sleep:      sleep,
-		pace:       newPacer(),
+		pace:       newPacer(cfg.Pace),
 	}, nil
+}
+
+// DestinationKey is m's chat webhook's key, [Destination]'s: the deliver
+// function keeps each chat webhook's health under it
+// (processor.DestinationKeyer). "" when m is not a chat message of a
+// known service with a URL that parses.
+func (s *Sender) DestinationKey(m *notification.Message) string {
+	if m == nil || m.Chat == nil {
+		return ""
+	}
+	key, err := Destination(m.Chat.Service, m.Chat.URL)
+	if err != nil {
+		return ""
+	}
+	return key
 }
 
 // CheckAllowHost reports whether h may be an entry of Config.AllowHosts: a
@@ -163,7 +186,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err != nil {
 		return delivery.Permanent(svc.class("invalid_url"), fmt.Errorf("chat %s %s: the URL does not parse", svc.name, m.ID))
 	}
-	t := target{id: m.ID, svc: svc, u: secretParts(u), raw: c.URL, endpoint: endpoint(u)}
+	t := target{id: m.ID, svc: svc, u: secretParts(u), endpoint: endpoint(u)}
 	switch {
 	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("the URL must be absolute and https"))
@@ -177,6 +200,8 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if !s.hostAllowed(svc, u.Hostname()) {
 		return delivery.Permanent(svc.class("host_not_allowed"), t.errorf("%s is not a %s webhook host (%s); HERALD_CHAT_ALLOW_HOSTS adds others", u.Hostname(), svc.name, strings.Join(svc.hosts, ", ")))
 	}
+	t.key = svc.destination(u)
+	t.legacy = svc == teams && teamsLegacy(u)
 	body, err := svc.body(c)
 	if err != nil {
 		return delivery.Permanent(delivery.ClassInvalidMessage, t.errorf("cannot build the body: %v", err))
@@ -188,23 +213,41 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return t.deadline(ctx)
 	}
 
+	post := u
+	if svc == discord {
+		post, t.version = discordVersioned(u)
+	}
+	// Until the webhook has answered once in this process, one post at a
+	// time: a burst to a webhook that is gone makes one request.
+	answered, err := s.pace.firstAnswer(ctx, t.key, s.now())
+	if err != nil {
+		return t.deadline(ctx)
+	}
+	defer answered()
 	now := s.now()
-	turn := s.pace.reserve(svc, c.URL, now)
-	if turn.wait > 0 {
-		if dl, ok := ctx.Deadline(); ok && !now.Add(turn.wait).Before(dl) {
-			turn.cancel()
-			return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: turn.wait,
-				Err: t.errorf("the webhook's next turn under its rate limit is in %v, after this invocation ends; not sent, retried then", turn.wait.Round(time.Millisecond))}
-		}
-		if err := s.sleep(ctx, turn.wait); err != nil {
-			turn.cancel()
+	var deadline time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = dl
+	}
+	wait, taken, gone := s.pace.turn(ctx, svc, t.key, now, deadline)
+	switch {
+	case gone != nil:
+		return gone
+	case !taken:
+		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait,
+			Err: t.errorf("the webhook's next turn under its rate limit is in %v, after this invocation ends; not sent, retried then", wait.Round(time.Millisecond))}
+	case wait > 0:
+		if err := s.sleep(ctx, wait); err != nil {
 			return t.deadline(ctx)
+		}
+		if gone := s.pace.goneNow(t.key, s.now()); gone != nil {
+			return gone // answered while this send waited for its turn
 		}
 	}
 
 	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, post.String(), bytes.NewReader(body))
 	if err != nil {
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("cannot build a request for the URL"))
 	}
@@ -229,10 +272,19 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes-maxReasonBytes))
 	resp.Body.Close()
 	at := s.now()
-	if svc == discord {
-		s.pace.block(svc, c.URL, at, discordBucketWait(resp.Header))
+	if svc == discord && resp.StatusCode != http.StatusTooManyRequests {
+		if w := discordBucketWait(resp.Header); w > 0 {
+			s.pace.hold(ctx, t.key, at, at.Add(w))
+		}
 	}
-	return s.classify(t, resp, answer, at)
+	err = s.classify(ctx, t, resp, answer, at)
+	var p *delivery.PermanentError
+	if errors.As(err, &p) && p.Gone {
+		s.pace.markGone(t.key, at, delivery.Permanent(p.Class, t.errorf(
+			"not sent: the webhook answered %s at %s, which says it is gone; `herald destinations enable %s` once it is back",
+			p.Class, at.UTC().Format(time.RFC3339), t.key)))
+	}
+	return err
 }
 
 // discordBucketWait is how long a Discord webhook's bucket is empty for:
@@ -253,8 +305,10 @@ func discordBucketWait(h http.Header) time.Duration {
 	return time.Duration(sec * float64(time.Second))
 }
 
-// classify turns a response into nil (delivered) or a classified error.
-func (s *Sender) classify(t target, resp *http.Response, answer []byte, now time.Time) error {
+// classify turns a response into nil (delivered) or a classified error,
+// and holds the webhook (a 429) or the whole service (Discord's ban) in the
+// pacer.
+func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, answer []byte, now time.Time) error {
 	svc := t.svc
 	code := svc.answeredStatus(resp.StatusCode, answer)
 	status := fmt.Sprintf("HTTP %d", code)
@@ -270,20 +324,38 @@ func (s *Sender) classify(t target, resp *http.Response, answer []byte, now time
 		}
 		return t.errorf("%s", status)
 	}
+	if svc == teams && code == http.StatusOK && teamsErrorAnswer(t.legacy, answer) {
+		// A legacy connector's 200 that is not its "1": Teams reports
+		// an error it met in the text (a token service's exception, a
+		// JSON error envelope) without a status herald can read.
+		return delivery.Transient(teams.class("error_answer"), t.errorf("HTTP 200 with an error instead of the connector's \"1\": not delivered; body: %s", webhook.Excerpt(answer, t.u)))
+	}
 	if code >= 200 && code <= 299 {
 		return nil
 	}
 	if code == http.StatusTooManyRequests {
-		wait, _ := webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
-		if svc.retryAfter != nil {
-			wait = max(wait, svc.retryAfter(answer))
+		if svc == discord && discordBanned(resp.Header, answer) {
+			pause, _ := webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+			if pause <= 0 {
+				pause = DiscordBanPause
+			}
+			s.pace.ban(ctx, svc, now, now.Add(pause))
+			return &delivery.TransientError{Class: discord.class("banned"), RetryAfter: pause, Err: t.errorf(
+				"%s without rate-limit headers: Discord's Cloudflare has banned this address; no Discord webhook is posted to from this process for %v; body: %s",
+				status, pause, webhook.Excerpt(answer, t.u))}
 		}
-		s.pace.block(svc, t.raw, now, wait)
+		var wait time.Duration
+		if svc == discord {
+			wait = discordRetryAfter(resp.Header, answer, t.version)
+		} else {
+			wait, _ = webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+		}
+		s.pace.hold(ctx, t.key, now, now.Add(wait))
 		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait, Err: withBody()}
 	}
 	if token, permanent := svc.reason(code, answer); token != "" {
 		if permanent {
-			return delivery.Permanent(svc.class(token), withBody())
+			return &delivery.PermanentError{Class: svc.class(token), Err: withBody(), Gone: svc.gone[token]}
 		}
 		return delivery.Transient(svc.class(token), withBody())
 	}
@@ -301,6 +373,65 @@ func (s *Sender) classify(t target, resp *http.Response, answer []byte, now time
 		return &delivery.TransientError{Class: svc.class("http_5xx"), RetryAfter: wait, Err: withBody()}
 	}
 	return delivery.Transient(svc.class("http_other"), withBody())
+}
+
+// DiscordBanPause is how long herald posts to no Discord webhook after
+// Discord's Cloudflare banned its address, when the ban's answer carries no
+// Retry-After: one hour. Discord documents the ban ("temporary Cloudflare
+// ban" after 10,000 invalid requests in 10 minutes, Rate Limits guide) but
+// not its length; its answer is static, served by Cloudflare without
+// rate-limit headers (discord-api-docs issue 5810), and those who met it
+// report an hour (discord-api-docs issue 5385: "a retry after of 1 hour").
+// Every request made during the ban is one more invalid request.
+const DiscordBanPause = time.Hour
+
+// discordBanned reports whether a Discord 429 is Cloudflare's ban rather
+// than a rate limit: it carries no X-RateLimit-* header and no
+// retry_after, and its body is {"code": 0, "message": "You are being
+// blocked…"} or an HTML page (Cloudflare's "error code: 1015").
+func discordBanned(h http.Header, body []byte) bool {
+	for name := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Ratelimit-") {
+			return false
+		}
+	}
+	var e struct {
+		RetryAfter *float64 `json:"retry_after"`
+	}
+	return json.Unmarshal(body, &e) != nil || e.RetryAfter == nil
+}
+
+// discordRetryAfter is the wait a Discord 429 asks for, in the unit of
+// the API version the request ran on: milliseconds up to version 7 (the
+// default version, 6, included), seconds from version 8 on (Discord's
+// change log, "API and Gateway V8"). It is the body's retry_after, the
+// exact wait (fractional seconds from version 8), else the Retry-After
+// header (whole, rounded up); and at least the bucket's
+// X-RateLimit-Reset-After (seconds in every version) when the bucket is
+// empty. A longer wait than MaxRetryAfter, infinite included, is
+// MaxRetryAfter; a value that says nothing (negative, NaN, not a number)
+// is 0.
+func discordRetryAfter(h http.Header, body []byte, version int) time.Duration {
+	unit := time.Second
+	if version > 0 && version < 8 {
+		unit = time.Millisecond
+	}
+	var e struct {
+		RetryAfter json.Number `json:"retry_after"`
+	}
+	_ = json.Unmarshal(body, &e)
+	wait := discordBucketWait(h)
+	for _, v := range []string{e.RetryAfter.String(), strings.TrimSpace(h.Get("Retry-After"))} {
+		n, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange), !(n > 0):
+			continue
+		case n*unit.Seconds() >= MaxRetryAfter.Seconds(): // before the conversion, which overflows
+			return MaxRetryAfter
+		}
+		return min(max(wait, time.Duration(math.Ceil(n*float64(unit)))), MaxRetryAfter)
+	}
+	return wait
 }
 
 // hostAllowed reports whether host may receive svc's webhooks: one of the
@@ -333,8 +464,10 @@ type target struct {
 	id       string
 	svc      *service
 	u        *url.URL
-	raw      string // the URL as given: the webhook's key in the pacer
+	key      string // Destination's key: the pacer's and the store's
 	endpoint string
+	version  int  // Discord: the API version posted to (discordVersioned)
+	legacy   bool // Teams: a legacy connector (Office 365 connector) URL
 }
 
 func (t target) errorf(format string, args ...any) error {

@@ -249,7 +249,8 @@ func TestTransientErrorsRetry(t *testing.T) {
 }
 
 // A 429 holds the webhook: the next send to it waits out the Retry-After
-// (Discord: the JSON retry_after, fractional seconds) instead of failing.
+// (Discord: the JSON retry_after, fractional seconds on the version herald
+// posts to, which the header rounds up) instead of failing.
 func TestRateLimitedWebhookWaitsItsRetryAfter(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -259,11 +260,11 @@ func TestRateLimitedWebhookWaitsItsRetryAfter(t *testing.T) {
 	err := b.sender.Send(ctx, message(t, "rl-1", notification.Chat{Service: "discord", URL: u, Text: "x"}))
 	_, class, after := delivery.Classify(err)
 	require.Equal(t, delivery.Class("discord_rate_limited"), class)
-	require.Equal(t, 3*time.Second, after, "the longer of Retry-After and retry_after")
+	require.Equal(t, 2500*time.Millisecond, after, "retry_after, exact; Retry-After is it rounded up")
 	b.discord.Create("51", "tok") // answers normally again (a new canned-free hook id is not needed)
 	b.discord.Answer("51", http.StatusNoContent, "")
 	require.NoError(t, b.sender.Send(ctx, message(t, "rl-2", notification.Chat{Service: "discord", URL: u, Text: "x"})))
-	require.Equal(t, []time.Duration{3 * time.Second}, b.clock.Slept(), "the second send waited out the 429")
+	require.Equal(t, []time.Duration{2500 * time.Millisecond}, b.clock.Slept(), "the second send waited out the 429")
 }
 
 // Fifty posts to one Slack webhook go out one second apart, never as a

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
@@ -31,8 +32,11 @@ type service struct {
 	// (for the class; "" when it names none known) and a detail for the
 	// error text.
 	reason func(status int, body []byte) (token string, permanent bool)
-	// retryAfter reads a 429's body for a delay the header may not carry.
-	retryAfter func(body []byte) time.Duration
+	// gone are the reasons that say the webhook itself is gone (deleted,
+	// its token revoked, its channel or team gone or archived): a
+	// permanent error with Gone set, after which herald sends it nothing
+	// more until an operator enables it.
+	gone map[string]bool
 	// classes are the service's error classes by reason (declareClasses).
 	classes map[string]delivery.Class
 }
@@ -71,6 +75,8 @@ var slack = &service{
 			Blocks json.RawMessage `json:"blocks,omitempty"`
 		}{c.Text, c.Blocks})
 	},
+	gone: goneSet("no_service", "no_team", "no_active_hooks", "team_disabled", "invalid_token",
+		"channel_not_found", "channel_is_archived", "action_prohibited", "posting_to_general_channel_denied"),
 	reason: func(status int, body []byte) (string, bool) {
 		token := string(bytes.TrimSpace(body))
 		permanent, known := slackReasons[token]
@@ -141,18 +147,7 @@ var discord = &service{
 		token, ok := discordReasons[*e.Code]
 		return token, ok
 	},
-	retryAfter: func(body []byte) time.Duration {
-		var e struct {
-			RetryAfter float64 `json:"retry_after"`
-		}
-		if json.Unmarshal(body, &e) != nil || !(e.RetryAfter > 0) {
-			return 0
-		}
-		if e.RetryAfter >= MaxRetryAfter.Seconds() {
-			return MaxRetryAfter
-		}
-		return time.Duration(math.Ceil(e.RetryAfter * float64(time.Second)))
-	},
+	gone: goneSet("unknown_webhook", "invalid_webhook_token", "unknown_channel"),
 }
 
 // discordReasons name the JSON error codes that end a Discord webhook's
@@ -179,8 +174,13 @@ var discordReasons = map[int]string{
 // throttled (incoming webhooks guide): herald sends at most 4 per second.
 // Errors carry no reason tokens herald relies on: the class names the status.
 var teams = &service{
-	name:  notification.ChatTeams,
-	hosts: []string{".webhook.office.com", "outlook.office.com", ".logic.azure.com", ".environment.api.powerplatform.com"},
+	name: notification.ChatTeams,
+	hosts: []string{
+		".webhook.office.com", "outlook.office.com", // legacy Office 365 connectors (retiring)
+		".logic.azure.com", ".environment.api.powerplatform.com", // Workflows
+		".logic.azure.us", ".environment.api.gov.powerplatform.microsoft.us", // Workflows, US Government (GCC)
+		".environment.api.high.powerplatform.microsoft.us", ".environment.api.appsplatform.us", // GCC High, DoD
+	},
 	every: 250 * time.Millisecond,
 	burst: 4,
 	body: func(c *notification.Chat) ([]byte, error) {
@@ -214,6 +214,35 @@ var teams = &service{
 		token, ok := teamsReasons[status]
 		return token, ok
 	},
+	gone: goneSet("not_found", "gone", "unauthorized"),
+}
+
+// teamsLegacy reports whether u is a legacy Office 365 connector's
+// incoming webhook (/webhookb2/… on *.webhook.office.com or
+// outlook.office.com), which answers "1" when it delivered.
+func teamsLegacy(u *url.URL) bool { return strings.HasPrefix(u.Path, "/webhookb2/") }
+
+// teamsErrorAnswer reports whether a Teams 200 reports a failure: a
+// legacy connector's answer other than its "1", or a JSON error envelope
+// {"error": …} from either kind. A Workflows 200 with another body is what
+// the flow's own Response action said: delivered.
+func teamsErrorAnswer(legacy bool, body []byte) bool {
+	body = bytes.TrimSpace(body)
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
+		return true
+	}
+	return legacy && string(body) != "1"
+}
+
+func goneSet(reasons ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range reasons {
+		m[r] = true
+	}
+	return m
 }
 
 // TeamsCardContentType is an Adaptive Card attachment's contentType.
@@ -287,8 +316,10 @@ func init() {
 			reasons = slices.AppendSeq(reasons, maps.Keys(slackReasons))
 		case discord:
 			reasons = slices.AppendSeq(reasons, maps.Values(discordReasons))
+			reasons = append(reasons, "banned")
 		case teams:
 			reasons = slices.AppendSeq(reasons, maps.Values(teamsReasons))
+			reasons = append(reasons, "error_answer")
 		}
 		svc.classes = map[string]delivery.Class{}
 		for _, r := range reasons {

@@ -19,8 +19,11 @@ func FuzzDiscordWaits(f *testing.F) {
 		if w := discordBucketWait(h); w < 0 || w > MaxRetryAfter {
 			t.Fatalf("X-RateLimit-Reset-After %q: wait %v", resetAfter, w)
 		}
-		if w := discord.retryAfter([]byte(body)); w < 0 || w > MaxRetryAfter {
-			t.Fatalf("429 body %q: wait %v", body, w)
+		for _, v := range []int{6, 7, 8, 10} {
+			h.Set("Retry-After", resetAfter)
+			if w := discordRetryAfter(h, []byte(body), v); w < 0 || w > MaxRetryAfter {
+				t.Fatalf("v%d 429 Retry-After %q body %q: wait %v", v, resetAfter, body, w)
+			}
 		}
 	})
 }

@@ -23,6 +23,13 @@ var (
 type PermanentError struct {
 	Class Class
 	Err   error
+	// Gone marks a failure that says the destination itself is gone, not
+	// that this notification was refused (a chat webhook deleted, its
+	// token revoked, its channel archived): the deliver function disables
+	// the destination at once, so that later notifications to it are
+	// dead-lettered without a request, until an operator enables it
+	// (docs/operations.md, "Destination states").
+	Gone bool
 }
 
 func (e *PermanentError) Error() string { return string(e.Class) + ": " + e.Err.Error() }
@@ -51,6 +58,12 @@ func Permanent(c Class, err error) error { return &PermanentError{Class: c, Err:
 
 // Transient wraps err as a *TransientError of class c.
 func Transient(c Class, err error) error { return &TransientError{Class: c, Err: err} }
+
+// DestinationGone reports whether err is a *PermanentError with Gone set.
+func DestinationGone(err error) bool {
+	var p *PermanentError
+	return errors.As(err, &p) && p.Gone
+}
 
 // PausesChannel reports whether err is a *TransientError with
 // PausesChannel set.

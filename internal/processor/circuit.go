@@ -114,10 +114,24 @@ func (p *Processor) nextProbe(h store.Health) time.Time {
 	return at
 }
 
-// destinationOrigin is the origin of a webhook's or chat webhook's URL as
+// DestinationKeyer is a Sender that names each message's destination
+// itself, for a circuit and health of its own: package chat keys each
+// chat webhook by its identity (chat.Destination), since every Discord
+// webhook shares discord.com. "" leaves the message to its URL's origin.
+type DestinationKeyer interface {
+	DestinationKey(m *notification.Message) string
+}
+
+// destination is the key of n's destination health: its Sender's
+// DestinationKey, else the origin of a webhook's or chat webhook's URL as
 // webhook.Origin writes it (the form a keys item is keyed by too); "" for
 // an email or a URL without a usable origin.
-func destinationOrigin(n *notification.Message) string {
+func (p *Processor) destination(n *notification.Message) string {
+	if k, ok := p.cfg.Senders[n.Channel].(DestinationKeyer); ok {
+		if key := k.DestinationKey(n); key != "" {
+			return key
+		}
+	}
 	var raw string
 	switch {
 	case n.Webhook != nil:
@@ -145,7 +159,7 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 	if p.cfg.Health == nil || p.cfg.CircuitThreshold <= 0 {
 		return nil, true
 	}
-	origin := destinationOrigin(r.n)
+	origin := p.destination(r.n)
 	if origin == "" {
 		return nil, true
 	}
@@ -253,6 +267,23 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			}
 			return true
 		}
+	case delivery.DestinationGone(sendErr):
+		// The destination said it is gone (a chat webhook deleted): it is
+		// disabled at once, so that no later notification makes a request
+		// to it, until an operator enables it.
+		change = func(h *store.Health) bool {
+			disabling = false
+			if h.Disabled() {
+				return false
+			}
+			h.LastFailure, h.FailureClass = now, string(class)
+			h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
+			if h.ProbeOwner == t.owner {
+				h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
+			}
+			disabling = true
+			return true
+		}
 	case t.probe:
 		change = func(h *store.Health) bool {
 			if h.ProbeOwner != t.owner {
@@ -291,8 +322,8 @@ func DisabledEvent(h store.Health, at time.Time) announce.Event {
 // disabled dead-letters r, whose origin h is disabled, without sending it.
 func (p *Processor) disabled(ctx context.Context, r *record, h store.Health) {
 	p.deadLetter(ctx, r, delivery.Permanent(ClassDestinationDisabled,
-		fmt.Errorf("not sent: %s is disabled (by %s at %s; the last failure %s at %s); redrive after `herald destinations enable`",
-			h.Origin, h.DisabledBy, h.DisabledAt.UTC().Format(time.RFC3339), orNone(h.FailureClass), orNoneTime(h.LastFailure))))
+		fmt.Errorf("not sent: %s is disabled (by %s at %s; the last failure %s at %s); redrive after `herald destinations enable %s`",
+			h.Origin, h.DisabledBy, h.DisabledAt.UTC().Format(time.RFC3339), orNone(h.FailureClass), orNoneTime(h.LastFailure), h.Origin)))
 }
 
 // disables reports whether h, after a failure at now, disables its origin:

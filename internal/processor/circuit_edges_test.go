@@ -89,8 +89,8 @@ func TestDisabledReasonOfAnOriginThatNeverFailed(t *testing.T) {
 	require.Empty(t, failures(cs.invoke(t, envs[0], rec("a", r.body("a"), 1))))
 	dls := envs[0].deadLetters(t)
 	require.Len(t, dls, 1)
-	require.Equal(t, fmt.Sprintf("not sent: %s is disabled (by operator at %s; the last failure none at never); redrive after `herald destinations enable`",
-		origin, cs.clock.Now().UTC().Format(time.RFC3339)), dls[0].reason.Error)
+	require.Equal(t, fmt.Sprintf("not sent: %s is disabled (by operator at %s; the last failure none at never); redrive after `herald destinations enable %s`",
+		origin, cs.clock.Now().UTC().Format(time.RFC3339), origin), dls[0].reason.Error)
 }
 
 // TestCircuitProbeIntervalDefaultsToAMinute: with CircuitProbeInterval 0 an

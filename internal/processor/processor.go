@@ -83,7 +83,8 @@ type Config struct {
 	// take (it failed or throttled) without one, instead of retrying it
 	// later. Defaults to false: nothing is sent that might have been sent.
 	SendOnStoreError bool
-	// Health, when set, keeps each webhook and chat origin's health and
+	// Health, when set, keeps each webhook origin's health (a chat
+	// webhook's under its Sender's key: DestinationKeyer) and
 	// opens its circuit after CircuitThreshold consecutive failures that
 	// say the origin is down (delivery.OriginDown): its records are then
 	// held back, one probe at a time let through (HealthStore). Defaults

@@ -14,8 +14,9 @@
 //	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
 //	health    origin#<scheme://host[:port]> health    failures, failing_since, last_success, last_failure,
-//	                                                  failure_class, probe_until, owner, disabled_at,
+//	          origin#chat:<service>:<digest>          failure_class, probe_until, owner, disabled_at,
 //	                                                  disabled_by, version, updated_at, expires_at
+//	pace      chat#chat:<service>:<digest>  pace      next, until, version, expires_at
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
@@ -42,8 +43,9 @@
 //
 // It has no expires_at: it holds for as long as the origin is used.
 //
-// A health item (type "origin_health") is a webhook or chat origin's
-// health (see [Store.UpdateHealth]; the circuit's rules are package
+// A health item (type "origin_health") is a webhook origin's or a chat
+// webhook's health (a chat webhook is keyed by chat.Destination's key, a
+// digest that holds no token) (see [Store.UpdateHealth]; the circuit's rules are package
 // processor's, docs/operations.md "Destination states"); <origin> is
 // webhook.Origin's form, as for keys items:
 //   - failures is the number of consecutive failures that said the origin
@@ -60,6 +62,17 @@
 //     conditional on the version it read (compare and swap);
 //   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds;
 //     absent while the origin is disabled, which lasts until it is enabled.
+//
+// A pace item (type "chat_pace") is one chat webhook's pace, shared by
+// every execution environment (see [Store.UpdatePace]; the pacing rules
+// are package chat's):
+//   - next is the generic cell rate algorithm's theoretical arrival time
+//     of the next post, Unix milliseconds;
+//   - until is when the service's last hold (a 429, an empty Discord
+//     bucket) ends, Unix milliseconds; absent when none;
+//   - version counts the item's writes (compare and swap, as for health);
+//   - expires_at is a minute after the later of next and until, Unix
+//     seconds: an idle webhook's item goes.
 //
 // DynamoDB deletes expired items within a few days of expires_at, not at
 // once, and the local stack's DynamoDB (moto) never does; so every read

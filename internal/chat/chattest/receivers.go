@@ -42,6 +42,8 @@ type Received struct {
 	At time.Time
 	// Header is the request's headers.
 	Header http.Header
+	// Path is the request's path (Discord: with the API version it ran on).
+	Path string
 }
 
 // Receiver is one service's local receiver.
@@ -125,6 +127,13 @@ func (r *Receiver) Answer(hook string, status int, body string, header ...string
 	r.mu.Unlock()
 }
 
+// Unanswer makes the webhook hook answer normally again after Answer.
+func (r *Receiver) Unanswer(hook string) {
+	r.mu.Lock()
+	delete(r.answers, hook)
+	r.mu.Unlock()
+}
+
 // canned writes hook's canned answer, if it has one.
 func (r *Receiver) canned(w http.ResponseWriter, hook string) bool {
 	r.mu.Lock()
@@ -164,7 +173,7 @@ func (r *Receiver) take(hook string) (remaining int, wait time.Duration) {
 
 func (r *Receiver) accept(hook string, req *http.Request, body []byte) {
 	r.mu.Lock()
-	r.received = append(r.received, Received{Hook: hook, Body: body, At: r.Now(), Header: req.Header.Clone()})
+	r.received = append(r.received, Received{Hook: hook, Body: body, At: r.Now(), Header: req.Header.Clone(), Path: req.URL.Path})
 	r.mu.Unlock()
 }
 
@@ -272,16 +281,35 @@ func NewSlack() *Slack {
 func (s *Slack) Remove(token string) { s.Answer(token, http.StatusNotFound, "no_service") }
 
 // Discord is a Discord Execute Webhook receiver: POST
-// /api/webhooks/ID/TOKEN with {"content"} and/or {"embeds"}; 204, or 200
-// with the message for ?wait=true. Only the webhooks of Discord.Create
-// exist: another id answers 404 Unknown Webhook (10015), a wrong token 401
-// Invalid Webhook Token (50027). Rate: 5 posts per 2 seconds per webhook,
-// announced in X-RateLimit-* headers; beyond it 429 with
-// {"retry_after": seconds} and Retry-After.
+// /api[/vN]/webhooks/ID/TOKEN with {"content"} and/or {"embeds"}; 204, or
+// 200 with the message for ?wait=true. A path without a version runs on
+// Discord's default version, 6; versions 3 to 5 are discontinued (400),
+// others unknown (404). Only the webhooks of Discord.Create exist: another
+// id answers 404 Unknown Webhook (10015), a wrong token 401 Invalid Webhook
+// Token (50027). Rate: 5 posts per 2 seconds per webhook, announced in
+// X-RateLimit-* headers (X-RateLimit-Reset-After in seconds, fractional);
+// beyond it 429 with {"retry_after"} and Retry-After in the version's
+// unit: milliseconds (whole) up to version 7, seconds from version 8 on
+// (fractional in retry_after, rounded up in Retry-After), as Discord's
+// change log of API v8 says. While Discord.Ban holds, every request gets
+// Cloudflare's ban: 429 without rate-limit headers.
 type Discord struct {
 	*Receiver
-	hooks map[string]string // id → token
+	hooks     map[string]string // id → token
+	banned    string            // the ban's body while banned, else ""
+	banHeader http.Header
 }
+
+// DiscordDefaultVersion is the API version of a path without one.
+const DiscordDefaultVersion = 6
+
+// DiscordBanJSON and DiscordBanHTML are the bodies of Cloudflare's ban of
+// an address, as Discord's API answers it (discord-api-docs issue 5810)
+// and as Cloudflare's own page (error 1015) says it.
+const (
+	DiscordBanJSON = `{"code": 0, "message": "You are being blocked from accessing our API temporarily due to exceeding our rate limits frequently. Please read our docs at https://discord.com/developers/docs/topics/rate-limits to prevent this moving forward."}`
+	DiscordBanHTML = `<!DOCTYPE html><html><head><title>Access denied | discord.com used Cloudflare to restrict access</title></head><body><h1>Error 1015</h1><p>You are being rate limited</p></body></html>`
+)
 
 // NewDiscord starts a Discord receiver.
 func NewDiscord() *Discord {
@@ -290,7 +318,38 @@ func NewDiscord() *Discord {
 		discordError := func(status, code int, msg string) {
 			r.refuse(w, status, fmt.Sprintf(`{"message": %q, "code": %d}`, msg, code))
 		}
+		r.mu.Lock()
+		ban, banHeader := d.banned, d.banHeader
+		r.mu.Unlock()
+		if ban != "" {
+			for k, v := range banHeader {
+				w.Header()[k] = v
+			}
+			if !strings.HasPrefix(ban, "{") {
+				w.Header().Set("Content-Type", "text/html")
+			}
+			r.refuse(w, http.StatusTooManyRequests, ban)
+			return
+		}
 		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
+		version := DiscordDefaultVersion
+		if len(parts) == 5 && parts[0] == "api" && strings.HasPrefix(parts[1], "v") {
+			v, err := strconv.Atoi(parts[1][1:])
+			if err != nil {
+				r.refuse(w, http.StatusNotFound, `{"message": "404: Not Found", "code": 0}`)
+				return
+			}
+			switch {
+			case v >= 3 && v <= 5:
+				r.refuse(w, http.StatusBadRequest, `{"message": "This API version has been discontinued.", "code": 0}`)
+				return
+			case v < 6 || v > 10:
+				r.refuse(w, http.StatusNotFound, `{"message": "404: Not Found", "code": 0}`)
+				return
+			}
+			version = v
+			parts = append(parts[:1], parts[2:]...)
+		}
 		if req.Method != http.MethodPost || len(parts) != 4 || parts[0] != "api" || parts[1] != "webhooks" {
 			r.refuse(w, http.StatusNotFound, `{"message": "404: Not Found", "code": 0}`)
 			return
@@ -316,6 +375,12 @@ func NewDiscord() *Discord {
 		if wait > 0 {
 			w.Header().Set("X-RateLimit-Remaining", "0")
 			w.Header().Set("X-RateLimit-Reset-After", strconv.FormatFloat(wait.Seconds(), 'f', 3, 64))
+			if version < 8 {
+				ms := int(math.Ceil(float64(wait) / float64(time.Millisecond)))
+				w.Header().Set("Retry-After", strconv.Itoa(ms))
+				r.refuse(w, http.StatusTooManyRequests, fmt.Sprintf(`{"global": false, "message": "You are being rate limited.", "retry_after": %d}`, ms))
+				return
+			}
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			r.refuse(w, http.StatusTooManyRequests, fmt.Sprintf(`{"message": "You are being rate limited.", "retry_after": %.3f, "global": false}`, wait.Seconds()))
 			return
@@ -355,6 +420,22 @@ func NewDiscord() *Discord {
 	})
 	return d
 }
+
+// Ban makes every request answer Cloudflare's ban with body (DiscordBanJSON
+// or DiscordBanHTML) and the headers given as name, value pairs, until
+// Unban.
+func (d *Discord) Ban(body string, header ...string) {
+	h := http.Header{}
+	for i := 0; i+1 < len(header); i += 2 {
+		h.Set(header[i], header[i+1])
+	}
+	d.mu.Lock()
+	d.banned, d.banHeader = body, h
+	d.mu.Unlock()
+}
+
+// Unban lifts Ban.
+func (d *Discord) Unban() { d.Ban("") }
 
 // Create makes a webhook and returns its URL path /api/webhooks/ID/TOKEN.
 func (d *Discord) Create(id, token string) string {

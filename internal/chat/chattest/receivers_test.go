@@ -322,37 +322,95 @@ func TestDiscordRefusesWhatDiscordRefuses(t *testing.T) {
 }
 
 // TestDiscordRate: 5 posts per 2 seconds per webhook, counted down in
-// X-RateLimit-Remaining with X-RateLimit-Reset-After; beyond it 429 with
-// Discord's JSON retry_after in seconds, Retry-After rounded up.
+// X-RateLimit-Remaining with X-RateLimit-Reset-After (seconds in every
+// version); beyond it 429 with retry_after and Retry-After in the unit of
+// the version the path runs on: milliseconds on the default version (6,
+// a path without one) and 7, seconds from 8 on (retry_after fractional,
+// Retry-After rounded up). Discord's change log, "API and Gateway V8".
 func TestDiscordRate(t *testing.T) {
 	t.Parallel()
-	d, c := discord(t)
+	for _, tc := range []struct {
+		prefix     string
+		retryAfter string  // the header of a 300 ms wait
+		body       float64 // retry_after of a 300 ms wait
+	}{
+		{"/api/webhooks/", "300", 300},
+		{"/api/v6/webhooks/", "300", 300},
+		{"/api/v7/webhooks/", "300", 300},
+		{"/api/v8/webhooks/", "1", 0.3},
+		{"/api/v9/webhooks/", "1", 0.3},
+		{"/api/v10/webhooks/", "1", 0.3},
+	} {
+		t.Run(tc.prefix, func(t *testing.T) {
+			t.Parallel()
+			d, c := discord(t)
+			url := d.URL() + strings.Replace(d.Create("7", "tok"), "/api/webhooks/", tc.prefix, 1)
+			for i := range 5 {
+				a := postJSON(t, d.Receiver, url, `{"content":"hi"}`)
+				require.Equal(t, http.StatusNoContent, a.status, i)
+				require.Equal(t, fmt.Sprint(4-i), a.header.Get("X-RateLimit-Remaining"), i)
+				require.Equal(t, fmt.Sprintf("%.3f", 0.4*float64(i+1)), a.header.Get("X-RateLimit-Reset-After"), i)
+			}
+			c.Advance(100 * time.Millisecond)
+			a := postJSON(t, d.Receiver, url, `{"content":"hi"}`)
+			require.Equal(t, http.StatusTooManyRequests, a.status)
+			require.Equal(t, "0", a.header.Get("X-RateLimit-Remaining"))
+			require.Equal(t, "0.300", a.header.Get("X-RateLimit-Reset-After"))
+			require.Equal(t, tc.retryAfter, a.header.Get("Retry-After"))
+			var e struct {
+				RetryAfter float64 `json:"retry_after"`
+				Global     bool    `json:"global"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(a.body), &e))
+			require.InDelta(t, tc.body, e.RetryAfter, 1e-9)
+			require.False(t, e.Global)
+			c.Advance(300 * time.Millisecond)
+			a = postJSON(t, d.Receiver, url, `{"content":"hi"}`)
+			require.Equal(t, http.StatusNoContent, a.status, "one token back after 400 ms")
+			require.Equal(t, "0", a.header.Get("X-RateLimit-Remaining"))
+			c.Advance(399 * time.Millisecond)
+			require.Equal(t, http.StatusTooManyRequests, postJSON(t, d.Receiver, url, `{"content":"hi"}`).status, "a millisecond short of the next")
+			got := d.Received()
+			require.Equal(t, strings.TrimSuffix(tc.prefix, "/")+"/7/tok", got[len(got)-1].Path)
+		})
+	}
+}
+
+// TestDiscordVersions: versions 3 to 5 are discontinued (400), versions
+// Discord never had are not found (404), as the API Reference's table says.
+func TestDiscordVersions(t *testing.T) {
+	t.Parallel()
+	d, _ := discord(t)
+	d.Create("7", "tok")
+	for path, want := range map[string]int{
+		"/api/v3/webhooks/7/tok": http.StatusBadRequest, "/api/v5/webhooks/7/tok": http.StatusBadRequest,
+		"/api/v1/webhooks/7/tok": http.StatusNotFound, "/api/v11/webhooks/7/tok": http.StatusNotFound,
+		"/api/vx/webhooks/7/tok": http.StatusNotFound, "/api/v10/webhooks/7/tok": http.StatusNoContent,
+	} {
+		require.Equal(t, want, postJSON(t, d.Receiver, d.URL()+path, `{"content":"hi"}`).status, path)
+	}
+}
+
+// TestDiscordBan: while banned, every request, to any webhook or none, is
+// answered 429 with Cloudflare's body and no X-RateLimit-* header
+// (discord-api-docs issue 5810).
+func TestDiscordBan(t *testing.T) {
+	t.Parallel()
+	d, _ := discord(t)
 	url := d.URL() + d.Create("7", "tok")
-	for i := range 5 {
-		a := postJSON(t, d.Receiver, url, `{"content":"hi"}`)
-		require.Equal(t, http.StatusNoContent, a.status, i)
-		require.Equal(t, fmt.Sprint(4-i), a.header.Get("X-RateLimit-Remaining"), i)
-		require.Equal(t, fmt.Sprintf("%.3f", 0.4*float64(i+1)), a.header.Get("X-RateLimit-Reset-After"), i)
+	for _, body := range []string{chattest.DiscordBanJSON, chattest.DiscordBanHTML} {
+		d.Ban(body)
+		for _, u := range []string{url, d.URL() + "/api/v10/webhooks/8/other"} {
+			a := postJSON(t, d.Receiver, u, `{"content":"hi"}`)
+			require.Equal(t, http.StatusTooManyRequests, a.status)
+			require.Equal(t, body, a.body)
+			for name := range a.header {
+				require.False(t, strings.HasPrefix(name, "X-Ratelimit-"), name)
+			}
+		}
 	}
-	c.Advance(100 * time.Millisecond)
-	a := postJSON(t, d.Receiver, url, `{"content":"hi"}`)
-	require.Equal(t, http.StatusTooManyRequests, a.status)
-	require.Equal(t, "0", a.header.Get("X-RateLimit-Remaining"))
-	require.Equal(t, "0.300", a.header.Get("X-RateLimit-Reset-After"))
-	require.Equal(t, "1", a.header.Get("Retry-After"))
-	var e struct {
-		RetryAfter float64 `json:"retry_after"`
-		Global     bool    `json:"global"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(a.body), &e))
-	require.InDelta(t, 0.3, e.RetryAfter, 1e-9)
-	require.False(t, e.Global)
-	c.Advance(300 * time.Millisecond)
-	a = postJSON(t, d.Receiver, url, `{"content":"hi"}`)
-	require.Equal(t, http.StatusNoContent, a.status, "one token back after 400 ms")
-	require.Equal(t, "0", a.header.Get("X-RateLimit-Remaining"))
-	c.Advance(399 * time.Millisecond)
-	require.Equal(t, http.StatusTooManyRequests, postJSON(t, d.Receiver, url, `{"content":"hi"}`).status, "a millisecond short of the next")
+	d.Unban()
+	require.Equal(t, http.StatusNoContent, postJSON(t, d.Receiver, url, `{"content":"hi"}`).status)
 }
 
 // teamsCard is a message activity with one Adaptive Card.

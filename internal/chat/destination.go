@@ -1,0 +1,123 @@
+package chat
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/heraldhq/herald/notification"
+)
+
+// DestinationPrefix starts every chat destination key: "chat:" followed
+// by the service's name, ":" and 32 hex digits.
+const DestinationPrefix = "chat:"
+
+// Destination returns the key herald keeps a chat webhook's pace and
+// health under: "chat:<service>:<32 hex digits>", the first 16 bytes of
+// the SHA-256 of the webhook's normalized address. It names one webhook
+// however its URL is written, and holds no credential (the URL's token
+// cannot be read back from it), so logs, dead-letter reasons and
+// `herald destinations` print it. Normalized:
+//
+//   - Discord: the webhook's id and token from /api[/vN]/webhooks/ID/TOKEN
+//     on any of Discord's hosts; API version, query and a trailing
+//     /slack or /github are left out.
+//   - Slack: the path /services/T…/B…/TOKEN on hooks.slack.com.
+//   - Teams: host (each flow's own) and path, and the query's parameters
+//     sorted.
+//
+// A URL on a host that is not the service's own (Config.AllowHosts) keeps
+// its host and port in the address. It returns an error when the service
+// is unknown or the URL does not parse.
+func Destination(service notification.ChatService, rawURL string) (string, error) {
+	svc := services[service]
+	if svc == nil {
+		return "", fmt.Errorf("unknown chat service %q", logSafe(string(service)))
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "", errors.New("the URL does not parse as an absolute URL")
+	}
+	return svc.destination(u), nil
+}
+
+// IsDestination reports whether s has the form of a key Destination returns.
+func IsDestination(s string) bool { return destinationPattern.MatchString(s) }
+
+var destinationPattern = regexp.MustCompile(`^chat:(slack|discord|teams):[0-9a-f]{32}$`)
+
+// ServiceOfHost returns the service whose own host host is (DefaultHosts),
+// or "" when none.
+func ServiceOfHost(host string) notification.ChatService {
+	for _, svc := range []*service{slack, discord, teams} {
+		if svc.ownHost(host) {
+			return svc.name
+		}
+	}
+	return ""
+}
+
+func (svc *service) destination(u *url.URL) string {
+	var b strings.Builder
+	host := strings.TrimSuffix(strings.ToLower(u.Host), ".")
+	if svc != teams && svc.ownHost(u.Hostname()) {
+		// Every Discord host serves every Discord webhook; Slack has one.
+		host = string(svc.name)
+	}
+	b.WriteString(host)
+	switch {
+	case svc == discord && discordPath.MatchString(u.EscapedPath()):
+		m := discordPath.FindStringSubmatch(u.EscapedPath())
+		b.WriteString("/webhooks/" + m[3] + "/" + m[4])
+	case svc == teams:
+		b.WriteString(u.EscapedPath())
+		if u.RawQuery != "" {
+			b.WriteString("?" + u.Query().Encode()) // sorted by key
+		}
+	default:
+		b.WriteString(u.EscapedPath())
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return DestinationPrefix + string(svc.name) + ":" + hex.EncodeToString(sum[:16])
+}
+
+// discordPath is Execute Webhook's path: /api, an optional API version
+// /vN, /webhooks/ID/TOKEN, and an optional /slack or /github for the
+// compatible bodies.
+var discordPath = regexp.MustCompile(`^/api(/v(\d+))?/webhooks/(\d+)/([^/]+)(/slack|/github)?/?$`)
+
+// DiscordAPIVersion is the version of Discord's API herald posts a webhook
+// URL without one to: a URL copied from Discord (/api/webhooks/ID/TOKEN)
+// runs on Discord's default version, 6, deprecated, which gives a 429's
+// Retry-After and retry_after in milliseconds; from version 8 on they are
+// in seconds (Discord's change log, "API and Gateway V8").
+const DiscordAPIVersion = 10
+
+// discordVersioned returns u with Discord's API version put in its path
+// when it has none, and the version it runs on: 0 for a path that is not
+// Execute Webhook's (the current unit, seconds, is read).
+func discordVersioned(u *url.URL) (*url.URL, int) {
+	m := discordPath.FindStringSubmatch(u.EscapedPath())
+	if m == nil {
+		return u, 0
+	}
+	if m[2] != "" {
+		v, err := strconv.Atoi(m[2])
+		if err != nil {
+			return u, 0
+		}
+		return u, v
+	}
+	v := *u
+	v.Path = "/api/v" + strconv.Itoa(DiscordAPIVersion) + strings.TrimPrefix(u.Path, "/api")
+	v.RawPath = ""
+	if u.RawPath != "" {
+		v.RawPath = "/api/v" + strconv.Itoa(DiscordAPIVersion) + strings.TrimPrefix(u.RawPath, "/api")
+	}
+	return &v, DiscordAPIVersion
+}

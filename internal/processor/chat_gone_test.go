@@ -1,0 +1,165 @@
+package processor_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/chat/chattest"
+	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/notification"
+)
+
+var _ processor.DestinationKeyer = (*chat.Sender)(nil)
+
+// chatEnvironments are n environments of environments' kind whose chat
+// channel is the real chat Sender, reaching rs on 127.0.0.1.
+func chatEnvironments(t *testing.T, n int, rs *chattest.Receivers, concurrency ...int) (*circuitSetup, []*bundle) {
+	t.Helper()
+	var clock interface{ Now() time.Time }
+	return environments(t, n, func(c *processor.Config) {
+		clock = nowFunc(c.Now)
+		if len(concurrency) > 0 {
+			c.Concurrency = concurrency[0]
+		}
+		s, err := chat.NewSender(chat.Config{
+			TLSClientConfig: rs.TLSConfig(),
+			AllowCIDRs:      []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+			AllowHosts:      []string{"127.0.0.1"},
+			Now:             clock.Now,
+		})
+		require.NoError(t, err)
+		c.Senders[notification.ChannelChat] = s
+	})
+}
+
+type nowFunc func() time.Time
+
+func (f nowFunc) Now() time.Time { return f() }
+
+func chatBody(id, service, url string) string {
+	return fmt.Sprintf(`{"version":1,"id":%q,"channel":"chat","chat":{"service":%q,"url":%q,"text":"deploy finished"}}`, id, service, url)
+}
+
+// A chat webhook that answers it is gone (Discord 404 code 10015, Slack
+// no_service, channel_is_archived, invalid_token, Teams 404) is
+// remembered: of 30 notifications to it, spread over batches and two
+// execution environments, one makes a request; the other 29 are
+// dead-lettered as destination_disabled without one, their reason naming
+// the destination's key (never the URL's token) and the command that
+// enables it. Another webhook of the same service and host is not held.
+// Enabling the key sends again.
+func TestGoneChatWebhookMakesOneRequest(t *testing.T) {
+	t.Parallel()
+	rs := chattest.NewReceivers()
+	t.Cleanup(rs.Close)
+	deleted := rs.Discord.URL() + rs.Discord.Create("1001", "tokDeleted7Q")
+	rs.Discord.Delete("1001")
+	rs.Slack.Remove("xRemoved7Q")
+	rs.Slack.Answer("xArchived7Q", 410, "channel_is_archived")
+	rs.Slack.Answer("xRevoked7Q", 403, "invalid_token")
+	flow := rs.Teams.URL() + rs.Teams.Create("wf-gone", "sigGone7Q")
+	rs.Teams.Disable("wf-gone")
+	tests := []struct {
+		service, url, class string
+		requests            func() int
+	}{
+		{"discord", deleted, "discord_unknown_webhook", func() int { return len(rs.Discord.Refused()) }},
+		{"slack", rs.Slack.URL() + "/services/T1/B1/xRemoved7Q", "slack_no_service", nil},
+		{"slack", rs.Slack.URL() + "/services/T1/B2/xArchived7Q", "slack_channel_is_archived", nil},
+		{"slack", rs.Slack.URL() + "/services/T1/B3/xRevoked7Q", "slack_invalid_token", nil},
+		{"teams", flow, "teams_not_found", func() int { return len(rs.Teams.Refused()) }},
+	}
+	for i, tt := range tests {
+		t.Run(tt.class, func(t *testing.T) {
+			cs, envs := chatEnvironments(t, 2, rs)
+			before := map[string]int{"slack": len(rs.Slack.Refused()), "discord": len(rs.Discord.Refused()), "teams": len(rs.Teams.Refused())}
+			refused := func() int {
+				switch tt.service {
+				case "slack":
+					return len(rs.Slack.Refused()) - before["slack"]
+				case "discord":
+					return len(rs.Discord.Refused()) - before["discord"]
+				}
+				return len(rs.Teams.Refused()) - before["teams"]
+			}
+			for batch := range 3 {
+				var recs []events.SQSMessage
+				for j := range 10 {
+					id := fmt.Sprintf("g%d-%d-%d", i, batch, j)
+					recs = append(recs, rec(id, chatBody(id, tt.service, tt.url), 1))
+				}
+				resp := cs.invoke(t, envs[batch%2], recs...)
+				require.Empty(t, failures(resp), "dead-lettered, none retried")
+			}
+			require.Equal(t, 1, refused(), "30 notifications, 1 request")
+			all := append(envs[0].deadLetters(t), envs[1].deadLetters(t)...)
+			require.Len(t, all, 30)
+			key, err := chat.Destination(notification.ChatService(tt.service), tt.url)
+			require.NoError(t, err)
+			var first, disabled int
+			for _, dl := range all {
+				switch string(dl.reason.ErrorClass) {
+				case tt.class:
+					first++
+				case string(processor.ClassDestinationDisabled):
+					disabled++
+					require.Contains(t, dl.reason.Error, "herald destinations enable "+key)
+				}
+				for _, secret := range []string{"tokDeleted7Q", "xRemoved7Q", "xArchived7Q", "xRevoked7Q", "sigGone7Q"} {
+					require.NotContains(t, dl.reason.Error, secret)
+				}
+			}
+			require.Equal(t, 1, first)
+			require.Equal(t, 29, disabled)
+			h, err := cs.st.Health(context.Background(), key)
+			require.NoError(t, err)
+			require.True(t, h.Disabled())
+			require.Equal(t, store.DisabledByHerald, h.DisabledBy)
+			require.Equal(t, tt.class, h.FailureClass)
+
+			// The key is enabled: the next notification is sent again.
+			_, changed, err := cs.st.SetDisabled(context.Background(), key, false)
+			require.NoError(t, err)
+			require.True(t, changed)
+			cs.clock.Advance(chat.GoneFor) // the environments' copies are older than their lifetimes
+			require.Empty(t, failures(cs.invoke(t, envs[0], rec("again", chatBody("again", tt.service, tt.url), 1))))
+			require.Equal(t, 2, refused(), "sent again (and gone again)")
+		})
+	}
+	// A healthy Discord webhook on the same host was never held.
+	ok := rs.Discord.URL() + rs.Discord.Create("1002", "tokOK")
+	cs, envs := chatEnvironments(t, 1, rs)
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("ok", chatBody("ok", "discord", ok), 1))))
+	require.NotEmpty(t, rs.Discord.Received())
+	require.True(t, strings.HasPrefix(rs.Discord.Received()[0].Path, "/api/v10/"))
+}
+
+// The same in one batch of 30 delivered at once (concurrency 30, as the
+// deliver function runs a batch): the webhook's first post goes alone
+// until it is answered, so a deleted Discord webhook (Discord's burst is
+// 5) gets one request, and every notification is dead-lettered.
+func TestGoneChatWebhookInOneConcurrentBatch(t *testing.T) {
+	t.Parallel()
+	rs := chattest.NewReceivers()
+	t.Cleanup(rs.Close)
+	deleted := rs.Discord.URL() + rs.Discord.Create("2001", "tokDeleted7Q")
+	rs.Discord.Delete("2001")
+	cs, envs := chatEnvironments(t, 1, rs, 30)
+	var recs []events.SQSMessage
+	for j := range 30 {
+		id := fmt.Sprintf("c-%d", j)
+		recs = append(recs, rec(id, chatBody(id, "discord", deleted), 1))
+	}
+	require.Empty(t, failures(cs.invoke(t, envs[0], recs...)))
+	require.Len(t, rs.Discord.Refused(), 1, "30 notifications at once, 1 request")
+	require.Len(t, envs[0].deadLetters(t), 30)
+}
