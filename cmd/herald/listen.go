@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -169,7 +172,7 @@ func runListen(ctx context.Context, e *env, g *globals, f listenFlags) error {
 		return err
 	}
 	l := &listener{keys: keys, flags: f, now: e.now, out: e.stdout, json: g.json, attempts: map[string]int{}}
-	if err := l.banner(e.stderr, url, own); err != nil {
+	if err := l.banner(e.stderr, url, own, commandName(os.Args[0])); err != nil {
 		return err
 	}
 	var conns newConns
@@ -529,7 +532,8 @@ func (l *listener) print(line listenLine) {
 
 // banner prints where the listener is and how to reach it: to stderr, and
 // with --json its listening line to stdout.
-func (l *listener) banner(stderr io.Writer, url, origin string) error {
+// self is how to run herald (commandName).
+func (l *listener) banner(stderr io.Writer, url, origin, self string) error {
 	if l.json {
 		b, _ := json.Marshal(struct {
 			Line      string `json:"line"`
@@ -551,12 +555,25 @@ func (l *listener) banner(stderr io.Writer, url, origin string) error {
 	_, err := fmt.Fprintf(stderr, `herald listen: receiving webhooks at %s
   verifying with %s
   answering %s (NOT VERIFIED says why)
-  herald delivers here when run with: make run ARGS=--local-receivers   (or: herald run --local-receivers)
+  herald delivers here when run with: make run ARGS=--local-receivers   (or: %s run --local-receivers)
   send one (environment of the local stack: set -a; . .local/herald.env; set +a):
-printf '%s\n' "$(date +%%s)" | herald send -
+printf '%s\n' "$(date +%%s)" | %s send -
   Ctrl-C to stop
-`, url, l.keys.describe(origin), answer, sample)
+`, url, l.keys.describe(origin), answer, self, sample, self)
 	return err
+}
+
+// commandName is how to run this herald again from the same directory, for
+// the lines the banner prints: as typed (herald, .local/bin/herald), or "go
+// run ./cmd/herald" for a binary go run built in its temporary directory.
+func commandName(arg0 string) string {
+	switch {
+	case arg0 == "":
+		return "herald"
+	case strings.Contains(filepath.ToSlash(arg0), "/go-build"):
+		return "go run ./cmd/herald"
+	}
+	return arg0
 }
 
 // excerpt is the first listenExcerptBytes of body, cut at a character.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -155,6 +156,14 @@ func TestListenVerifiesWhatHeraldSends(t *testing.T) {
 	require.Contains(t, banner, "HERALD_WEBHOOK_SECRET")
 	require.Contains(t, banner, "herald run --local-receivers")
 	require.NotContains(t, banner, deploySecretOld[len("whsec_"):])
+	// The banner's send line is a valid notification to this listener.
+	m := regexp.MustCompile(`(?m)^printf '(.*)\\n' "\$\(date \+%s\)" \| (.+) send -$`).FindStringSubmatch(banner)
+	require.NotNil(t, m, banner)
+	sample, err := notification.Parse([]byte(strings.Replace(m[1], "%s", "1796000000", 1)))
+	require.NoError(t, err)
+	require.Equal(t, "listen-1796000000", sample.ID)
+	require.Equal(t, l.url, sample.Webhook.URL)
+	require.Equal(t, commandName(os.Args[0]), m[2])
 
 	s := listenSender(t, webhook.Config{})
 	ctx := context.Background()
@@ -520,4 +529,52 @@ func TestListenHelp(t *testing.T) {
 	for _, want := range []string{"Usage:", "--port int", "(default 8778)", "--secret", "--status", "--fail-first", "--json", "HERALD_BACKOFF_BASE_SECONDS=5"} {
 		require.Contains(t, r.stdout, want)
 	}
+}
+
+// TestCommandName: the banner's lines run the herald that printed them.
+func TestCommandName(t *testing.T) {
+	t.Parallel()
+	for arg0, want := range map[string]string{
+		"herald":                               "herald",
+		".local/bin/herald":                    ".local/bin/herald",
+		"/usr/local/bin/herald":                "/usr/local/bin/herald",
+		"/tmp/go-build1234567/b001/exe/herald": "go run ./cmd/herald",
+		"":                                     "herald",
+	} {
+		require.Equal(t, want, commandName(arg0), arg0)
+	}
+}
+
+// TestReadmeListenLoop: the README's "Watch webhooks arrive" sends the line
+// herald listen prints at start (at its default port, run as
+// .local/bin/herald), and shows a delivery as herald listen prints it.
+func TestReadmeListenLoop(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "### Watch webhooks arrive\n")
+	require.True(t, ok)
+	require.Contains(t, section, ".local/bin/herald listen ")
+	require.Contains(t, section, "make run ARGS=--local-receivers")
+
+	url := "http://127.0.0.1:" + strconv.Itoa(DefaultListenPort) + listenPath
+	origin, err := webhook.Origin(url)
+	require.NoError(t, err)
+	var banner, printed bytes.Buffer
+	l := &listener{keys: &listenKeys{deployment: []string{deploySecretOld}, source: "HERALD_WEBHOOK_SECRET_ARN"}, flags: listenFlags{status: 200}, out: &printed}
+	require.NoError(t, l.banner(&banner, url, origin, ".local/bin/herald"))
+	send := regexp.MustCompile(`(?m)^printf .*$`).FindString(banner.String())
+	require.NotEmpty(t, send, banner.String())
+	require.Contains(t, section, "\n"+send+"\n", "the README sends what herald listen prints")
+
+	_, sample, ok := strings.Cut(section, "then the start of the body:\n\n```\n")
+	require.True(t, ok)
+	sample, _, _ = strings.Cut(sample, "```")
+	at, err := time.Parse(time.TimeOnly, sample[:8])
+	require.NoError(t, err)
+	body := `{"type":"listen.test","timestamp":"2026-12-04T23:52:14.495Z","data":{"hello":"world"}}`
+	l.print(listenLine{Line: "delivery", Time: time.Date(2026, 12, 4, at.Hour(), at.Minute(), at.Second(), 0, time.Local), Method: "POST", Path: listenPath,
+		WebhookID: "listen-1796428334", EventType: "listen.test", Attempt: 1, Verified: true, VerifiedBy: "key version 1", Status: 200,
+		BodyBytes: len(body), Body: excerpt([]byte(body))})
+	require.Equal(t, sample, printed.String())
 }
