@@ -81,7 +81,8 @@ attempt, "verified" or "NOT VERIFIED: reason", the status answered; and the
 method, path, size and first ` + strconv.Itoa(listenExcerptBytes) + ` bytes of the body. herald sends no attempt
 number: the attempt is how many requests with this webhook-id this listener
 has seen (the id is the same on every attempt). --json prints one JSON object
-per line: first {"line":"listening","url":…}, then per request {"line":
+per line on standard output (the start's text still goes to standard error):
+first {"line":"listening","url":…}, then per request {"line":
 "delivery" or "request", "time", "method", "path", "webhook_id", "event_type",
 "attempt", "verified", "verified_with", "reason", "status", "body_bytes",
 "body"}.
@@ -530,8 +531,8 @@ func (l *listener) print(line listenLine) {
 		line.Status, cell(line.Method), cell(line.Path), line.BodyBytes, cell(line.Body))
 }
 
-// banner prints where the listener is and how to reach it: to stderr, and
-// with --json its listening line to stdout.
+// banner prints where the listener is and how to reach it to stderr and,
+// with --json, its listening line to stdout.
 // self is how to run herald (commandName).
 func (l *listener) banner(stderr io.Writer, url, origin, self string) error {
 	if l.json {
@@ -542,9 +543,11 @@ func (l *listener) banner(stderr io.Writer, url, origin, self string) error {
 			Verifying string `json:"verifying_with"`
 		}{"listening", url, origin, l.keys.describe(origin)})
 		l.outMu.Lock()
-		defer l.outMu.Unlock()
 		_, err := l.out.Write(append(b, '\n'))
-		return err
+		l.outMu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	answer := fmt.Sprintf("%d to every POST, verified or not", l.flags.status)
 	if l.flags.failFirst > 0 {
