@@ -87,9 +87,9 @@ first {"line":"listening","url":…}, then per request {"line":
 "attempt", "verified", "verified_with", "reason", "status", "body_bytes",
 "body"}.
 
-Every POST is answered --status (default 200), verified or not, as stripe
-listen and svix listen do: a NOT VERIFIED line says why, and a real receiver
-answers such a request 4xx instead. --status 503 (or --fail-first N: the first
+Every POST is answered --status (default 200), verified or not: this is a
+tool to watch deliveries, as stripe listen accepts every event it shows. A NOT
+VERIFIED line says why; a real receiver answers such a request 4xx instead. --status 503 (or --fail-first N: the first
 N attempts of each webhook-id get --fail-status) shows herald retrying; herald
 retries after HERALD_BACKOFF_BASE_SECONDS (60) and more, so start herald run
 with HERALD_BACKOFF_BASE_SECONDS=5 to watch it. Other methods get 405, bodies

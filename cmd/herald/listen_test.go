@@ -357,12 +357,16 @@ func TestListenOddRequests(t *testing.T) {
 	require.Contains(t, l.lineOf(t, "evt_huge"), fmt.Sprintf("attempt 1  NOT VERIFIED: body over %d bytes, not read whole  answered 413", listenMaxBody))
 
 	s := listenSender(t, webhook.Config{})
+	// The largest notification herald sends is read whole and verified.
+	largest := `{"blob":"` + strings.Repeat("x", notification.MaxMessageBytes-2048) + `"}`
+	require.NoError(t, s.Send(context.Background(), hookTo(l.url, "evt_largest", "big.one", largest)))
+	require.Contains(t, l.lineOf(t, "evt_largest"), "attempt 1  verified (key version 1)  answered 200")
 	long := `{"blob":"` + strings.Repeat("é", 100_000) + `"}`
 	require.NoError(t, s.Send(context.Background(), hookTo(l.url, "evt_long", "big.one", long)))
 	require.NoError(t, s.Send(context.Background(), hookTo(l.url, "evt_esc", "evil\u001b[2J\u009b.type", `{}`)))
 	out := l.out.String()
 	require.Contains(t, l.lineOf(t, "evt_long"), "verified (key version 1)  answered 200")
-	m := regexp.MustCompile(`POST /webhook  (\d+) bytes  (\{"type":"big\.one".*)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`POST /webhook  (\d+) bytes  (\{"type":"big\.one","timestamp":"[^"]+","data":\{"blob":"é.*)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 	n, _ := strconv.Atoi(m[1])
 	require.Greater(t, n, 200_000, "the size is the whole body's")
@@ -577,4 +581,79 @@ func TestReadmeListenLoop(t *testing.T) {
 		WebhookID: "listen-1796428334", EventType: "listen.test", Attempt: 1, Verified: true, VerifiedBy: "key version 1", Status: 200,
 		BodyBytes: len(body), Body: excerpt([]byte(body))})
 	require.Equal(t, sample, printed.String())
+}
+
+// TestListenURLAndTolerance: behind a tunnel herald signs for the public
+// URL, not the listener's: --url derives the key of that origin, whatever
+// the Host; --tolerance widens the timestamp window.
+func TestListenURLAndTolerance(t *testing.T) {
+	t.Parallel()
+	const public = "https://hooks.example.com/tunnel"
+	l := startListen(t, deploymentVars, "--url", public, "--tolerance", "20m")
+	require.Contains(t, l.errOut.String(), "the key herald derives for https://hooks.example.com (herald secret derive)")
+	key, err := webhook.DeriveSecret(deploySecretOld, public)
+	require.NoError(t, err)
+	post := func(secret, id string, at time.Time) {
+		ref, err := standardwebhooks.NewWebhook(secret)
+		require.NoError(t, err)
+		body := []byte(`{"type":"tunnel.test","timestamp":"2026-12-01T00:00:00Z","data":{}}`)
+		sig, err := ref.Sign(id, at, body)
+		require.NoError(t, err)
+		req, err := http.NewRequest(http.MethodPost, l.url, bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set(webhook.HeaderID, id)
+		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+		req.Header.Set(webhook.HeaderSignature, sig)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	post(key, "evt_tunnel", time.Now())
+	require.Contains(t, l.lineOf(t, "evt_tunnel"), "attempt 1  verified (key version 1)")
+	post(key, "evt_tunnel_old", time.Now().Add(-15*time.Minute))
+	require.Contains(t, l.lineOf(t, "evt_tunnel_old"), "attempt 1  verified (key version 1)", "15 minutes is within --tolerance 20m")
+	post(key, "evt_tunnel_older", time.Now().Add(-25*time.Minute))
+	require.Contains(t, l.lineOf(t, "evt_tunnel_older"), "NOT VERIFIED: webhook-timestamp too far from now")
+	own, err := webhook.DeriveSecret(deploySecretOld, l.url)
+	require.NoError(t, err)
+	post(own, "evt_own_origin", time.Now())
+	require.Contains(t, l.lineOf(t, "evt_own_origin"), "NOT VERIFIED: no webhook-signature matches: 1 signature(s) checked against 1 secret(s) (the keys herald derives for https://hooks.example.com from HERALD_WEBHOOK_SECRET)")
+}
+
+// TestListenKeysReadAgainAfterTTL: an origin's key versions are read from
+// the store once per webhook.KeyVersionsCacheTTL, as a deliver function
+// reads them: a rotation is seen after that time, not before. The clock
+// here only ages the cache (no signature is checked).
+func TestListenKeysReadAgainAfterTTL(t *testing.T) {
+	t.Parallel()
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	base := time.Now()
+	now := base
+	k := &listenKeys{deployment: []string{deploySecretOld}, source: "HERALD_WEBHOOK_SECRET", store: st, now: func() time.Time { return now }, cache: map[string]cachedKeys{}}
+	const origin = "http://127.0.0.1:8778"
+	labels := func() []string {
+		sets, err := k.forOrigin(context.Background(), origin)
+		require.NoError(t, err)
+		var out []string
+		for _, s := range sets {
+			out = append(out, s.label)
+		}
+		return out
+	}
+	require.Equal(t, []string{"key version 1"}, labels())
+	_, err = st.Rotate(context.Background(), origin, 0)
+	require.NoError(t, err)
+	now = base.Add(webhook.KeyVersionsCacheTTL - time.Second)
+	require.Equal(t, []string{"key version 1"}, labels(), "cached")
+	now = base.Add(webhook.KeyVersionsCacheTTL)
+	require.Equal(t, []string{"key version 2"}, labels(), "read again")
+	v2, err := webhook.DeriveSecretVersion(deploySecretOld, origin, 2)
+	require.NoError(t, err)
+	key, _ := webhook.DecodeSecret(v2)
+	sets, err := k.forOrigin(context.Background(), origin)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{key}, sets[0].keys)
 }
