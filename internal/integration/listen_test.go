@@ -5,8 +5,11 @@ package integration
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,6 +111,44 @@ func TestCLIListenLoop(t *testing.T) {
 	waitFor(t, 30*time.Second, "herald run: delivered", func() bool { return strings.Contains(runOut.String(), "delivered") })
 	require.Regexp(t, id+`\s+webhook\s+retry\s+receive 1\s+in \d+s\s+webhook_http_5xx: .*herald listen: answered 503 \(--fail-first 1, attempt 1\)`, runOut.String())
 	require.Regexp(t, id+`\s+webhook\s+delivered\s+receive 2`, runOut.String())
+
+	// A request the Python reference library signs with the key `herald
+	// secret derive` prints for this URL verifies; changed, it does not.
+	derived := c.herald("", "secret", "derive", listening.URL)
+	require.Equal(t, 0, derived.code, "%+v", derived)
+	body := `{"type":"py.signed","timestamp":"2026-12-01T00:00:00Z","data":{"n":1}}`
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	py := exec.Command(filepath.Join(repoRoot, ".venv", "verify", "bin", "python"), "-c",
+		"import sys, datetime; from standardwebhooks.webhooks import Webhook; "+
+			"print(Webhook(sys.argv[1]).sign(sys.argv[2], datetime.datetime.fromtimestamp(int(sys.argv[3]), tz=datetime.timezone.utc), sys.argv[4]))",
+		strings.TrimSpace(derived.stdout), "msg_py_1", ts, body)
+	sigOut, err := py.CombinedOutput()
+	require.NoError(t, err, "the Python reference library (scripts/install-verifiers.sh): %s", sigOut)
+	for _, b := range []string{body, strings.Replace(body, `"n":1`, `"n":2`, 1)} {
+		req, err := http.NewRequest(http.MethodPost, listening.URL, strings.NewReader(b))
+		require.NoError(t, err)
+		req.Header.Set("webhook-id", "msg_py_1")
+		req.Header.Set("webhook-timestamp", ts)
+		req.Header.Set("webhook-signature", strings.TrimSpace(string(sigOut)))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	var py1, py2 line
+	for _, raw := range strings.Split(strings.TrimSpace(listenOut.String()), "\n") {
+		var l line
+		require.NoError(t, json.Unmarshal([]byte(raw), &l))
+		if l.WebhookID == "msg_py_1" && l.Attempt == 1 {
+			py1 = l
+		}
+		if l.WebhookID == "msg_py_1" && l.Attempt == 2 {
+			py2 = l
+		}
+	}
+	require.True(t, py1.Verified, "%+v", py1)
+	require.Equal(t, "py.signed", py1.EventType)
+	require.False(t, py2.Verified, "%+v", py2)
+	require.Contains(t, py2.Reason, "no webhook-signature matches")
 
 	for _, p := range []struct {
 		cmd  *exec.Cmd
