@@ -161,6 +161,7 @@ func runListen(ctx context.Context, e *env, g *globals, f listenFlags) error {
 		}
 		return fmt.Errorf("listen: %w", err)
 	}
+	ln = &onceCloseListener{Listener: ln}
 	defer ln.Close()
 	url := "http://" + ln.Addr().String() + listenPath
 	own, _ := webhook.Origin(url)
@@ -187,10 +188,9 @@ func runListen(ctx context.Context, e *env, g *globals, f listenFlags) error {
 	}
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenShutdownWait)
 	defer cancel()
-	stopped := make(chan error, 1)
-	go func() { stopped <- srv.Shutdown(shutdown) }()
+	ln.Close() // no new connection, then none left that never sent a request
 	conns.closeAll()
-	err = <-stopped
+	err = srv.Shutdown(shutdown)
 	fmt.Fprintln(e.stderr, "herald listen: stopped")
 	if err != nil {
 		return fmt.Errorf("stop: requests still in flight after %s: %w", listenShutdownWait, err)
@@ -227,6 +227,19 @@ func (c *newConns) closeAll() {
 	for conn := range c.conns {
 		conn.Close()
 	}
+}
+
+// onceCloseListener is a net.Listener whose Close closes it once and then
+// returns nil, so that herald listen can stop accepting before
+// http.Server.Shutdown closes it again.
+type onceCloseListener struct {
+	net.Listener
+	once sync.Once
+}
+
+func (l *onceCloseListener) Close() error {
+	l.once.Do(func() { _ = l.Listener.Close() })
+	return nil
 }
 
 // keySet is keys that verify a request, and what they are (for the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -656,4 +657,44 @@ func TestListenKeysReadAgainAfterTTL(t *testing.T) {
 	sets, err := k.forOrigin(context.Background(), origin)
 	require.NoError(t, err)
 	require.Equal(t, [][]byte{key}, sets[0].keys)
+}
+
+// TestListenCtrlCFinishesRequestInFlight: a request whose handler is
+// reading its body when Ctrl-C comes (the server asked for the body with
+// 100 Continue) is still read, verified, printed and answered; then herald
+// listen exits 0.
+func TestListenCtrlCFinishesRequestInFlight(t *testing.T) {
+	t.Parallel()
+	l := startListen(t, deploymentVars)
+	host := strings.TrimSuffix(strings.TrimPrefix(l.url, "http://"), listenPath)
+	key, err := webhook.DeriveSecret(deploySecretOld, l.url)
+	require.NoError(t, err)
+	ref, err := standardwebhooks.NewWebhook(key)
+	require.NoError(t, err)
+	body := []byte(`{"type":"late.one","timestamp":"2026-12-01T00:00:00Z","data":{}}`)
+	at := time.Now()
+	sig, err := ref.Sign("evt_inflight", at, body)
+	require.NoError(t, err)
+
+	conn, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\nExpect: 100-continue\r\n%s: evt_inflight\r\n%s: %d\r\n%s: %s\r\n\r\n",
+		listenPath, host, len(body), webhook.HeaderID, webhook.HeaderTimestamp, at.Unix(), webhook.HeaderSignature, sig)
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	cont, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusContinue, cont.StatusCode, "the handler reads the body")
+
+	l.cancel() // Ctrl-C while the request is in flight
+	_, err = conn.Write(body)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, exitOK, l.stop(), l.errOut.String())
+	require.Contains(t, l.lineOf(t, "evt_inflight"), "late.one  attempt 1  verified (key version 1)  answered 200")
+	require.Contains(t, l.errOut.String(), "herald listen: stopped")
 }
