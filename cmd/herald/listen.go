@@ -89,11 +89,12 @@ first {"line":"listening","url":…}, then per request {"line":
 
 Every POST is answered --status (default 200), verified or not: this is a
 tool to watch deliveries, as stripe listen accepts every event it shows. A NOT
-VERIFIED line says why; a real receiver answers such a request 4xx instead. --status 503 (or --fail-first N: the first
-N attempts of each webhook-id get --fail-status) shows herald retrying; herald
-retries after HERALD_BACKOFF_BASE_SECONDS (60) and more, so start herald run
-with HERALD_BACKOFF_BASE_SECONDS=5 to watch it. Other methods get 405, bodies
-over ` + strconv.Itoa(listenMaxBody>>20) + ` MiB 413.
+VERIFIED line says why; a real receiver answers such a request 4xx instead.
+--status 503, or --fail-first N (the first N attempts of each webhook-id get
+--fail-status), shows herald retrying; its first retry waits
+HERALD_BACKOFF_BASE_SECONDS (docs/configuration.md), so start herald run with
+HERALD_BACKOFF_BASE_SECONDS=5 to watch it. Other methods get 405, bodies over
+` + strconv.Itoa(listenMaxBody>>20) + ` MiB 413.
 
 At start it prints the URL, the herald run line that lets webhooks reach it
 and a herald send line that sends it one. Ctrl-C stops it (requests in
