@@ -2,7 +2,8 @@
 // local development: send notifications, run the deliver function locally
 // against a queue, list, read and redrive dead letters, make and check
 // webhook signing secrets and derive a receiver's, resume a paused deliver
-// function, and list the SES events of a notification's email.
+// function, list the SES events of a notification's email, and receive,
+// verify and print webhooks on this machine (listen).
 //
 //	go install github.com/heraldhq/herald/cmd/herald@latest
 //	herald --help

@@ -128,6 +128,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newResumeCmd(e, g),
 		newEmailCmd(e, g),
 		newDestinationsCmd(e, g),
+		newListenCmd(e, g),
 	)
 	return root
 }
