@@ -42,6 +42,20 @@ const (
 	DefaultDisableAfter = 5 * 24 * time.Hour
 )
 
+// FailureRunGap ends a run of failures: an origin-down failure more than
+// this after the origin's last recorded one starts a new run (one failure,
+// failing since now) instead of adding to the old one. So an origin is
+// disabled only when it failed across the whole disable-after period,
+// never more than FailureRunGap apart: Svix disables an endpoint only when
+// "all attempts ... fail for a period of 5 days", a clock it starts "after
+// multiple deliveries failed within a 24 hour span"
+// (https://docs.svix.com/retries, "Disabling failing endpoints"). A
+// quiet origin's old failures say nothing of it now. 24 h is twice SQS's
+// longest visibility timeout (12 h), herald's longest wait between two
+// attempts of one notification, so a receiver that keeps failing keeps
+// its run. docs/operations.md "Destination states".
+const FailureRunGap = 24 * time.Hour
+
 // healthCacheTTL is how long an execution environment trusts its copy of
 // an origin's health before reading the store again: a batch reads each
 // origin once, and another environment's opening or closing is seen
@@ -207,8 +221,9 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 // reportCircuit records a sent record's result in its origin's health: a
 // delivery closes the circuit (written when there were failures, a probe,
 // or a last success older than successWriteInterval); an origin-down
-// failure counts one more (written while the circuit is closed and for a
-// probe: once it is open, other environments' late failures add nothing);
+// failure counts one more, or starts a new run when the last was
+// FailureRunGap or longer ago (written while the circuit is closed and for
+// a probe: once it is open, other environments' late failures add nothing);
 // any other failure changes nothing but gives a probe lease back. Writes
 // use ctx, the invocation's.
 func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sendErr error) {
@@ -239,8 +254,8 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			// Applied again to another writer's item when it came first:
 			// only the write that succeeds says whether it disabled.
 			disabling = false
-			if h.Failures == 0 || h.FailingSince.IsZero() {
-				h.FailingSince = now
+			if h.Failures == 0 || h.FailingSince.IsZero() || runEnded(*h, now) {
+				h.Failures, h.FailingSince = 0, now
 			}
 			h.Failures++
 			h.LastFailure, h.FailureClass = now, string(class)
@@ -295,9 +310,16 @@ func (p *Processor) disabled(ctx context.Context, r *record, h store.Health) {
 			h.Origin, h.DisabledBy, h.DisabledAt.UTC().Format(time.RFC3339), orNone(h.FailureClass), orNoneTime(h.LastFailure))))
 }
 
+// runEnded reports whether h's run of failures ended before a failure at
+// now: its last failure is FailureRunGap or longer ago.
+func runEnded(h store.Health, now time.Time) bool {
+	return !h.LastFailure.IsZero() && now.Sub(h.LastFailure) >= FailureRunGap
+}
+
 // disables reports whether h, after a failure at now, disables its origin:
 // DisableAfter is set, the circuit is open, the origin is not disabled yet
-// and its run of failures began DisableAfter or longer ago.
+// and its run of failures (no two failures FailureRunGap or more apart:
+// runEnded) began DisableAfter or longer ago.
 func (p *Processor) disables(h store.Health, now time.Time) bool {
 	return p.cfg.DisableAfter > 0 && p.open(h) && !h.Disabled() &&
 		!h.FailingSince.IsZero() && now.Sub(h.FailingSince) >= p.cfg.DisableAfter
