@@ -276,14 +276,20 @@ func outcomeMetrics(now time.Time, recs []*record) metrics.Entry {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: n})
 		e.Metrics = appendValues(e.Metrics, metrics.ReceiveCountAtRetry, metrics.Count, receives)
 	}
-	unfit := 0 // failed, or skipped behind its FIFO group
+	unfit, reasonless := 0, 0 // unfit: failed, or skipped behind its FIFO group
 	for _, r := range recs {
 		if r.unfit {
 			unfit++
 		}
+		if r.reasonless {
+			reasonless++
+		}
 	}
 	if unfit > 0 {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: float64(unfit)})
+	}
+	if reasonless > 0 {
+		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersWithoutReason, Unit: metrics.Count, Value: float64(reasonless)})
 	}
 	return e
 }

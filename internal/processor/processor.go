@@ -242,10 +242,11 @@ type record struct {
 	size     int   // body and message attributes, as SQS counts them
 	blankID  bool  // the record has no SQS message id
 	// unfit is set when the record's dead letter exceeds the dead-letter
-	// queue's maximum message size however short its reason.
-	unfit     bool
-	duplicate *record // the earlier record of the batch with the same notification id
-	created   bool    // the producer set created_at (else it is the SentTimestamp)
+	// queue's maximum message size even with no reason; reasonless when
+	// it was dead-lettered with no reason, none fitting.
+	unfit, reasonless bool
+	duplicate         *record // the earlier record of the batch with the same notification id
+	created           bool    // the producer set created_at (else it is the SentTimestamp)
 }
 
 // Handle delivers the records of ev and returns the records to retry as
