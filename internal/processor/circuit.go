@@ -89,6 +89,9 @@ type originEntry struct {
 	mu     sync.Mutex
 	h      store.Health
 	readAt time.Time // zero until read
+	// announcedAt is when this environment last tried to publish the
+	// origin's pending events (announcePending).
+	announcedAt time.Time
 }
 
 func (o *origins) entry(origin string) *originEntry {
@@ -177,6 +180,7 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 			return &ticket{e: e}, true
 		}
 		e.h = h
+		p.announcePending(ctx, e, now)
 	}
 	if e.h.Disabled() {
 		p.disabled(ctx, r, e.h)
@@ -262,6 +266,10 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			if p.disables(*h, now) {
 				h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
 				disabling = true
+				if p.cfg.Announcer != nil {
+					h.PendingEvents = announce.AppendPending(h.PendingEvents, announce.Pending{
+						DetailType: announce.DestinationDisabled, Detail: DisabledEvent(*h, now)})
+				}
 			}
 			if h.ProbeOwner == t.owner {
 				h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
@@ -285,12 +293,33 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 		return
 	}
 	r.disabledOrigin = wrote && disabling
-	if r.disabledOrigin && p.cfg.Announcer != nil {
-		if err := p.cfg.Announcer.Publish(ctx, announce.DestinationDisabled, DisabledEvent(h, now)); err != nil {
-			p.cfg.Logger.WarnContext(ctx, "destination event not published", "origin", h.Origin, "error", err.Error())
-		}
-	}
 	t.e.h, t.e.readAt = h, now
+	if r.disabledOrigin {
+		p.announcePending(ctx, t.e, now)
+	}
+}
+
+// announceRetryInterval is how often an environment tries again to publish
+// an origin's pending events, so that a bus that keeps refusing them costs
+// one attempt a minute per origin, not one per health read.
+const announceRetryInterval = time.Minute
+
+// announcePending publishes e's pending events (announce.Finish) when
+// there is an Announcer, there are some and this environment did not try
+// within announceRetryInterval; one not published is logged (WARN
+// "destination event not published") and stays pending for a later read
+// or command. The caller holds e.mu.
+func (p *Processor) announcePending(ctx context.Context, e *originEntry, now time.Time) {
+	if p.cfg.Announcer == nil || e.h.PendingEvents == "" ||
+		(!e.announcedAt.IsZero() && now.Sub(e.announcedAt) < announceRetryInterval) {
+		return
+	}
+	e.announcedAt = now
+	h, err := announce.Finish(ctx, p.cfg.Announcer, p.cfg.Health, e.h)
+	e.h = h
+	if err != nil {
+		p.cfg.Logger.WarnContext(ctx, "destination event not published", "origin", e.h.Origin, "error", err.Error())
+	}
 }
 
 // DisabledEvent is the detail of destination.disabled for h, written at.

@@ -351,3 +351,70 @@ func TestDisableRunBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// TestDisableAnnouncementFinishedLater: EventBridge refuses the
+// destination.disabled entry on every retry: the origin is disabled all
+// the same, the event stays recorded in its health item and the line
+// says so. The same environment does not try again within a minute;
+// after it, the next record of the origin (dead-lettered unsent) reads
+// the item and puts the event, once, and it leaves the item. Another
+// environment reading the item then puts nothing more.
+func TestDisableAnnouncementFinishedLater(t *testing.T) {
+	t.Parallel()
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
+	require.NoError(t, err)
+	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(2 * time.Minute)
+	eb.Refuse(eventbridgetest.CodeThrottling, eventbridgetest.CodeInternalFailure, eventbridgetest.CodeThrottling)
+	cs.invoke(t, envs[0], rec("p", r.body("p"), 2))
+	h := cs.health(t, r)
+	require.True(t, h.Disabled())
+	require.Empty(t, eb.Events())
+	require.Equal(t, 3, eb.Calls(), "three attempts")
+	require.Contains(t, h.PendingEvents, `"detail_type":"destination.disabled"`)
+	require.Contains(t, envs[0].logs.String(), "destination event not published")
+
+	cs.clock.Advance(30 * time.Second) // the copy is stale, the last try recent
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("d-1", r.body("d-1"), 1))))
+	require.Equal(t, 3, eb.Calls(), "not tried again within a minute")
+	cs.clock.Advance(30 * time.Second)
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("d-2", r.body("d-2"), 1))))
+	evs := eb.Events()
+	require.Len(t, evs, 1)
+	require.Equal(t, "destination.disabled", evs[0].DetailType)
+	require.Equal(t, "herald", evs[0].Detail["disabled_by"])
+	require.Equal(t, h.DisabledAt.UTC().Format(time.RFC3339), evs[0].Detail["disabled_at"])
+	require.Empty(t, cs.health(t, r).PendingEvents, "removed once put")
+
+	require.Empty(t, failures(cs.invoke(t, envs[1], rec("d-3", r.body("d-3"), 1))))
+	require.Len(t, eb.Events(), 1, "nothing left to put")
+	require.Len(t, envs[0].deadLetters(t), 2)
+	require.Equal(t, int32(4), r.requests.Load(), "a disabled origin gets nothing")
+}
+
+// TestDisableAnnouncementRetriedAtOnce: a refusal EventBridge asks to be
+// retried is put on the next attempt, in the same invocation; nothing
+// stays pending.
+func TestDisableAnnouncementRetriedAtOnce(t *testing.T) {
+	t.Parallel()
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
+	require.NoError(t, err)
+	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(2 * time.Minute)
+	eb.Refuse(eventbridgetest.CodeInternalFailure, eventbridgetest.CodeThrottling)
+	cs.invoke(t, envs[0], rec("p", r.body("p"), 2))
+	require.Len(t, eb.Events(), 1)
+	require.Equal(t, 3, eb.Calls())
+	require.Empty(t, cs.health(t, r).PendingEvents)
+	require.NotContains(t, envs[0].logs.String(), "destination event not published")
+}

@@ -105,9 +105,12 @@ type Config struct {
 	// to 0; the deliver function's default is [DefaultDisableAfter].
 	DisableAfter time.Duration
 	// Announcer, when set, publishes destination.disabled when this
-	// environment's write disables an origin (announce.Publisher). A
-	// failure is logged (WARN) and changes nothing else. Defaults to nil:
-	// nothing is published.
+	// environment's write disables an origin (announce.Publisher): the
+	// event is recorded in the origin's health item with that write and
+	// removed once published. One not published is logged (WARN) and
+	// published by the next environment that reads the item (at most once
+	// a minute per environment and origin) or the next `herald
+	// destinations` command on it. Defaults to nil: nothing is published.
 	Announcer Announcer
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger

@@ -15,7 +15,8 @@
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
 //	health    origin#<scheme://host[:port]> health    failures, failing_since, last_success, last_failure,
 //	                                                  failure_class, probe_until, owner, disabled_at,
-//	                                                  disabled_by, version, updated_at, expires_at
+//	                                                  disabled_by, pending_events, version, updated_at,
+//	                                                  expires_at
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
@@ -56,6 +57,10 @@
 //   - disabled_at, Unix milliseconds, is when the origin was disabled and
 //     disabled_by who did ("herald" or "operator"); both absent while it
 //     is enabled (see [Store.SetDisabled]);
+//   - pending_events is a JSON array of the EventBridge events announcing
+//     a change of the origin (destination.disabled, destination.recovered)
+//     not published yet, written with the change and removed once
+//     published (package announce, Pending); absent when none;
 //   - version counts the item's writes: each write is a PutItem
 //     conditional on the version it read (compare and swap);
 //   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds;
