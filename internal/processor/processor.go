@@ -366,8 +366,13 @@ func (p *Processor) pauseIfChannelRefuses(ctx context.Context, recs []*record) {
 }
 
 // ClassUnknownQueue is the class of a record from a queue the processor
-// was not given.
-const ClassUnknownQueue delivery.Class = "unknown_queue"
+// was not given: handed back unattempted (outcome failed), since neither a
+// retry nor a dead letter can be sent without knowing its queue.
+var ClassUnknownQueue = delivery.NewClass("unknown_queue")
+
+// ClassChannelNotConfigured is the class of a notification whose channel
+// has no sender and no queue of its own to move it to: dead-lettered.
+var ClassChannelNotConfigured = delivery.NewClass("channel_not_configured")
 
 // ClassMessageTooLarge is the class of a message above
 // notification.MaxMessageBytes: its dead letter would not leave room for
@@ -521,7 +526,7 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 			p.move(ctx, r, own)
 			return
 		}
-		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
+		p.deadLetter(ctx, r, delivery.Permanent(ClassChannelNotConfigured, fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}
 	circuit, pass := p.passCircuit(ctx, deliverCtx, r, p.leaseUntil(ctx))
