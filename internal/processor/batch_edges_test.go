@@ -480,7 +480,7 @@ func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
 	dl = b.storedDeadLetters(t)
 	require.Len(t, dl, 1)
 	require.Len(t, b.wire.Requests("SendMessage"), 2, "refused once")
-	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error, "a short error")
+	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")-len(delivery.Ellipsis)]+delivery.Ellipsis, dl[0].reason.Error, "a short error")
 	require.Nil(t, dl[0].reason.OverflowAttributes)
 	require.Equal(t, []string{"a8", "a9"}, dl[0].reason.DroppedAttributes)
 	require.Len(t, dl[0].attrs, 10)
@@ -528,7 +528,7 @@ func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
 	dl = b.storedDeadLetters(t)
 	require.Len(t, dl, 1)
 	require.Len(t, b.wire.Requests("SendMessage"), 2)
-	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error)
+	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")-len(delivery.Ellipsis)]+delivery.Ellipsis, dl[0].reason.Error)
 	require.NotEmpty(t, dl[0].reason.SourceQueueARN, "not the shortest reason")
 }
 
