@@ -11,8 +11,8 @@ import (
 // pacer keeps each webhook's rate inside one Sender: a token bucket per
 // webhook (golang.org/x/time/rate, driven by the Sender's clock) and the
 // time until which the service asked, with a 429, for nothing more. A
-// webhook is keyed by a digest of its service and URL, so the pacer holds no
-// credential.
+// webhook is keyed by a digest of its service and normalized URL (hookKey),
+// so the pacer holds no credential.
 type pacer struct {
 	mu    sync.Mutex
 	hooks map[[sha256.Size]byte]*hookPace
@@ -33,7 +33,14 @@ const (
 
 func newPacer() *pacer { return &pacer{hooks: map[[sha256.Size]byte]*hookPace{}} }
 
+// hookKey is the pacer's key of the webhook at url: a digest of its
+// service and its NormalizeURL form, so that one webhook spelt two ways
+// (HOOKS.slack.com:443, hooks.slack.com.) has one pace; the URL as given
+// when it does not normalize.
 func hookKey(svc *service, url string) [sha256.Size]byte {
+	if n, err := NormalizeURL(url); err == nil {
+		url = n
+	}
 	return sha256.Sum256([]byte(string(svc.name) + "\x00" + url))
 }
 
