@@ -124,7 +124,36 @@ func TestDeadLetterNoReasonFits(t *testing.T) {
 			require.Equal(t, string(processor.DeadLettered), lines[0]["outcome"])
 			require.Equal(t, "webhook_gone", lines[0]["error_class"])
 			require.Contains(t, lines[0]["error"], "410 Gone")
+			require.Equal(t, true, lines[0]["dead_letter_without_reason"], "the line says it is the only reason")
 			require.EqualValues(t, 1, batchLines(t, b, now)["webhook/dead_lettered"][metrics.DeadLettersWithoutReason])
 		})
 	}
+}
+
+// TestDeadLetterNoReasonFitsOnAFIFOQueue: on FIFO queues the message moved
+// as it came keeps its message group and is deduplicated by its source
+// message id, as every dead letter there.
+func TestDeadLetterNoReasonFitsOnAFIFOQueue(t *testing.T) {
+	t.Parallel()
+	const limit = 256 * 1024
+	b := setup(t, func(c *processor.Config) {
+		c.QueueURL = "https://sqs.us-east-1.amazonaws.com/123456789012/herald.fifo"
+		c.DeadLetterQueueURL = "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq.fifo"
+	})
+	b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": strconv.Itoa(limit)})
+	head := `{"version":1,"id":"permanent-fifo","channel":"webhook","webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{"pad":"`
+	tail := `"}}}`
+	body := head + strings.Repeat("p", limit-10-len(head)-len(tail)) + tail
+	r := fifoRec("m1", "tenant-7", body, 1)
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	msgs := b.wire.Messages(b.dlqURL)
+	require.Len(t, msgs, 1)
+	require.Equal(t, body, msgs[0].Body)
+	require.Empty(t, msgs[0].MsgAttrs)
+	sends := b.wire.Requests("SendMessage")
+	last := sends[len(sends)-1]
+	require.Contains(t, string(last), `"MessageGroupId":"tenant-7"`)
+	require.Contains(t, string(last), `"MessageDeduplicationId":"m1"`)
 }

@@ -73,6 +73,10 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	if r.movedTo != "" {
 		attrs = append(attrs, slog.String("moved_to", r.movedTo))
 	}
+	if r.reasonless {
+		// Its dead letter has no herald.reason: this line is the reason.
+		attrs = append(attrs, slog.Bool("dead_letter_without_reason", true))
+	}
 	if r.outcome == Retry {
 		attrs = append(attrs, slog.Int("delay_seconds", int(r.delay.Seconds())))
 	}
