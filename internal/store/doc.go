@@ -49,7 +49,9 @@
 // webhook.Origin's form, as for keys items:
 //   - failures is the number of consecutive failures that said the origin
 //     is down; failing_since, Unix milliseconds, is when the first of them
-//     was written, absent when failures is 0;
+//     was written, absent when failures is 0 (a run of failures ends at a
+//     success, or for the deliver function after 24 h without a failure:
+//     processor.FailureRunGap);
 //   - last_success, last_failure are Unix milliseconds, absent when none;
 //     failure_class is last_failure's class;
 //   - probe_until ends the probe lease, Unix milliseconds, and owner is its
