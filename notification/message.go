@@ -53,7 +53,9 @@ type Message struct {
 	// (RFC 3339): it is dropped, not dead-lettered. Optional.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Metadata is logged with every failure of the notification (with every
-	// outcome at log level DEBUG). Optional.
+	// outcome at log level DEBUG). Optional; at most MaxMetadataEntries
+	// members, names of MaxMetadataKeyChars and values of
+	// MaxMetadataValueChars characters.
 	Metadata map[string]string `json:"metadata,omitempty"`
 
 	Email   *Email   `json:"email,omitempty"`

@@ -42,6 +42,19 @@ const (
 	// (bytes): 960 KiB, leaving 48 KiB of MaxMessageBytes for the rest of
 	// the message. Fields share MaxMessageBytes.
 	MaxBodyBytes = 960 << 10
+	// MaxMetadataEntries, MaxMetadataKeyChars and MaxMetadataValueChars
+	// bound metadata: at most 16 members, names of at most 64 characters,
+	// values of at most 256 (Unicode code points, as the JSON Schema's
+	// maxLength counts). Metadata is written into the deliver function's
+	// log line of every failure (and of every outcome at DEBUG), which
+	// CloudWatch Logs bills per byte ingested: these keep it under about
+	// 5 KiB a line, room for ids a producer correlates with (tenant,
+	// request, trace), not for data, which belongs in the payload. Like
+	// SES message tags (256 characters) and Stripe's metadata (keys of 40,
+	// values of 500 characters), they bound each entry and the count.
+	MaxMetadataEntries    = 16
+	MaxMetadataKeyChars   = 64
+	MaxMetadataValueChars = 256
 )
 
 // hiddenChars are characters that change how text reads without showing:
@@ -199,6 +212,22 @@ func (v *validator) message(m *Message) {
 	} else if !idPattern.MatchString(m.ID) {
 		v.add("id", "must be 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
 	}
+	if n := len(m.Metadata); n > MaxMetadataEntries {
+		v.add("metadata", "%d members; at most %d", n, MaxMetadataEntries)
+	}
+	longest := 0 // an over-long name is not echoed: it could be anything
+	for k := range m.Metadata {
+		longest = max(longest, utf8.RuneCountInString(k))
+	}
+	if longest > MaxMetadataKeyChars {
+		v.add("metadata", "a member name of %d characters; at most %d", longest, MaxMetadataKeyChars)
+	}
+	v.members("metadata", m.Metadata, func(k, val string) string {
+		if n := utf8.RuneCountInString(val); n > MaxMetadataValueChars && utf8.RuneCountInString(k) <= MaxMetadataKeyChars {
+			return fmt.Sprintf("%d characters; at most %d", n, MaxMetadataValueChars)
+		}
+		return ""
+	})
 	switch m.Channel {
 	case ChannelEmail:
 		v.email(m.Email)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,6 +143,18 @@ func TestParse(t *testing.T) {
 		{name: "text over MaxBodyBytes", body: strings.Replace(validEmail, `"Hello"`, `"`+strings.Repeat("a", notification.MaxBodyBytes+1)+`"`, 1), wantField: "email.text"},
 		{name: "payload over MaxBodyBytes", body: strings.Replace(validWebhook, `{"a":1}`, `"`+strings.Repeat("a", notification.MaxBodyBytes)+`"`, 1), wantField: "webhook.payload", goOnly: true},
 		{name: "webhook event_type wrong type", body: strings.Replace(validWebhook, `"invoice.paid"`, `7`, 1), wantField: "webhook.event_type"},
+		{name: "metadata of 16 members", body: withMetadata(validWebhook, metadata(16, 8, 8))},
+		{name: "metadata of 17 members", body: withMetadata(validWebhook, metadata(17, 8, 8)), wantField: "metadata"},
+		{name: "metadata name of 64 characters", body: withMetadata(validEmail, metadata(1, 64, 1))},
+		{name: "metadata name of 65 characters", body: withMetadata(validEmail, metadata(1, 65, 1)), wantField: "metadata"},
+		{name: "metadata name of 64 two-byte characters", body: withMetadata(validEmail, `{"`+strings.Repeat("é", 64)+`":"v"}`)},
+		{name: "metadata name of 65 two-byte characters", body: withMetadata(validEmail, `{"`+strings.Repeat("é", 65)+`":"v"}`), wantField: "metadata"},
+		{name: "metadata value of 256 characters", body: withMetadata(validWebhook, metadata(3, 5, 256))},
+		{name: "metadata value of 257 characters", body: withMetadata(validWebhook, metadata(3, 5, 257)), wantField: "metadata.k0000"},
+		{name: "metadata value of 256 four-byte characters", body: withMetadata(validEmail, `{"trace":"`+strings.Repeat("😀", 256)+`"}`)},
+		{name: "metadata value of 257 four-byte characters", body: withMetadata(validEmail, `{"trace":"`+strings.Repeat("😀", 257)+`"}`), wantField: "metadata.trace"},
+		{name: "metadata of a 10 KiB value", body: withMetadata(validWebhook, `{"blob":"`+strings.Repeat("x", 10<<10)+`"}`), wantField: "metadata.blob"},
+		{name: "empty metadata", body: withMetadata(validWebhook, `{}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +172,49 @@ func TestParse(t *testing.T) {
 			require.Equal(t, valid || tt.goOnly, schemaValid(t, schema, []byte(tt.body)), "the schema must agree with Parse")
 		})
 	}
+}
+
+// metadata is a metadata object of n members, names of keyLen characters
+// (k0000, k0001, … padded with x) and values of valueLen.
+func metadata(n, keyLen, valueLen int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		k := fmt.Sprintf("k%04d", i)
+		k += strings.Repeat("x", max(keyLen-len(k), 0))
+		parts[i] = fmt.Sprintf("%q:%q", k[:keyLen], strings.Repeat("v", valueLen))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// withMetadata adds "metadata": m to body, a message object.
+func withMetadata(body, m string) string {
+	return strings.Replace(body, `{"version":1,`, `{"version":1,"metadata":`+m+`,`, 1)
+}
+
+// TestSchemaMetadataLimitsAreGos: the JSON Schema bounds metadata with
+// the Go constants.
+func TestSchemaMetadataLimitsAreGos(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("notification.v1.schema.json")
+	require.NoError(t, err)
+	var schema struct {
+		Properties struct {
+			Metadata struct {
+				MaxProperties int `json:"maxProperties"`
+				PropertyNames struct {
+					MaxLength int `json:"maxLength"`
+				} `json:"propertyNames"`
+				AdditionalProperties struct {
+					MaxLength int `json:"maxLength"`
+				} `json:"additionalProperties"`
+			} `json:"metadata"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	m := schema.Properties.Metadata
+	require.Equal(t, notification.MaxMetadataEntries, m.MaxProperties)
+	require.Equal(t, notification.MaxMetadataKeyChars, m.PropertyNames.MaxLength)
+	require.Equal(t, notification.MaxMetadataValueChars, m.AdditionalProperties.MaxLength)
 }
 
 // TestSamples checks every shared sample against expected.tsv, with both the

@@ -235,10 +235,13 @@ the service said it is gone, such as Discord's Unknown Webhook): herald sends it
 again, and forgets its consecutive failures (its circuit is closed). Running
 deliver functions see it within 5 s. Notifications dead-lettered while it
 was disabled (class destination_disabled) are not sent by this: redrive
-them with `+"`herald dlq redrive`"+`. One GetItem (two with an event bus)
-and at most one conditional PutItem; an enabled origin is left as it is.
-With an event bus (--stack's EventBusName output, else HERALD_EVENT_BUS) it
-puts a destination.recovered event (source herald) when it enabled one.`
+them with `+"`herald dlq redrive`"+`. One GetItem and at most one conditional
+PutItem; an enabled origin is left as it is. With an event bus (--stack's
+EventBusName output, else HERALD_EVENT_BUS) it records a
+destination.recovered event (source herald) in that write when it enabled
+one, puts it, and then removes it with one more PutItem; an event of the
+origin an earlier command or deliver function could not put is put too,
+so running the command again finishes it.`
 	if disable {
 		use, short, long = "disable URL|KEY", "Disable an origin or chat webhook: its notifications go to the dead-letter queue at once",
 			`Disable the origin (scheme, host, port) of URL, or the chat webhook of a chat
@@ -247,8 +250,11 @@ URL or key, by hand: from then on (within
 dead-lettered at once with class destination_disabled, until
 `+"`herald destinations enable`"+`. Needs the circuit on (HERALD_CIRCUIT_THRESHOLD
 above 0). One GetItem and at most one conditional PutItem. With an event
-bus (--stack's EventBusName output, else HERALD_EVENT_BUS) it puts a
-destination.disabled event (source herald) when it disabled one.`
+bus (--stack's EventBusName output, else HERALD_EVENT_BUS) it records a
+destination.disabled event (source herald) in that write when it disabled
+one, puts it, and then removes it with one more PutItem; an event of the
+origin an earlier command or deliver function could not put is put too,
+so running the command again finishes it.`
 	}
 	return &cobra.Command{
 		Use:   use,
@@ -264,31 +270,35 @@ destination.disabled event (source herald) when it disabled one.`
 			if err != nil {
 				return err
 			}
-			var before store.Health // what destination.recovered reports
-			if !disable && d.pub != nil {
-				if before, err = d.st.Health(cmd.Context(), origin); err != nil {
-					return err
-				}
+			var record []func(before store.Health, h *store.Health)
+			if d.pub != nil {
+				// The event goes into the item with the change and
+				// leaves it once published (announce.Pending).
+				record = append(record, func(before store.Health, h *store.Health) {
+					p := announce.Pending{DetailType: announce.DestinationDisabled, Detail: processor.DisabledEvent(*h, e.now())}
+					if !disable {
+						p = announce.Pending{DetailType: announce.DestinationRecovered, Detail: processor.DisabledEvent(before, e.now())}
+						p.Detail.State = stateClosed
+					}
+					h.PendingEvents = announce.AppendPending(h.PendingEvents, p)
+				})
 			}
-			h, changed, err := d.st.SetDisabled(cmd.Context(), origin, disable)
+			h, changed, err := d.st.SetDisabled(cmd.Context(), origin, disable, record...)
 			if err != nil {
 				return err
 			}
-			if changed && d.pub != nil {
-				detailType, ev := announce.DestinationDisabled, processor.DisabledEvent(h, e.now())
-				if !disable {
-					detailType, ev = announce.DestinationRecovered, processor.DisabledEvent(before, e.now())
-					ev.State = stateClosed
-				}
-				if err := d.pub.Publish(cmd.Context(), detailType, ev); err != nil {
-					return fmt.Errorf("%s is %s, but its event was not published: %w", origin, map[bool]string{true: "disabled", false: "enabled"}[disable], err)
+			verb := map[bool]string{true: "disabled", false: "enabled"}[disable]
+			if d.pub != nil && h.PendingEvents != "" {
+				// This change's event, and any an earlier command or
+				// deliver function could not publish.
+				if h, err = announce.Finish(cmd.Context(), d.pub, d.st, h); err != nil {
+					return fmt.Errorf("%s is %s, but its event was not published (it stays recorded in the store: run this command again, or a deliver function reading the origin puts it): %w", origin, verb, err)
 				}
 			}
 			x := destinationOf(h, d.threshold)
 			if g.json {
 				return writeJSON(e.stdout, x)
 			}
-			verb := map[bool]string{true: "disabled", false: "enabled"}[disable]
 			if !changed {
 				_, err = fmt.Fprintf(e.stdout, "%s was already %s: nothing changed\n", origin, verb)
 				return err

@@ -141,6 +141,50 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	require.Equal(t, exitFailed, r.code, "%+v", r)
 	require.Contains(t, r.stderr, "disabled, but its event was not published")
 	require.Contains(t, r.stderr, "ResourceNotFoundException")
+	h, err := st.Health(ctx, "https://other.example.com")
+	require.NoError(t, err)
+	require.Contains(t, h.PendingEvents, "destination.disabled", "recorded with the change")
+
+	// The bus fixed, the same command again changes nothing but puts the
+	// event it could not; a third run puts nothing.
+	vars["HERALD_EVENT_BUS"] = "default"
+	r = heraldWith(t, vars, "destinations", "disable", "https://other.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "already disabled")
+	evs = eb.Events()
+	require.Len(t, evs, 3)
+	require.Equal(t, "destination.disabled", evs[2].DetailType)
+	require.Equal(t, "https://other.example.com", evs[2].Detail["origin"])
+	h, err = st.Health(ctx, "https://other.example.com")
+	require.NoError(t, err)
+	require.Empty(t, h.PendingEvents, "removed once put")
+	r = heraldWith(t, vars, "destinations", "disable", "https://other.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Len(t, eb.Events(), 3)
+
+	// EventBridge throttles the entry on every attempt: enabled, the
+	// command fails after its retries; then, once EventBridge takes it,
+	// enable again finishes it. One refusal alone is retried at once.
+	eb.Refuse(eventbridgetest.CodeThrottling, eventbridgetest.CodeInternalFailure, eventbridgetest.CodeThrottling, eventbridgetest.CodeThrottling)
+	calls := eb.Calls()
+	r = heraldWith(t, vars, "destinations", "enable", "https://other.example.com")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "enabled, but its event was not published")
+	require.Contains(t, r.stderr, "refused on each of 4 attempts")
+	require.Equal(t, calls+4, eb.Calls())
+	require.Len(t, eb.Events(), 3)
+	r = heraldWith(t, vars, "destinations", "enable", "https://other.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "already enabled")
+	evs = eb.Events()
+	require.Len(t, evs, 4)
+	require.Equal(t, "destination.recovered", evs[3].DetailType)
+	require.Equal(t, "https://other.example.com", evs[3].Detail["origin"])
+
+	eb.Refuse(eventbridgetest.CodeInternalFailure)
+	r = heraldWith(t, vars, "destinations", "disable", "https://other.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Len(t, eb.Events(), 5, "refused once, put on the retry")
 }
 
 // TestDestinationOfAtTheThreshold: an origin is open from threshold

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/internal/deadletter"
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -159,8 +161,27 @@ func lettersOf(scans []scanned) ([]deadletter.Letter, bool) {
 	return out, partial
 }
 
-// lsRow is the table form of a dead letter.
-func lsRow(l *deadletter.Letter, now time.Time) []string {
+// What dlq prints of a dead letter for people, in bytes: a cell of ls's
+// table, a field of show, show's body. Dead letters hold what producers
+// and receivers wrote (a body of up to 1 MiB, an error class from an
+// attribute anyone could set); a terminal gets a bounded part of each, cut
+// on a character boundary and marked "…", and a note says how to see all:
+// `dlq show --full ID`, or --json, which prints every letter whole.
+const (
+	maxShownCell  = 80
+	maxShownField = 1024
+	maxShownBody  = 4096
+)
+
+// bounded is s cut to n bytes (delivery.Truncate), and whether it was cut.
+func bounded(s string, n int) (string, bool) {
+	t := delivery.Truncate(s, n)
+	return t, len(t) < len(s)
+}
+
+// lsRow is the table form of a dead letter, each cell at most
+// maxShownCell bytes; cut reports whether one was cut.
+func lsRow(l *deadletter.Letter, now time.Time) (row []string, cut bool) {
 	attempts, failedAt := "", ""
 	if l.Attempts > 0 {
 		attempts = strconv.Itoa(l.Attempts)
@@ -168,7 +189,13 @@ func lsRow(l *deadletter.Letter, now time.Time) []string {
 	if !l.FailedAt.IsZero() {
 		failedAt = l.FailedAt.Format(time.RFC3339)
 	}
-	return []string{l.NotificationID, l.Channel, l.Destination, l.Class, attempts, failedAt, age(l.Age(now)), l.MovedBy}
+	row = []string{l.NotificationID, l.Channel, l.Destination, l.Class, attempts, failedAt, age(l.Age(now)), l.MovedBy}
+	for i := range row {
+		var c bool
+		row[i], c = bounded(row[i], maxShownCell)
+		cut = cut || c
+	}
+	return row, cut
 }
 
 var lsHeader = []string{"ID", "CHANNEL", "DESTINATION", "CLASS", "ATTEMPTS", "FAILED AT", "AGE", "MOVED BY"}
@@ -217,11 +244,17 @@ holds at that moment are not listed; their number is printed after the table.`,
 				}
 			} else {
 				rows := make([][]string, len(shown))
+				anyCut := false
 				for i := range shown {
-					rows[i] = lsRow(&shown[i], now)
+					var c bool
+					rows[i], c = lsRow(&shown[i], now)
+					anyCut = anyCut || c
 				}
 				if err := table(e.stdout, lsHeader, rows); err != nil {
 					return err
+				}
+				if anyCut {
+					fmt.Fprintf(e.stderr, "cells cut at %d bytes (…): --json prints them whole\n", maxShownCell)
 				}
 				fmt.Fprintf(e.stderr, "%d of %d dead letters shown", len(shown), len(letters))
 				held := 0
@@ -265,12 +298,17 @@ func listed(l deadletter.Letter) deadletter.Letter {
 
 func newDLQShowCmd(e *env, g *globals) *cobra.Command {
 	var hold time.Duration
+	var full bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a dead letter's original body and herald's reason",
 		Long: `Print the dead letter whose notification id or SQS message id is ID: its
 original body and the parsed herald.reason (outcome, error class, error,
-attempts, failed at, source message). Nothing is consumed.`,
+attempts, failed at, source message). Nothing is consumed.
+
+A body is printed up to 4 KiB and each field up to 1 KiB, cut on a character
+boundary and marked "…", with a note when something was cut: --full prints
+everything, as --json does.`,
 		Args: exactArgs(1, "one ID (a notification id or a dead-letter SQS message id)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkHold(hold); err != nil {
@@ -302,11 +340,16 @@ attempts, failed at, source message). Nothing is consumed.`,
 					return err
 				}
 			} else {
+				cut := false
 				for i := range found {
 					if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					printLetter(e, &found[i])
+					cut = printLetter(e, &found[i], full) || cut
+				}
+				if cut {
+					fmt.Fprintf(e.stderr, "cut to %d bytes of body and %d of each field (…): `herald dlq show --full ID` prints all of it (or --json)\n",
+						maxShownBody, maxShownField)
 				}
 			}
 			if partial {
@@ -316,29 +359,32 @@ attempts, failed at, source message). Nothing is consumed.`,
 		},
 	}
 	cmd.Flags().DurationVar(&hold, "hold", deadletter.DefaultHold, "visibility timeout while reading (made 0 again right after)")
+	cmd.Flags().BoolVar(&full, "full", false, "print the whole body and every field, however long")
 	return cmd
 }
 
 // printLetter writes a dead letter for people: its reason's fields, then
-// the body, indented when it is JSON.
-func printLetter(e *env, l *deadletter.Letter) {
-	w := e.stdout
-	fmt.Fprintf(w, "SQS message id:  %s\n", cell(l.MessageID))
+// the body, indented when it is JSON. Unless full, each field is cut to
+// maxShownField bytes and the body to maxShownBody; it reports whether
+// something was cut.
+func printLetter(e *env, l *deadletter.Letter, full bool) bool {
+	w := &printer{w: e.stdout, full: full}
+	fmt.Fprintf(w, "SQS message id:  %s\n", w.field(l.MessageID))
 	fmt.Fprintf(w, "moved by:        %s\n", l.MovedBy)
 	if r := l.Reason; r != nil {
-		fmt.Fprintf(w, "notification id: %s\n", cell(r.NotificationID))
-		fmt.Fprintf(w, "channel:         %s\n", cell(r.Channel))
-		fmt.Fprintf(w, "outcome:         %s\n", cell(r.Outcome))
-		fmt.Fprintf(w, "error class:     %s\n", cell(string(r.ErrorClass)))
-		fmt.Fprintf(w, "error:           %s\n", cell(r.Error))
+		fmt.Fprintf(w, "notification id: %s\n", w.field(r.NotificationID))
+		fmt.Fprintf(w, "channel:         %s\n", w.field(r.Channel))
+		fmt.Fprintf(w, "outcome:         %s\n", w.field(r.Outcome))
+		fmt.Fprintf(w, "error class:     %s\n", w.field(string(r.ErrorClass)))
+		fmt.Fprintf(w, "error:           %s\n", w.field(r.Error))
 		fmt.Fprintf(w, "attempts:        %d\n", r.Attempts)
-		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", cell(r.FailedAt), age(l.Age(e.now())))
-		fmt.Fprintf(w, "source message:  %s\n", cell(r.SourceMessageID))
+		fmt.Fprintf(w, "failed at:       %s (%s ago)\n", w.field(r.FailedAt), age(l.Age(e.now())))
+		fmt.Fprintf(w, "source message:  %s\n", w.field(r.SourceMessageID))
 		if len(r.DroppedAttributes) > 0 {
-			fmt.Fprintf(w, "attributes left out for size: %s\n", cell(fmt.Sprint(r.DroppedAttributes)))
+			fmt.Fprintf(w, "attributes left out for size: %s\n", w.field(fmt.Sprint(r.DroppedAttributes)))
 		}
 	} else if l.MovedBy == deadletter.MovedByHerald {
-		fmt.Fprintf(w, "error class:     %s\n", cell(l.Class))
+		fmt.Fprintf(w, "error class:     %s\n", w.field(l.Class))
 		fmt.Fprintln(w, "reason:          the herald.reason attribute is not readable JSON")
 	} else {
 		fmt.Fprintln(w, "reason:          none: the queue's redrive policy moved it after maxReceiveCount receives")
@@ -346,17 +392,45 @@ func printLetter(e *env, l *deadletter.Letter) {
 			// Sent back with herald's attributes (SQS's move task keeps
 			// them) and moved again: history, not this move's cause.
 			fmt.Fprintf(w, "earlier reason:  %s (%s, failed at %s), from an earlier dead-lettering, not why it was moved this time\n",
-				cell(string(r.ErrorClass)), cell(r.Outcome), cell(r.FailedAt))
+				w.field(string(r.ErrorClass)), w.field(r.Outcome), w.field(r.FailedAt))
 		}
 	}
 	fmt.Fprintln(w, "body:")
 	var buf bytes.Buffer
-	// Producer data: printed without its control characters (printable).
+	body := l.Body
 	if json.Indent(&buf, []byte(l.Body), "  ", "  ") == nil {
-		fmt.Fprintf(w, "  %s\n", printable(buf.String()))
-	} else {
-		fmt.Fprintf(w, "  %s\n", printable(l.Body))
+		body = buf.String()
 	}
+	if !full {
+		var c bool
+		if body, c = bounded(body, maxShownBody); c {
+			body += fmt.Sprintf("\n  (the first %d bytes of %d shown)", len(body), len(l.Body))
+			w.cut = true
+		}
+	}
+	// Producer data: printed without its control characters (printable).
+	fmt.Fprintf(w, "  %s\n", printable(body))
+	return w.cut
+}
+
+// printer writes show's lines, cutting each value printed with %s to
+// maxShownField bytes unless full, and remembers whether it cut one.
+type printer struct {
+	w    io.Writer
+	full bool
+	cut  bool
+}
+
+func (p *printer) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// field is s bounded for show (unless full) as a table cell is written.
+func (p *printer) field(s string) string {
+	if !p.full {
+		var c bool
+		s, c = bounded(s, maxShownField)
+		p.cut = p.cut || c
+	}
+	return cell(s)
 }
 
 func newDLQRedriveCmd(e *env, g *globals) *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -124,8 +125,10 @@ func TestLsRowAttempts(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	i := indexOf(lsHeader, "ATTEMPTS")
-	require.Equal(t, "", lsRow(&deadletter.Letter{}, now)[i])
-	require.Equal(t, "2", lsRow(&deadletter.Letter{Attempts: 2}, now)[i])
+	empty, _ := lsRow(&deadletter.Letter{}, now)
+	require.Equal(t, "", empty[i])
+	two, _ := lsRow(&deadletter.Letter{Attempts: 2}, now)
+	require.Equal(t, "2", two[i])
 }
 
 func indexOf(list []string, s string) int {
@@ -223,4 +226,61 @@ func TestDLQRedriveOfAnIDNotThere(t *testing.T) {
 	require.Equal(t, exitFailed, r.code, "%+v", r)
 	require.Equal(t, "sent 0, skipped 2, failed 0\n", r.stdout)
 	require.Equal(t, "not found: nosuch\n", r.stderr)
+}
+
+// TestDLQBoundsWhatItPrints: a dead letter of a 200 KiB body, a 5,000-byte
+// error and a 2,000-byte class (an unreadable herald.reason beside a long
+// herald.error_class): ls cuts each cell to maxShownCell bytes and says
+// so; show prints at most maxShownBody bytes of body and maxShownField of
+// each field, marked, with a note naming --full; --full and --json print
+// everything.
+func TestDLQBoundsWhatItPrints(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q")
+	body := `{"version":1,"id":"big-1","channel":"webhook","webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{"blob":"` + strings.Repeat("é", 100<<10) + `"}}}`
+	longErr := strings.Repeat("e", 5000)
+	reason := `{"outcome":"permanent_failure","error_class":"webhook_gone","error":"` + longErr + `","attempts":1,"failed_at":"2026-11-30T10:00:00.000Z","source_message_id":"src-1","notification_id":"big-1"}`
+	w.Put(w.URL()+"/dlq", body, time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC), map[string]sqstest.MessageAttribute{
+		"herald.reason": {DataType: "String", StringValue: aws.String(reason)},
+	})
+	longClass := strings.Repeat("c", 2000)
+	w.Put(w.URL()+"/dlq", `{"version":1,"id":"odd-1","channel":"webhook"}`, time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC), map[string]sqstest.MessageAttribute{
+		"herald.reason":      {DataType: "String", StringValue: aws.String("not json")},
+		"herald.error_class": {DataType: "String", StringValue: aws.String(longClass)},
+	})
+	dlq := w.URL() + "/dlq"
+
+	r := heraldCtx(context.Background(), "dlq", "ls", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		require.Less(t, len(line), 8*(maxShownCell+2)+len(lsHeader)*2, "a row of bounded cells")
+	}
+	require.Contains(t, r.stdout, strings.Repeat("c", maxShownCell-len("…"))+"…")
+	require.NotContains(t, r.stdout, strings.Repeat("c", maxShownCell))
+	require.Contains(t, r.stderr, "cells cut at 80 bytes (…): --json prints them whole")
+	r = heraldCtx(context.Background(), "--json", "dlq", "ls", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, longClass, "--json: whole")
+
+	r = heraldCtx(context.Background(), "dlq", "show", "big-1", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Less(t, len(r.stdout), maxShownBody+maxShownField+1024, "bounded: %d bytes", len(r.stdout))
+	require.Contains(t, r.stdout, "error:           "+strings.Repeat("e", maxShownField-len("…"))+"…\n")
+	require.Contains(t, r.stdout, "…\n  (the first ")
+	require.Contains(t, r.stdout, fmt.Sprintf(" of %d shown)", len(body)))
+	require.True(t, utf8.ValidString(r.stdout), "cut on a character boundary")
+	require.Contains(t, r.stderr, "`herald dlq show --full ID` prints all of it (or --json)")
+
+	r = heraldCtx(context.Background(), "dlq", "show", "--full", "big-1", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, longErr)
+	require.Contains(t, r.stdout, strings.Repeat("é", 100<<10))
+	require.Empty(t, r.stderr)
+	r = heraldCtx(context.Background(), "--json", "dlq", "show", "big-1", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, longErr)
+
+	r = heraldCtx(context.Background(), "dlq", "show", "odd-1", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "error class:     "+strings.Repeat("c", maxShownField-len("…"))+"…\n")
+	require.Contains(t, r.stderr, "--full")
 }

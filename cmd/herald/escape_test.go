@@ -37,10 +37,13 @@ func TestTableAndShowEscapeTerminalControls(t *testing.T) {
 
 	var out bytes.Buffer
 	e := &env{stdout: &out, stderr: &out, now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
-	printLetter(e, &deadletter.Letter{MessageID: "m-1", MovedBy: deadletter.MovedByHerald, Body: "not json " + hostile + "\nsecond line",
-		Reason: &processor.Reason{Outcome: hostile, ErrorClass: "x", Error: hostile, FailedAt: hostile, SourceMessageID: hostile, NotificationID: hostile, Channel: hostile}})
-	requireNoControls(t, out.String())
-	require.True(t, strings.Contains(out.String(), "\nsecond line") || strings.Contains(out.String(), `\nsecond line`))
+	for _, full := range []bool{false, true} {
+		out.Reset()
+		printLetter(e, &deadletter.Letter{MessageID: "m-1", MovedBy: deadletter.MovedByHerald, Body: "not json " + hostile + "\nsecond line",
+			Reason: &processor.Reason{Outcome: hostile, ErrorClass: "x", Error: hostile, FailedAt: hostile, SourceMessageID: hostile, NotificationID: hostile, Channel: hostile}}, full)
+		requireNoControls(t, out.String())
+		require.True(t, strings.Contains(out.String(), "\nsecond line") || strings.Contains(out.String(), `\nsecond line`))
+	}
 }
 
 // dlq ls --json leaves out what the table leaves out: the body and the

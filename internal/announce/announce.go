@@ -81,23 +81,62 @@ func Time(t time.Time) string {
 
 // Publisher puts events on one event bus.
 type Publisher struct {
-	api API
-	bus string
+	api      API
+	bus      string
+	attempts int
+	base     time.Duration
+}
+
+// Retries of a refused entry: EventBridge refuses an entry with a code a
+// caller is to retry ("Retryable errors include: InternalFailure ...
+// ThrottlingException"; API Reference, PutEventsResultEntry), and "You
+// must detect unsuccessful entries and include them in a subsequent call"
+// (User Guide, "Handling failures with PutEvents").
+const (
+	// DefaultAttempts is how many PutEvents calls Publish makes for one
+	// entry at most. Defaults to 4.
+	DefaultAttempts = 4
+	// DefaultRetryBase is the wait before the first retry, doubled before
+	// each next one (100, 200, 400 ms: 700 ms at most in all).
+	DefaultRetryBase = 100 * time.Millisecond
+)
+
+// Option sets a Publisher's retries.
+type Option func(*Publisher)
+
+// WithRetries sets how many calls Publish makes for a refused entry at
+// most (at least 1) and the first wait, doubled each time.
+func WithRetries(attempts int, base time.Duration) Option {
+	return func(p *Publisher) { p.attempts, p.base = max(attempts, 1), base }
 }
 
 // New returns a Publisher putting events on bus (a name or ARN; "default"
 // is the account's default bus).
-func New(api API, bus string) (*Publisher, error) {
+func New(api API, bus string, opts ...Option) (*Publisher, error) {
 	if api == nil || bus == "" {
 		return nil, errors.New("announce: an API and a bus are required")
 	}
-	return &Publisher{api: api, bus: bus}, nil
+	p := &Publisher{api: api, bus: bus, attempts: DefaultAttempts, base: DefaultRetryBase}
+	for _, o := range opts {
+		o(p)
+	}
+	return p, nil
 }
 
-// Publish puts one event of detailType with detail e. It returns an error
-// when the entry would be over MaxEntryBytes (without a call), when the
-// call fails, or when EventBridge refused the entry (FailedEntryCount 1:
-// the entry's error code and message).
+// retryable reports whether EventBridge asks for an entry refused with
+// code to be sent again.
+func retryable(code string) bool {
+	return code == "ThrottlingException" || code == "InternalFailure"
+}
+
+// Publish puts one event of detailType with detail e. An entry EventBridge
+// refuses with a retryable code (ThrottlingException, InternalFailure) is
+// sent again after a wait (DefaultRetryBase, doubling), up to
+// DefaultAttempts calls, never waiting past ctx's deadline. It returns an
+// error when the entry would be over MaxEntryBytes (without a call), when
+// a call fails (the SDK's retryer has retried it), or when EventBridge
+// refused the entry for good or on every attempt (the last error code and
+// message).
 func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) error {
 	detail, err := json.Marshal(e)
 	if err != nil {
@@ -106,21 +145,42 @@ func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) err
 	if size := len(Source) + len(detailType) + len(detail); size > MaxEntryBytes {
 		return fmt.Errorf("publish %s of %s: entry of %d bytes, above %d", detailType, e.Origin, size, MaxEntryBytes)
 	}
-	out, err := p.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{
+	in := &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{
 		EventBusName: aws.String(p.bus),
 		Source:       aws.String(Source),
 		DetailType:   aws.String(detailType),
 		Detail:       aws.String(string(detail)),
-	}}})
-	if err != nil {
-		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)
-	}
-	if out.FailedEntryCount > 0 {
-		why := "no entry result"
-		if len(out.Entries) > 0 {
-			why = aws.ToString(out.Entries[0].ErrorCode) + ": " + aws.ToString(out.Entries[0].ErrorMessage)
+	}}}
+	wait := p.base
+	for attempt := 1; ; attempt++ {
+		out, err := p.api.PutEvents(ctx, in)
+		if err != nil {
+			return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)
 		}
-		return fmt.Errorf("publish %s of %s: refused: %s", detailType, e.Origin, why)
+		if out.FailedEntryCount == 0 {
+			return nil
+		}
+		code, why := "", "no entry result"
+		if len(out.Entries) > 0 {
+			code = aws.ToString(out.Entries[0].ErrorCode)
+			why = code + ": " + aws.ToString(out.Entries[0].ErrorMessage)
+		}
+		if !retryable(code) {
+			return fmt.Errorf("publish %s of %s: refused: %s", detailType, e.Origin, why)
+		}
+		if attempt >= p.attempts {
+			return fmt.Errorf("publish %s of %s: refused on each of %d attempts, the last: %s", detailType, e.Origin, attempt, why)
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return fmt.Errorf("publish %s of %s: refused (attempt %d, no time for another before the deadline): %s", detailType, e.Origin, attempt, why)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("publish %s of %s: refused (attempt %d): %s: %w", detailType, e.Origin, attempt, why, ctx.Err())
+		case <-t.C:
+		}
+		wait *= 2
 	}
-	return nil
 }

@@ -39,6 +39,11 @@ func Destination(service notification.ChatService, rawURL string) (string, error
 	if svc == nil {
 		return "", fmt.Errorf("unknown chat service %q", logSafe(string(service)))
 	}
+	// One webhook spelt several ways (host case, default port, a trailing
+	// dot, escapes of unreserved characters) is one destination.
+	if n, err := NormalizeURL(rawURL); err == nil {
+		rawURL = n
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return "", errors.New("the URL does not parse as an absolute URL")

@@ -26,10 +26,13 @@ func TestDestinationKeysAWebhookNotAURL(t *testing.T) {
 		"slack": {
 			"https://hooks.slack.com/services/T1/B1/xSecret7Q",
 			"https://HOOKS.slack.com./services/T1/B1/xSecret7Q",
+			"https://hooks.slack.com:443/services/T1/B1/xSecret7Q",
+			"https://hooks.slack.com/services/T1/B1/%78Secret7Q", // %78 is x, unreserved
 		},
 		"teams": {
 			"https://prod-1.westeurope.logic.azure.com/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0",
 			"https://prod-1.westeurope.logic.azure.com/workflows/w1/triggers/manual/paths/invoke?sv=1.0&sp=%2Ftriggers%2Fmanual%2Frun&sig=sSecret7Q&api-version=2016-06-01",
+			"https://PROD-1.westeurope.logic.azure.com:443/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2ftriggers%2fmanual%2frun&sv=1.0",
 		},
 	}
 	seen := map[string]bool{}

@@ -101,15 +101,28 @@ func Detail(err error) string {
 	return err.Error()
 }
 
-// Truncate cuts s to at most n bytes on a rune boundary, marking a cut with
-// "…": error texts kept in logs and dead letters stay bounded.
+// Ellipsis marks a text Truncate cut.
+const Ellipsis = "…"
+
+// Truncate returns s when it is at most n bytes, else its longest prefix
+// that ends on a rune boundary and, with Ellipsis after it, is at most n
+// bytes: error texts kept in logs and dead letters stay within n bytes, the
+// mark included. When n is below len(Ellipsis) (3) the cut prefix has no
+// mark; when n ≤ 0 it is "".
 func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
+	if n <= 0 {
+		return ""
+	}
+	mark := Ellipsis
+	if n < len(mark) {
+		mark = ""
+	}
+	cut := n - len(mark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "…"
+	return s[:cut] + mark
 }

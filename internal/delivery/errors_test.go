@@ -3,8 +3,10 @@ package delivery_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,11 +51,67 @@ func TestDetailDropsTheClassPrefix(t *testing.T) {
 
 func TestTruncateCutsOnARuneBoundary(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "short", delivery.Truncate("short", 5))
-	require.Equal(t, "ab…", delivery.Truncate("abcdef", 2))
-	require.Equal(t, "a…", delivery.Truncate("aüb", 2), "ü is two bytes: never half of it")
-	require.Equal(t, "…", delivery.Truncate("\x80\x80\x80", 2), "no rune starts before the cut: nothing of it is kept")
-	require.Equal(t, "…", delivery.Truncate("abc", 0))
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 5, "short"},
+		{"short", 6, "short"},
+		{"", 0, ""},
+		{"abcdef", 5, "ab…"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 4, "a…"},
+		{"abcdef", 3, "…"},  // the mark alone
+		{"abcdef", 2, "ab"}, // below the mark's 3 bytes: cut, unmarked
+		{"abcdef", 1, "a"},
+		{"abcdef", 0, ""},
+		{"abcdef", -1, ""},
+		{"", -5, ""},
+		{"aüb", 4, "aüb"},
+		{"aübc", 4, "a…"},     // ü is two bytes: never half of it
+		{"aübcdef", 6, "aü…"}, // 1 + 2 + 3
+		{"日本語", 5, "…"},       // no whole rune fits beside the mark
+		{"日本語", 2, ""},        // nor without it
+		{"日本語", 3, "…"},       // the mark, not 日: the text was cut
+		{"日本語テキスト", 6, "日…"},
+		{"😀😀", 7, "😀…"},
+		{"😀😀", 3, "…"},
+		{"😀😀", 2, ""},
+		{"\x80\x80\x80\x80", 3, "…"},  // no rune starts before the cut: nothing of it is kept
+		{"a\x80\x80\x80\x80", 4, "…"}, // stray continuation bytes are cut back over, and the rune before them
+		{"…………", 7, "……"},
+	} {
+		got := delivery.Truncate(tt.s, tt.n)
+		require.Equal(t, tt.want, got, "Truncate(%q, %d)", tt.s, tt.n)
+		require.LessOrEqual(t, len(got), max(tt.n, 0), "Truncate(%q, %d) is at most n bytes", tt.s, tt.n)
+	}
+}
+
+// TestTruncateAtMostNBytes: over every n from -1 to past the end of texts
+// of 1- to 4-byte runes, the result is at most n bytes (never negative),
+// valid UTF-8 when the text is, and the text itself or a prefix of it with
+// or without the mark.
+func TestTruncateAtMostNBytes(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"plain ascii text", "ünïcödé ✓ 日本 😀 done", "😀😀😀😀", "a\x80b\xffc", delivery.Ellipsis + delivery.Ellipsis} {
+		for n := -1; n <= len(s)+1; n++ {
+			got := delivery.Truncate(s, n)
+			require.LessOrEqual(t, len(got), max(n, 0), "Truncate(%q, %d)", s, n)
+			if utf8.ValidString(s) {
+				require.True(t, utf8.ValidString(got), "Truncate(%q, %d) = %q", s, n, got)
+			}
+			if got == s {
+				require.LessOrEqual(t, len(s), max(n, 0))
+				continue
+			}
+			prefix := strings.TrimSuffix(got, delivery.Ellipsis)
+			require.True(t, strings.HasPrefix(s, prefix), "Truncate(%q, %d) = %q", s, n, got)
+			if n >= len(delivery.Ellipsis) {
+				require.True(t, strings.HasSuffix(got, delivery.Ellipsis), "a cut is marked when the mark fits: Truncate(%q, %d) = %q", s, n, got)
+			}
+		}
+	}
 }
 
 // TestIsASCII: every byte below 0x80 is ASCII; 0x80 and above (any

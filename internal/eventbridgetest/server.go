@@ -8,6 +8,10 @@
 // ErrorCode) without Source, DetailType or Detail (InvalidArgument), whose
 // Detail is not a JSON object (MalformedDetail) or whose bus it does not
 // hold (ResourceNotFoundException, as EventBridge answers per entry).
+// [Server.Refuse] makes it refuse entries one by one with the codes
+// EventBridge gives a caller to retry (ThrottlingException,
+// InternalFailure: API Reference, PutEventsResultEntry), the other entries
+// of the call accepted.
 package eventbridgetest
 
 import (
@@ -51,7 +55,16 @@ type Server struct {
 	buses  map[string]bool
 	events []Event
 	fail   int
+	refuse []string // ErrorCodes for the next entries, "" to accept one
+	calls  int
 }
+
+// Retryable ErrorCodes of a refused entry (API Reference,
+// PutEventsResultEntry, "Retryable errors include").
+const (
+	CodeThrottling      = "ThrottlingException"
+	CodeInternalFailure = "InternalFailure"
+)
 
 // New starts a server with the default bus, closed when t ends.
 func New(t testing.TB) *Server {
@@ -82,6 +95,23 @@ func (s *Server) Fail(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail = n
+}
+
+// Refuse makes the next len(codes) entries, in the order they arrive
+// across calls, answered one each: refused with that ErrorCode (and
+// FailedEntryCount counting it), or accepted for "". Entries after them
+// are accepted as usual.
+func (s *Server) Refuse(codes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = append(s.refuse, codes...)
+}
+
+// Calls counts the PutEvents calls answered so far.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
 }
 
 // Events returns the accepted events so far.
@@ -119,6 +149,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.calls++
 	if s.fail > 0 {
 		s.fail--
 		fail(http.StatusInternalServerError, "InternalException", "injected")
@@ -163,7 +194,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		var detail map[string]any
 		var res entryResult
+		refusal := ""
+		if len(s.refuse) > 0 {
+			refusal, s.refuse = s.refuse[0], s.refuse[1:]
+		}
 		switch {
+		case refusal != "":
+			res = entryResult{ErrorCode: refusal, ErrorMessage: "injected: " + refusal}
 		case aws.ToString(e.Source) == "", aws.ToString(e.DetailType) == "", aws.ToString(e.Detail) == "":
 			res = entryResult{ErrorCode: "InvalidArgument", ErrorMessage: "Parameters Source, DetailType and Detail are required."}
 		case json.Unmarshal([]byte(*e.Detail), &detail) != nil || detail == nil:

@@ -207,3 +207,31 @@ func TestFailInjectsServerErrors(t *testing.T) {
 		require.Equal(t, tc.code, e.Type, name)
 	}
 }
+
+// TestRefuseAnswersPerEntry: refusals go to entries one by one, across
+// calls, as EventBridge refuses entries of one call (API Reference,
+// PutEventsResultEntry): the refused one has the ErrorCode and no EventId
+// and FailedEntryCount counts it; the others of the call are accepted.
+func TestRefuseAnswersPerEntry(t *testing.T) {
+	t.Parallel()
+	s := eventbridgetest.New(t)
+	c := s.Client()
+	ctx := context.Background()
+	s.Refuse(eventbridgetest.CodeThrottling, "", eventbridgetest.CodeInternalFailure, eventbridgetest.CodeThrottling)
+	out, err := c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry(`{"n":1}`), entry(`{"n":2}`), entry(`{"n":3}`)}})
+	require.NoError(t, err)
+	require.Equal(t, int32(2), out.FailedEntryCount)
+	require.Equal(t, eventbridgetest.CodeThrottling, aws.ToString(out.Entries[0].ErrorCode))
+	require.Nil(t, out.Entries[0].EventId)
+	require.NotEmpty(t, aws.ToString(out.Entries[1].EventId))
+	require.Equal(t, eventbridgetest.CodeInternalFailure, aws.ToString(out.Entries[2].ErrorCode))
+	out, err = c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry(`{"n":4}`), entry(`{"n":5}`)}})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), out.FailedEntryCount, "the last refusal, then accepted as usual")
+	require.Equal(t, eventbridgetest.CodeThrottling, aws.ToString(out.Entries[0].ErrorCode))
+	evs := s.Events()
+	require.Len(t, evs, 2)
+	require.Equal(t, float64(2), evs[0].Detail["n"])
+	require.Equal(t, float64(5), evs[1].Detail["n"])
+	require.Equal(t, 2, s.Calls())
+}

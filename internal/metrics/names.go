@@ -27,10 +27,16 @@ const (
 	// channel and error class.
 	DeadLetters = "DeadLetters"
 	// DeadLettersTooLarge counts records herald could not dead-letter because
-	// the dead letter exceeds the dead-letter queue's MaximumMessageSize
-	// however short its reason: left in the queue, untouched, for the
-	// redrive policy to move (without a reason). By channel and error class.
+	// even the message as it came, with no reason, exceeds the dead-letter
+	// queue's MaximumMessageSize (smaller than its queue's): left in the
+	// queue, untouched, for the redrive policy to move. By channel and
+	// error class.
 	DeadLettersTooLarge = "DeadLettersTooLarge"
+	// DeadLettersWithoutReason counts records herald dead-lettered as they
+	// came (body and the producer's attributes) with no herald.reason,
+	// because not even the shortest reason fitted beside them; the reason
+	// is in the record's log line. By channel and error class.
+	DeadLettersWithoutReason = "DeadLettersWithoutReason"
 	// Retries counts records put back with a backoff delay, by channel and
 	// error class.
 	Retries = "Retries"

@@ -306,7 +306,9 @@ func (b *bundle) storedDeadLetters(t *testing.T) []storedLetter {
 	var out []storedLetter
 	for _, m := range b.wire.Messages(b.dlqURL) {
 		var r processor.Reason
-		require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.MsgAttrs[processor.AttrReason].StringValue)), &r))
+		if a, ok := m.MsgAttrs[processor.AttrReason]; ok { // none in a letter moved without a reason
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r))
+		}
 		size := len(m.Body)
 		for name, a := range m.MsgAttrs {
 			size += len(name) + len(a.DataType) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
@@ -329,8 +331,8 @@ type storedLetter struct {
 // attempted. When the dead letter would exceed the dead-letter queue's
 // 1 MiB the reason shrinks, never the body: first the original's
 // attributes go (their names stay), then all of the reason but its
-// outcome, class and ids; when even that does not fit, the message is left
-// untouched for the redrive policy, logged and counted.
+// outcome, class and ids; when even that does not fit, the message goes
+// as it came, with no reason (that is in its log line), counted.
 func TestHandleNearMaxSizeMessages(t *testing.T) {
 	t.Parallel()
 
@@ -338,7 +340,7 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 		full     = "full"     // the whole reason, the original's attributes kept
 		noAttrs  = "noAttrs"  // the original's attributes left out, their names in the reason
 		shortest = "shortest" // outcome, class and ids only
-		left     = "left"     // no dead letter: left to the redrive policy
+		bare     = "bare"     // as it came: the body and the producer's attributes, no reason
 	)
 	tests := []struct {
 		name   string
@@ -360,8 +362,9 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 		{name: "binary attributes at 1 MiB", size: notification.SQSMaxMessageBytes - 2048, attrs: 2048, binary: true, class: processor.ClassMessageTooLarge, letter: noAttrs, tries: 2},
 		{name: "500 bytes below 1 MiB: the shortest reason", size: notification.SQSMaxMessageBytes - 500, class: processor.ClassMessageTooLarge, letter: shortest, tries: 2},
 		{name: "attributes and 450 bytes below 1 MiB: the shortest reason", size: notification.SQSMaxMessageBytes - 450 - 50, attrs: 50, class: processor.ClassMessageTooLarge, letter: shortest, tries: 3},
-		{name: "1 MiB: left to the redrive policy", size: notification.SQSMaxMessageBytes, class: processor.ClassMessageTooLarge, letter: left, tries: 2},
-		{name: "100 bytes below 1 MiB: left to the redrive policy", size: notification.SQSMaxMessageBytes - 100, class: processor.ClassMessageTooLarge, letter: left, tries: 2},
+		{name: "1 MiB: as it came", size: notification.SQSMaxMessageBytes, class: processor.ClassMessageTooLarge, letter: bare, tries: 3},
+		{name: "100 bytes below 1 MiB: as it came", size: notification.SQSMaxMessageBytes - 100, class: processor.ClassMessageTooLarge, letter: bare, tries: 3},
+		{name: "attributes and 100 bytes below 1 MiB: as it came, with its attributes", size: notification.SQSMaxMessageBytes - 100 - 200, attrs: 200, class: processor.ClassMessageTooLarge, letter: bare, tries: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -386,16 +389,6 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 			lines := b.logs.lines(t)
 			require.Len(t, lines, 1)
 			require.Len(t, b.wire.Requests("SendMessage"), max(tt.tries, 1))
-			if tt.letter == left {
-				require.Equal(t, []string{"m1"}, failures(resp), "it stays in the queue")
-				require.Empty(t, dl)
-				require.Empty(t, b.wire.Requests("ChangeMessageVisibilityBatch"), "untouched: it comes back after the queue's visibility timeout")
-				require.Equal(t, "ERROR", lines[0]["level"])
-				require.Equal(t, string(processor.Failed), lines[0]["outcome"])
-				require.Contains(t, lines[0]["sqs_error"], "redrive policy")
-				require.EqualValues(t, 1, batchLines(t, b, now)["unknown/failed"][metrics.DeadLettersTooLarge], "counted on the batch's metrics line (a message above MaxMessageBytes is not parsed)")
-				return
-			}
 			require.Empty(t, resp.BatchItemFailures, "it leaves the queue on its first receive")
 			for _, l := range batchLines(t, b, now) {
 				require.NotContains(t, l, metrics.DeadLettersTooLarge)
@@ -403,6 +396,23 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 			require.Len(t, dl, 1, "one dead letter")
 			require.Equal(t, body, dl[0].body, "the body is kept whole")
 			require.LessOrEqual(t, dl[0].size, notification.SQSMaxMessageBytes)
+			if tt.letter == bare {
+				require.Equal(t, tt.size+tt.attrs, dl[0].size, "the message as it came")
+				wantAttrs := []string(nil)
+				if tt.attrs > 0 {
+					wantAttrs = []string{"trace"}
+				}
+				require.Equal(t, wantAttrs, dl[0].attrs, "the producer's attributes, no reason")
+				require.Equal(t, "WARN", lines[0]["level"])
+				require.Equal(t, string(processor.DeadLettered), lines[0]["outcome"])
+				require.Equal(t, string(tt.class), lines[0]["error_class"], "the reason is in the log line")
+				require.Contains(t, lines[0]["error"], "not attempted")
+				require.EqualValues(t, 1, batchLines(t, b, now)["unknown/dead_lettered"][metrics.DeadLettersWithoutReason], "counted on the batch's metrics line (a message above MaxMessageBytes is not parsed)")
+				return
+			}
+			for _, l := range batchLines(t, b, now) {
+				require.NotContains(t, l, metrics.DeadLettersWithoutReason)
+			}
 			require.Equal(t, tt.class, dl[0].reason.ErrorClass)
 			require.Equal(t, id, dl[0].reason.NotificationID)
 			require.Equal(t, "permanent_failure", dl[0].reason.Outcome)
@@ -470,7 +480,7 @@ func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
 	dl = b.storedDeadLetters(t)
 	require.Len(t, dl, 1)
 	require.Len(t, b.wire.Requests("SendMessage"), 2, "refused once")
-	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error, "a short error")
+	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")-len(delivery.Ellipsis)]+delivery.Ellipsis, dl[0].reason.Error, "a short error")
 	require.Nil(t, dl[0].reason.OverflowAttributes)
 	require.Equal(t, []string{"a8", "a9"}, dl[0].reason.DroppedAttributes)
 	require.Len(t, dl[0].attrs, 10)
@@ -497,10 +507,18 @@ func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
 	require.Less(t, dl[0].size-len(r.Body), 512, "a few hundred bytes beside the body")
 	shortestSize := dl[0].size
 
+	// Ten attributes of 200 bytes are more than the shortest reason: the
+	// message as it came does not fit either. It is left to the redrive
+	// policy, untouched, counted.
 	b, _, resp := run(t, shortestSize-1, 10)
 	require.Empty(t, b.storedDeadLetters(t))
-	require.Len(t, b.wire.Requests("SendMessage"), 4, "no fifth try")
+	require.Len(t, b.wire.Requests("SendMessage"), 5, "the message as it came is tried last")
 	require.Equal(t, []string{"m1"}, failures(resp))
+	require.Empty(t, b.wire.Requests("ChangeMessageVisibilityBatch"), "untouched: it comes back after the queue's visibility timeout")
+	line := b.logs.lines(t)[0]
+	require.Equal(t, "ERROR", line["level"])
+	require.Contains(t, line["sqs_error"], "redrive policy")
+	require.EqualValues(t, 1, batchLines(t, b, now)["webhook/failed"][metrics.DeadLettersTooLarge])
 
 	// Without attributes a long error alone is cut first.
 	b, _, _ = run(t, notification.SQSMaxMessageBytes, 0)
@@ -510,7 +528,7 @@ func TestDeadLetterShrinksTheReasonStepByStep(t *testing.T) {
 	dl = b.storedDeadLetters(t)
 	require.Len(t, dl, 1)
 	require.Len(t, b.wire.Requests("SendMessage"), 2)
-	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")]+"…", dl[0].reason.Error)
+	require.Equal(t, "410 Gone: "+long[:256-len("410 Gone: ")-len(delivery.Ellipsis)]+delivery.Ellipsis, dl[0].reason.Error)
 	require.NotEmpty(t, dl[0].reason.SourceQueueARN, "not the shortest reason")
 }
 

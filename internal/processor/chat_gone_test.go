@@ -11,8 +11,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/chat/chattest"
+	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
@@ -162,4 +164,53 @@ func TestGoneChatWebhookInOneConcurrentBatch(t *testing.T) {
 	require.Empty(t, failures(cs.invoke(t, envs[0], recs...)))
 	require.Len(t, rs.Discord.Refused(), 1, "30 notifications at once, 1 request")
 	require.Len(t, envs[0].deadLetters(t), 30)
+}
+
+// TestGoneChatWebhookAnnouncesOnce: the webhook disabled at once because
+// its service said it is gone is announced like an origin disabled after
+// its failures: one destination.disabled event, naming the key (never
+// the URL's token) and the service's class, however many notifications
+// then meet the disabled key.
+func TestGoneChatWebhookAnnouncesOnce(t *testing.T) {
+	t.Parallel()
+	rs := chattest.NewReceivers()
+	t.Cleanup(rs.Close)
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default")
+	require.NoError(t, err)
+	var clock interface{ Now() time.Time }
+	cs, envs := environments(t, 1, func(c *processor.Config) {
+		clock = nowFunc(c.Now)
+		c.Announcer = pub
+		s, err := chat.NewSender(chat.Config{
+			TLSClientConfig: rs.TLSConfig(),
+			AllowCIDRs:      []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+			AllowHosts:      []string{"127.0.0.1"},
+			Now:             clock.Now,
+		})
+		require.NoError(t, err)
+		c.Senders[notification.ChannelChat] = s
+	})
+	gone := rs.Discord.URL() + rs.Discord.Create("2001", "tokAnnounce7Q")
+	rs.Discord.Delete("2001")
+	var recs []events.SQSMessage
+	for j := range 5 {
+		id := fmt.Sprintf("ga-%d", j)
+		recs = append(recs, rec(id, chatBody(id, "discord", gone), 1))
+	}
+	require.Empty(t, failures(cs.invoke(t, envs[0], recs...)))
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("ga-late", chatBody("ga-late", "discord", gone), 1))))
+
+	key, err := chat.Destination("discord", gone)
+	require.NoError(t, err)
+	evs := eb.Events()
+	require.Len(t, evs, 1)
+	require.Equal(t, "destination.disabled", evs[0].DetailType)
+	require.Equal(t, key, evs[0].Detail["origin"])
+	require.Equal(t, "herald", evs[0].Detail["disabled_by"])
+	require.Equal(t, "discord_unknown_webhook", evs[0].Detail["last_failure_class"])
+	require.NotContains(t, fmt.Sprint(evs[0].Detail), "tokAnnounce7Q")
+	h, err := cs.st.Health(context.Background(), key)
+	require.NoError(t, err)
+	require.Empty(t, h.PendingEvents, "published, so no longer pending")
 }

@@ -42,6 +42,20 @@ const (
 	DefaultDisableAfter = 5 * 24 * time.Hour
 )
 
+// FailureRunGap ends a run of failures: an origin-down failure more than
+// this after the origin's last recorded one starts a new run (one failure,
+// failing since now) instead of adding to the old one. So an origin is
+// disabled only when it failed across the whole disable-after period,
+// never more than FailureRunGap apart: Svix disables an endpoint only when
+// "all attempts ... fail for a period of 5 days", a clock it starts "after
+// multiple deliveries failed within a 24 hour span"
+// (https://docs.svix.com/retries, "Disabling failing endpoints"). A
+// quiet origin's old failures say nothing of it now. 24 h is twice SQS's
+// longest visibility timeout (12 h), herald's longest wait between two
+// attempts of one notification, so a receiver that keeps failing keeps
+// its run. docs/operations.md "Destination states".
+const FailureRunGap = 24 * time.Hour
+
 // healthCacheTTL is how long an execution environment trusts its copy of
 // an origin's health before reading the store again: a batch reads each
 // origin once, and another environment's opening or closing is seen
@@ -75,6 +89,9 @@ type originEntry struct {
 	mu     sync.Mutex
 	h      store.Health
 	readAt time.Time // zero until read
+	// announcedAt is when this environment last tried to publish the
+	// origin's pending events (announcePending).
+	announcedAt time.Time
 }
 
 func (o *origins) entry(origin string) *originEntry {
@@ -177,6 +194,7 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 			return &ticket{e: e}, true
 		}
 		e.h = h
+		p.announcePending(ctx, e, now)
 	}
 	if e.h.Disabled() {
 		p.disabled(ctx, r, e.h)
@@ -221,8 +239,9 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 // reportCircuit records a sent record's result in its origin's health: a
 // delivery closes the circuit (written when there were failures, a probe,
 // or a last success older than successWriteInterval); an origin-down
-// failure counts one more (written while the circuit is closed and for a
-// probe: once it is open, other environments' late failures add nothing);
+// failure counts one more, or starts a new run when the last was
+// FailureRunGap or longer ago (written while the circuit is closed and for
+// a probe: once it is open, other environments' late failures add nothing);
 // any other failure changes nothing but gives a probe lease back. Writes
 // use ctx, the invocation's.
 func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sendErr error) {
@@ -253,13 +272,13 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			// Applied again to another writer's item when it came first:
 			// only the write that succeeds says whether it disabled.
 			disabling = false
-			if h.Failures == 0 || h.FailingSince.IsZero() {
-				h.FailingSince = now
+			if h.Failures == 0 || h.FailingSince.IsZero() || runEnded(*h, now) {
+				h.Failures, h.FailingSince = 0, now
 			}
 			h.Failures++
 			h.LastFailure, h.FailureClass = now, string(class)
 			if p.disables(*h, now) {
-				h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
+				p.disableByHerald(h, now)
 				disabling = true
 			}
 			if h.ProbeOwner == t.owner {
@@ -277,7 +296,7 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 				return false
 			}
 			h.LastFailure, h.FailureClass = now, string(class)
-			h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
+			p.disableByHerald(h, now)
 			if h.ProbeOwner == t.owner {
 				h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
 			}
@@ -301,12 +320,44 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 		return
 	}
 	r.disabledOrigin = wrote && disabling
-	if r.disabledOrigin && p.cfg.Announcer != nil {
-		if err := p.cfg.Announcer.Publish(ctx, announce.DestinationDisabled, DisabledEvent(h, now)); err != nil {
-			p.cfg.Logger.WarnContext(ctx, "destination event not published", "origin", h.Origin, "error", err.Error())
-		}
-	}
 	t.e.h, t.e.readAt = h, now
+	if r.disabledOrigin {
+		p.announcePending(ctx, t.e, now)
+	}
+}
+
+// disableByHerald marks h disabled by herald at now and, with an Announcer,
+// records destination.disabled in the same write, to be published
+// (announcePending) until EventBridge takes it.
+func (p *Processor) disableByHerald(h *store.Health, now time.Time) {
+	h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
+	if p.cfg.Announcer != nil {
+		h.PendingEvents = announce.AppendPending(h.PendingEvents, announce.Pending{
+			DetailType: announce.DestinationDisabled, Detail: DisabledEvent(*h, now)})
+	}
+}
+
+// announceRetryInterval is how often an environment tries again to publish
+// an origin's pending events, so that a bus that keeps refusing them costs
+// one attempt a minute per origin, not one per health read.
+const announceRetryInterval = time.Minute
+
+// announcePending publishes e's pending events (announce.Finish) when
+// there is an Announcer, there are some and this environment did not try
+// within announceRetryInterval; one not published is logged (WARN
+// "destination event not published") and stays pending for a later read
+// or command. The caller holds e.mu.
+func (p *Processor) announcePending(ctx context.Context, e *originEntry, now time.Time) {
+	if p.cfg.Announcer == nil || e.h.PendingEvents == "" ||
+		(!e.announcedAt.IsZero() && now.Sub(e.announcedAt) < announceRetryInterval) {
+		return
+	}
+	e.announcedAt = now
+	h, err := announce.Finish(ctx, p.cfg.Announcer, p.cfg.Health, e.h)
+	e.h = h
+	if err != nil {
+		p.cfg.Logger.WarnContext(ctx, "destination event not published", "origin", e.h.Origin, "error", err.Error())
+	}
 }
 
 // DisabledEvent is the detail of destination.disabled for h, written at.
@@ -326,9 +377,16 @@ func (p *Processor) disabled(ctx context.Context, r *record, h store.Health) {
 			h.Origin, h.DisabledBy, h.DisabledAt.UTC().Format(time.RFC3339), orNone(h.FailureClass), orNoneTime(h.LastFailure), h.Origin)))
 }
 
+// runEnded reports whether h's run of failures ended before a failure at
+// now: its last failure is FailureRunGap or longer ago.
+func runEnded(h store.Health, now time.Time) bool {
+	return !h.LastFailure.IsZero() && now.Sub(h.LastFailure) >= FailureRunGap
+}
+
 // disables reports whether h, after a failure at now, disables its origin:
 // DisableAfter is set, the circuit is open, the origin is not disabled yet
-// and its run of failures began DisableAfter or longer ago.
+// and its run of failures (no two failures FailureRunGap or more apart:
+// runEnded) began DisableAfter or longer ago.
 func (p *Processor) disables(h store.Health, now time.Time) bool {
 	return p.cfg.DisableAfter > 0 && p.open(h) && !h.Disabled() &&
 		!h.FailingSince.IsZero() && now.Sub(h.FailingSince) >= p.cfg.DisableAfter

@@ -75,7 +75,7 @@ type Reason struct {
 	// in dead letters of earlier herald versions, which kept the first
 	// notification.MaxMessageBytes bytes of a message_too_large original's
 	// body. herald now never cuts a body: the reason shrinks instead, or
-	// the message is left to the redrive policy.
+	// the message goes as it came, with no reason.
 	OriginalBodyBytes  int    `json:"original_body_bytes,omitempty"`
 	OriginalBodySHA256 string `json:"original_body_sha256,omitempty"`
 }
@@ -128,25 +128,51 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 		})
 	}
 	shrink = append(shrink, func() { reason = reason.shortest() })
-	err := p.sendDeadLetter(ctx, r, r.msg.Body, reason, attrs)
+	err := p.sendDeadLetter(ctx, r, r.msg.Body, &reason, attrs)
 	for _, step := range shrink {
 		if !isTooLarge(err) {
 			break
 		}
 		step()
-		err = p.sendDeadLetter(ctx, r, r.msg.Body, reason, attrs)
+		err = p.sendDeadLetter(ctx, r, r.msg.Body, &reason, attrs)
+	}
+	if isTooLarge(err) {
+		// Not even the shortest reason fits beside the body: the message
+		// goes as it came, the body and the producer's attributes, with no
+		// reason; the reason is in the record's log line and the letter
+		// is counted (DeadLettersWithoutReason). Left in the queue, its
+		// gone receiver would be sent it again on every receive.
+		if err = p.sendDeadLetter(ctx, r, r.msg.Body, nil, producerAttributes(r.msg.MessageAttributes)); err == nil {
+			r.reasonless = true
+		}
 	}
 	if err != nil {
 		if isTooLarge(err) {
-			// Even the shortest reason does not fit beside the body: the
-			// message stays untouched for the redrive policy to move.
+			// Not even the message as it came fits: the dead-letter queue's
+			// MaximumMessageSize is below the queue's. It stays untouched
+			// for the redrive policy to move.
 			r.unfit = true
-			err = fmt.Errorf("%w: even with the shortest reason (%w); the message is left in the queue, untouched, for its redrive policy to move after maxReceiveCount receives", errDeadLetterTooLarge, err)
+			err = fmt.Errorf("%w: even with no reason (%w); the message is left in the queue, untouched, for its redrive policy to move after maxReceiveCount receives", errDeadLetterTooLarge, err)
 		}
 		r.outcome, r.sqsErr = Failed, fmt.Errorf("send to dead-letter queue: %w", err)
 		return
 	}
 	r.outcome = DeadLettered
+}
+
+// producerAttributes converts every message attribute of the record for
+// SendMessage but herald's own (AttrReason, AttrErrorClass, which a
+// redriven letter may carry from an earlier dead-lettering): at most
+// MaxMessageAttributes, as the record had.
+func producerAttributes(in map[string]events.SQSMessageAttribute) map[string]types.MessageAttributeValue {
+	out := make(map[string]types.MessageAttributeValue, len(in))
+	for name, a := range in {
+		if name == AttrReason || name == AttrErrorClass {
+			continue
+		}
+		out[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
+	}
+	return out
 }
 
 // errDeadLetterTooLarge marks a dead letter that exceeds the dead-letter
@@ -158,8 +184,8 @@ var errDeadLetterTooLarge = errors.New("the dead letter exceeds the dead-letter 
 const shortenedError = "reason shortened to fit the dead-letter queue's MaximumMessageSize; the full error is in the deliver function's log"
 
 // shortest is r with no more than its outcome, class, attempts, time and
-// ids: a few hundred bytes, the last reason tried before a dead letter is
-// left to the redrive policy.
+// ids: a few hundred bytes, the last reason tried before the message is
+// sent as it came, with none.
 func (r Reason) shortest() Reason {
 	return Reason{
 		Outcome:               r.Outcome,
@@ -173,16 +199,19 @@ func (r Reason) shortest() Reason {
 	}
 }
 
-// sendDeadLetter sends body, r's, with attrs and the reason attributes.
-func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason Reason, attrs map[string]types.MessageAttributeValue) error {
-	reasonJSON, err := json.Marshal(reason)
-	if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
-		panic(err)
-	}
+// sendDeadLetter sends body, r's, with attrs and, unless reason is nil,
+// the reason attributes.
+func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason *Reason, attrs map[string]types.MessageAttributeValue) error {
 	all := make(map[string]types.MessageAttributeValue, len(attrs)+2)
 	maps.Copy(all, attrs)
-	all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(attributeSafe.Replace(string(reasonJSON)))}
-	all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
+	if reason != nil {
+		reasonJSON, err := json.Marshal(reason)
+		if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
+			panic(err)
+		}
+		all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(attributeSafe.Replace(string(reasonJSON)))}
+		all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
+	}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(r.queue.DeadLetterURL),
 		MessageBody:       aws.String(body),
@@ -206,7 +235,7 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 		}
 		in.MessageDeduplicationId = aws.String(dedup)
 	}
-	_, err = p.q.SendMessage(ctx, in)
+	_, err := p.q.SendMessage(ctx, in)
 	return err
 }
 

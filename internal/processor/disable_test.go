@@ -265,3 +265,156 @@ func TestDisableAnnouncesOnce(t *testing.T) {
 	require.Len(t, eb.Events(), 1)
 	require.Contains(t, envs[0].logs.String(), "destination event not published")
 }
+
+// TestDisableNeedsFailuresAcrossThePeriod: three failures open the
+// circuit; six silent days later one probe meets a 502. That failure
+// starts a new run (the last one was FailureRunGap or more ago): the
+// origin is not disabled, its circuit is closed again, and the next
+// notification, to a receiver that has recovered, is delivered.
+func TestDisableNeedsFailuresAcrossThePeriod(t *testing.T) {
+	t.Parallel()
+	for _, quiet := range []time.Duration{6 * 24 * time.Hour, processor.FailureRunGap, 30*24*time.Hour - time.Hour} {
+		t.Run(quiet.String(), func(t *testing.T) {
+			t.Parallel()
+			cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = processor.DefaultDisableAfter })
+			r := newReceiver(t, http.StatusServiceUnavailable)
+			for i := range 3 {
+				cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+			}
+			require.Equal(t, 3, cs.health(t, r).Failures)
+			cs.clock.Advance(quiet)
+			r.status.Store(http.StatusBadGateway)
+			require.Len(t, failures(cs.invoke(t, envs[0], rec("probe", r.body("probe"), 1))), 1, "the probe's failure is retried")
+			h := cs.health(t, r)
+			require.False(t, h.Disabled(), "one failure after %s of quiet does not disable", quiet)
+			require.Equal(t, 1, h.Failures, "a new run")
+			require.Equal(t, cs.clock.Now(), h.FailingSince)
+			r.status.Store(http.StatusOK)
+			require.Empty(t, failures(cs.invoke(t, envs[0], rec("next", r.body("next"), 1))))
+			require.Empty(t, envs[0].deadLetters(t), "the next notification is sent, not dead-lettered")
+			require.Equal(t, int32(5), r.requests.Load())
+		})
+	}
+}
+
+// TestDisableRunBoundaries: an origin failing once every gap for longer
+// than DisableAfter (5 days). With every gap just under FailureRunGap its
+// run lasts, and the first failure DisableAfter or more after the run
+// began disables it, not the one before; one gap of exactly FailureRunGap
+// starts the run again, so 5 days after the first failure it is not
+// disabled, and it is DisableAfter after the gap.
+func TestDisableRunBoundaries(t *testing.T) {
+	t.Parallel()
+	const period = processor.DefaultDisableAfter
+	step := processor.FailureRunGap - time.Second
+	for _, tt := range []struct {
+		name     string
+		gapAt    int // the failure (from 1) reached after a gap of FailureRunGap; 0: none
+		disabled bool
+	}{
+		{name: "every gap under FailureRunGap", disabled: true},
+		{name: "one gap of FailureRunGap after the second failure", gapAt: 2},
+		{name: "one gap of FailureRunGap before the last failure", gapAt: 6},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = period })
+			r := newReceiver(t, http.StatusServiceUnavailable)
+			for i := range 3 {
+				cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+			}
+			t0 := cs.clock.Now()
+			at := t0
+			// Failures 1…6 after t0: 5 gaps of step reach t0 + 5×step,
+			// 5 s short of the period; the 6th gap passes it.
+			for i := 1; i <= 6; i++ {
+				gap := step
+				if i == tt.gapAt {
+					gap = processor.FailureRunGap
+				}
+				cs.clock.Advance(gap)
+				at = at.Add(gap)
+				cs.invoke(t, envs[0], rec(fmt.Sprintf("p-%d", i), r.body(fmt.Sprintf("p-%d", i)), 2))
+				h := cs.health(t, r)
+				if i < 6 {
+					require.False(t, h.Disabled(), "failure %d, %s after the first", i, at.Sub(t0))
+				}
+			}
+			h := cs.health(t, r)
+			require.Equal(t, tt.disabled, h.Disabled(), "%s after the first failure", at.Sub(t0))
+			if tt.disabled {
+				require.Equal(t, t0, h.FailingSince)
+				require.Equal(t, at, h.DisabledAt)
+				return
+			}
+			require.Equal(t, t0.Add(time.Duration(tt.gapAt-1)*step+processor.FailureRunGap), h.FailingSince, "the run began again after the gap")
+		})
+	}
+}
+
+// TestDisableAnnouncementFinishedLater: EventBridge refuses the
+// destination.disabled entry on every retry: the origin is disabled all
+// the same, the event stays recorded in its health item and the line
+// says so. The same environment does not try again within a minute;
+// after it, the next record of the origin (dead-lettered unsent) reads
+// the item and puts the event, once, and it leaves the item. Another
+// environment reading the item then puts nothing more.
+func TestDisableAnnouncementFinishedLater(t *testing.T) {
+	t.Parallel()
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
+	require.NoError(t, err)
+	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(2 * time.Minute)
+	eb.Refuse(eventbridgetest.CodeThrottling, eventbridgetest.CodeInternalFailure, eventbridgetest.CodeThrottling)
+	cs.invoke(t, envs[0], rec("p", r.body("p"), 2))
+	h := cs.health(t, r)
+	require.True(t, h.Disabled())
+	require.Empty(t, eb.Events())
+	require.Equal(t, 3, eb.Calls(), "three attempts")
+	require.Contains(t, h.PendingEvents, `"detail_type":"destination.disabled"`)
+	require.Contains(t, envs[0].logs.String(), "destination event not published")
+
+	cs.clock.Advance(30 * time.Second) // the copy is stale, the last try recent
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("d-1", r.body("d-1"), 1))))
+	require.Equal(t, 3, eb.Calls(), "not tried again within a minute")
+	cs.clock.Advance(30 * time.Second)
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("d-2", r.body("d-2"), 1))))
+	evs := eb.Events()
+	require.Len(t, evs, 1)
+	require.Equal(t, "destination.disabled", evs[0].DetailType)
+	require.Equal(t, "herald", evs[0].Detail["disabled_by"])
+	require.Equal(t, h.DisabledAt.UTC().Format(time.RFC3339), evs[0].Detail["disabled_at"])
+	require.Empty(t, cs.health(t, r).PendingEvents, "removed once put")
+
+	require.Empty(t, failures(cs.invoke(t, envs[1], rec("d-3", r.body("d-3"), 1))))
+	require.Len(t, eb.Events(), 1, "nothing left to put")
+	require.Len(t, envs[0].deadLetters(t), 2)
+	require.Equal(t, int32(4), r.requests.Load(), "a disabled origin gets nothing")
+}
+
+// TestDisableAnnouncementRetriedAtOnce: a refusal EventBridge asks to be
+// retried is put on the next attempt, in the same invocation; nothing
+// stays pending.
+func TestDisableAnnouncementRetriedAtOnce(t *testing.T) {
+	t.Parallel()
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
+	require.NoError(t, err)
+	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	r := newReceiver(t, http.StatusServiceUnavailable)
+	for i := range 3 {
+		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
+	}
+	cs.clock.Advance(2 * time.Minute)
+	eb.Refuse(eventbridgetest.CodeInternalFailure, eventbridgetest.CodeThrottling)
+	cs.invoke(t, envs[0], rec("p", r.body("p"), 2))
+	require.Len(t, eb.Events(), 1)
+	require.Equal(t, 3, eb.Calls())
+	require.Empty(t, cs.health(t, r).PendingEvents)
+	require.NotContains(t, envs[0].logs.String(), "destination event not published")
+}

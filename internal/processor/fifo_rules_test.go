@@ -153,13 +153,14 @@ func TestHandleFIFOSkippedOnLastReceiveWithFailedMoveFollowsItsBlocker(t *testin
 
 // TestHandleFIFOSkippedOnLastReceiveWithAnUnfitDeadLetter: a skipped
 // record on its last receive whose dead letter exceeds the dead-letter
-// queue's size however short its reason stays skipped, counted as
-// DeadLettersTooLarge, and follows its blocker.
+// queue's size even with no reason (a dead-letter queue smaller than the
+// message) stays skipped, counted as DeadLettersTooLarge, and follows its
+// blocker.
 func TestHandleFIFOSkippedOnLastReceiveWithAnUnfitDeadLetter(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	b.wire.AddQueue(b.dlqURL, map[string]string{"MaximumMessageSize": "1024"})
-	big := rec("m2", bigBody(t, "ok-2", 1000), 5)
+	big := rec("m2", bigBody(t, "ok-2", 1025), 5)
 	big.Attributes[processor.AttrMessageGroupID] = "a"
 	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 		fifoRec("m1", "a", webhookBody("transient-1"), 2), big,

@@ -73,6 +73,10 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	if r.movedTo != "" {
 		attrs = append(attrs, slog.String("moved_to", r.movedTo))
 	}
+	if r.reasonless {
+		// Its dead letter has no herald.reason: this line is the reason.
+		attrs = append(attrs, slog.Bool("dead_letter_without_reason", true))
+	}
 	if r.outcome == Retry {
 		attrs = append(attrs, slog.Int("delay_seconds", int(r.delay.Seconds())))
 	}
@@ -276,14 +280,20 @@ func outcomeMetrics(now time.Time, recs []*record) metrics.Entry {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.Retries, Unit: metrics.Count, Value: n})
 		e.Metrics = appendValues(e.Metrics, metrics.ReceiveCountAtRetry, metrics.Count, receives)
 	}
-	unfit := 0 // failed, or skipped behind its FIFO group
+	unfit, reasonless := 0, 0 // unfit: failed, or skipped behind its FIFO group
 	for _, r := range recs {
 		if r.unfit {
 			unfit++
 		}
+		if r.reasonless {
+			reasonless++
+		}
 	}
 	if unfit > 0 {
 		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersTooLarge, Unit: metrics.Count, Value: float64(unfit)})
+	}
+	if reasonless > 0 {
+		e.Metrics = append(e.Metrics, metrics.Metric{Name: metrics.DeadLettersWithoutReason, Unit: metrics.Count, Value: float64(reasonless)})
 	}
 	return e
 }

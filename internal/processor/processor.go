@@ -106,9 +106,12 @@ type Config struct {
 	// to 0; the deliver function's default is [DefaultDisableAfter].
 	DisableAfter time.Duration
 	// Announcer, when set, publishes destination.disabled when this
-	// environment's write disables an origin (announce.Publisher). A
-	// failure is logged (WARN) and changes nothing else. Defaults to nil:
-	// nothing is published.
+	// environment's write disables an origin (announce.Publisher): the
+	// event is recorded in the origin's health item with that write and
+	// removed once published. One not published is logged (WARN) and
+	// published by the next environment that reads the item (at most once
+	// a minute per environment and origin) or the next `herald
+	// destinations` command on it. Defaults to nil: nothing is published.
 	Announcer Announcer
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
@@ -243,10 +246,11 @@ type record struct {
 	size     int   // body and message attributes, as SQS counts them
 	blankID  bool  // the record has no SQS message id
 	// unfit is set when the record's dead letter exceeds the dead-letter
-	// queue's maximum message size however short its reason.
-	unfit     bool
-	duplicate *record // the earlier record of the batch with the same notification id
-	created   bool    // the producer set created_at (else it is the SentTimestamp)
+	// queue's maximum message size even with no reason; reasonless when
+	// it was dead-lettered with no reason, none fitting.
+	unfit, reasonless bool
+	duplicate         *record // the earlier record of the batch with the same notification id
+	created           bool    // the producer set created_at (else it is the SentTimestamp)
 }
 
 // Handle delivers the records of ev and returns the records to retry as
@@ -363,8 +367,13 @@ func (p *Processor) pauseIfChannelRefuses(ctx context.Context, recs []*record) {
 }
 
 // ClassUnknownQueue is the class of a record from a queue the processor
-// was not given.
-const ClassUnknownQueue delivery.Class = "unknown_queue"
+// was not given: handed back unattempted (outcome failed), since neither a
+// retry nor a dead letter can be sent without knowing its queue.
+var ClassUnknownQueue = delivery.NewClass("unknown_queue")
+
+// ClassChannelNotConfigured is the class of a notification whose channel
+// has no sender and no queue of its own to move it to: dead-lettered.
+var ClassChannelNotConfigured = delivery.NewClass("channel_not_configured")
 
 // ClassMessageTooLarge is the class of a message above
 // notification.MaxMessageBytes: its dead letter would not leave room for
@@ -518,7 +527,7 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 			p.move(ctx, r, own)
 			return
 		}
-		p.deadLetter(ctx, r, delivery.Permanent("channel_not_configured", fmt.Errorf("no sender for channel %q", n.Channel)))
+		p.deadLetter(ctx, r, delivery.Permanent(ClassChannelNotConfigured, fmt.Errorf("no sender for channel %q", n.Channel)))
 		return
 	}
 	circuit, pass := p.passCircuit(ctx, deliverCtx, r, p.leaseUntil(ctx))

@@ -331,6 +331,12 @@ func TestAcceptsTheEdges(t *testing.T) {
 
 	ten := eleven()
 	delete(ten, "a0")
+	threeAttrs := map[string]types.MessageAttributeValue{
+		"tenant":   {DataType: aws.String("String"), StringValue: aws.String("acme")},
+		"priority": {DataType: aws.String("Number.int"), StringValue: aws.String("7")},
+		"trace":    {DataType: aws.String("Binary"), BinaryValue: []byte{1, 2, 3}},
+	}
+	threeBytes := len("tenant") + len("String") + len("acme") + len("priority") + len("Number.int") + len("7") + len("trace") + len("Binary") + 3
 	bin := func(n int) map[string]types.MessageAttributeValue {
 		return map[string]types.MessageAttributeValue{"b": {DataType: aws.String("Binary"), BinaryValue: make([]byte, n)}}
 	}
@@ -342,6 +348,9 @@ func TestAcceptsTheEdges(t *testing.T) {
 		"a string attribute":       {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String("x"), MessageAttributes: map[string]types.MessageAttributeValue{"a": {DataType: aws.String("String"), StringValue: aws.String("v")}}}, ""},
 		"binary fills it exactly":  {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1000)), MessageAttributes: bin(1024 - 1000 - len("b") - len("Binary"))}, ""},
 		"binary one byte too many": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1000)), MessageAttributes: bin(1024 - 1000 - len("b") - len("Binary") + 1)}, "InvalidParameterValue"},
+		// Names, types (a custom type label counts) and values, each byte.
+		"three attributes fill it exactly": {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1024-threeBytes)), MessageAttributes: threeAttrs}, ""},
+		"three attributes, one byte over":  {sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(strings.Repeat("x", 1024-threeBytes+1)), MessageAttributes: threeAttrs}, "InvalidParameterValue"},
 	} {
 		_, err := c.SendMessage(ctx, &tc.in)
 		require.Equal(t, tc.want, code(err), name)

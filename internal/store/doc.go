@@ -15,7 +15,8 @@
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
 //	health    origin#<scheme://host[:port]> health    failures, failing_since, last_success, last_failure,
 //	          origin#chat:<service>:<digest>          failure_class, probe_until, owner, disabled_at,
-//	                                                  disabled_by, version, updated_at, expires_at
+//	                                                  disabled_by, pending_events, version, updated_at,
+//	                                                  expires_at
 //	pace      chat#chat:<service>:<digest>  pace      next, until, version, expires_at
 //
 // A delivery item is a notification's delivered-once record (see
@@ -50,7 +51,9 @@
 // webhook.Origin's form, as for keys items:
 //   - failures is the number of consecutive failures that said the origin
 //     is down; failing_since, Unix milliseconds, is when the first of them
-//     was written, absent when failures is 0;
+//     was written, absent when failures is 0 (a run of failures ends at a
+//     success, or for the deliver function after 24 h without a failure:
+//     processor.FailureRunGap);
 //   - last_success, last_failure are Unix milliseconds, absent when none;
 //     failure_class is last_failure's class;
 //   - probe_until ends the probe lease, Unix milliseconds, and owner is its
@@ -58,6 +61,10 @@
 //   - disabled_at, Unix milliseconds, is when the origin was disabled and
 //     disabled_by who did ("herald" or "operator"); both absent while it
 //     is enabled (see [Store.SetDisabled]);
+//   - pending_events is a JSON array of the EventBridge events announcing
+//     a change of the origin (destination.disabled, destination.recovered)
+//     not published yet, written with the change and removed once
+//     published (package announce, Pending); absent when none;
 //   - version counts the item's writes: each write is a PutItem
 //     conditional on the version it read (compare and swap);
 //   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds;

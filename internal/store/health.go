@@ -23,6 +23,9 @@ const (
 	AttrFailingSince = "failing_since"
 	AttrDisabledAt   = "disabled_at"
 	AttrDisabledBy   = "disabled_by"
+	// AttrPendingEvents holds the events announcing a change of the
+	// origin that are not published yet (package announce, Pending).
+	AttrPendingEvents = "pending_events"
 )
 
 // Who disabled an origin, in a health item's disabled_by.
@@ -71,6 +74,10 @@ type Health struct {
 	// DisabledByOperator).
 	DisabledAt time.Time
 	DisabledBy string
+	// PendingEvents is the JSON array of the events announcing a change
+	// of this origin that are not published yet (announce.Pending),
+	// written with the change; "" when none.
+	PendingEvents string
 	// version counts the item's writes, for the compare-and-swap.
 	version int64
 }
@@ -124,6 +131,7 @@ func (s *Store) parseHealth(origin string, item map[string]types.AttributeValue)
 	h.FailingSince = msTime(item, AttrFailingSince)
 	h.DisabledAt = msTime(item, AttrDisabledAt)
 	h.DisabledBy = text(item, AttrDisabledBy)
+	h.PendingEvents = text(item, AttrPendingEvents)
 	return h
 }
 
@@ -166,7 +174,8 @@ func (s *Store) UpdateHealth(ctx context.Context, h Health, change func(*Health)
 				item[name] = ms(t)
 			}
 		}
-		for name, v := range map[string]string{AttrFailureClass: next.FailureClass, AttrOwner: next.ProbeOwner, AttrDisabledBy: next.DisabledBy} {
+		for name, v := range map[string]string{AttrFailureClass: next.FailureClass, AttrOwner: next.ProbeOwner, AttrDisabledBy: next.DisabledBy,
+			AttrPendingEvents: next.PendingEvents} {
 			if v != "" {
 				item[name] = str(v)
 			}
@@ -203,9 +212,12 @@ func (s *Store) UpdateHealth(ctx context.Context, h Health, change func(*Health)
 // SetDisabled disables (disabled true, by DisabledByOperator) or enables
 // origin with UpdateHealth. Enabling also forgets the run of failures, so
 // the circuit is closed and the origin is not disabled again before its
-// next run of failures lasts the disable-after setting. It returns the
-// health as it now is and whether this call changed it, or an *Error.
-func (s *Store) SetDisabled(ctx context.Context, origin string, disabled bool) (Health, bool, error) {
+// next run of failures lasts the disable-after setting. Each of also, when
+// given, is applied to the changed health in the same write, with the
+// health before the change (to record the event announcing it). It
+// returns the health as it now is and whether this call changed it, or an
+// *Error.
+func (s *Store) SetDisabled(ctx context.Context, origin string, disabled bool, also ...func(before Health, h *Health)) (Health, bool, error) {
 	h, err := s.Health(ctx, origin)
 	if err != nil {
 		return h, false, err
@@ -215,13 +227,17 @@ func (s *Store) SetDisabled(ctx context.Context, origin string, disabled bool) (
 		if h.Disabled() == disabled {
 			return false
 		}
+		before := *h
 		if disabled {
 			h.DisabledAt, h.DisabledBy = now, DisabledByOperator
-			return true
+		} else {
+			h.DisabledAt, h.DisabledBy = time.Time{}, ""
+			h.Failures, h.FailingSince = 0, time.Time{}
+			h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
 		}
-		h.DisabledAt, h.DisabledBy = time.Time{}, ""
-		h.Failures, h.FailingSince = 0, time.Time{}
-		h.ProbeUntil, h.ProbeOwner = time.Time{}, ""
+		for _, f := range also {
+			f(before, h)
+		}
 		return true
 	})
 }

@@ -1,0 +1,121 @@
+package announce
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// Pending is an event recorded in its origin's health item
+// (store.Health.PendingEvents) in the same write as the change it
+// announces, and removed once published: an event EventBridge refused, or
+// that a crash or a deadline cut off, is published later by the next
+// deliver function that reads the origin or the next `herald destinations`
+// command that changes or re-runs on it (Finish). It is sent at least
+// once, so a consumer deduplicates on origin and at (docs/alarms.md).
+type Pending struct {
+	DetailType string `json:"detail_type"`
+	Detail     Event  `json:"detail"`
+}
+
+// MaxPending bounds the events an item keeps: the oldest goes when an
+// 11th is added. Each is about 400 bytes; an origin changes that often
+// only when an operator disables and enables it again and again while
+// the bus refuses every event.
+const MaxPending = 10
+
+// AppendPending returns list (a JSON array of Pending, "" for none) with p
+// added at its end. An unreadable list is replaced.
+func AppendPending(list string, p Pending) string {
+	ps, _ := ParsePending(list)
+	ps = append(ps, p)
+	if len(ps) > MaxPending {
+		ps = ps[len(ps)-MaxPending:]
+	}
+	return encodePending(ps)
+}
+
+// ParsePending reads list, a JSON array of Pending; "" is none.
+func ParsePending(list string) ([]Pending, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var ps []Pending
+	if err := json.Unmarshal([]byte(list), &ps); err != nil {
+		return nil, fmt.Errorf("pending events: %w", err)
+	}
+	return ps, nil
+}
+
+func encodePending(ps []Pending) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ps)
+	if err != nil { // cannot happen: strings and numbers
+		panic(err)
+	}
+	return string(b)
+}
+
+// Publishing publishes one event (Publisher).
+type Publishing interface {
+	Publish(ctx context.Context, detailType string, e Event) error
+}
+
+var _ Publishing = (*Publisher)(nil)
+
+// HealthWriter writes an origin's health (store.Store).
+type HealthWriter interface {
+	UpdateHealth(ctx context.Context, h store.Health, change func(*store.Health) bool) (store.Health, bool, error)
+}
+
+var _ HealthWriter = (*store.Store)(nil)
+
+// Finish publishes h's pending events oldest first, stopping at the first
+// that is not published, and removes the published ones from the item
+// with one conditional write (an event another writer removed or replaced
+// in between is left as that writer left it). It returns the health as
+// last written or read, and an error naming the event not published or
+// the failed write: what was not removed stays pending. An unreadable
+// list is removed, with an error.
+func Finish(ctx context.Context, pub Publishing, st HealthWriter, h store.Health) (store.Health, error) {
+	ps, perr := ParsePending(h.PendingEvents)
+	sent := 0
+	var err error
+	for _, p := range ps {
+		if err = pub.Publish(ctx, p.DetailType, p.Detail); err != nil {
+			break
+		}
+		sent++
+	}
+	if sent == 0 && perr == nil {
+		return h, err
+	}
+	done := ps[:sent]
+	h2, _, werr := st.UpdateHealth(ctx, h, func(h *store.Health) bool {
+		now, rerr := ParsePending(h.PendingEvents)
+		if rerr != nil {
+			h.PendingEvents = ""
+			return true
+		}
+		n := 0
+		for n < len(now) && n < len(done) && now[n] == done[n] {
+			n++
+		}
+		if n == 0 {
+			return false
+		}
+		h.PendingEvents = encodePending(now[n:])
+		return true
+	})
+	switch {
+	case werr != nil:
+		return h, fmt.Errorf("%d published event(s) of %s still recorded as pending: %w", sent, h.Origin, werr)
+	case perr != nil:
+		return h2, fmt.Errorf("removed unreadable %w", perr)
+	}
+	return h2, err
+}
