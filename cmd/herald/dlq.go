@@ -110,7 +110,7 @@ func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.
 			case sameQueue(p.url, p.dlq):
 				// A redrive would put each letter back where it is, without
 				// herald's attributes: its reason would be lost.
-				return nil, nil, usagef("the notification queue and the dead-letter queue are the same (%s, from %s)", p.url, q.source)
+				return nil, nil, usagef("a queue and its dead-letter queue are the same (%s, from %s)", p.url, q.source)
 			}
 		}
 	}
