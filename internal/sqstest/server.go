@@ -139,6 +139,8 @@ type Server struct {
 	// whose answer cannot be trusted (GarbleDigest, CutAfterStore,
 	// StallAfterStore).
 	afterStore map[string]storedFault
+	// failSend makes a SendMessage whose body holds one of these fail.
+	failSend []string
 }
 
 // storedFault is what happens to the answer of a call whose messages were
@@ -429,6 +431,22 @@ func (s *Server) FailMessage(action, id string) {
 	s.failMessage[action][id] = true
 }
 
+// FailSendContaining makes every later SendMessage whose message body
+// contains part answer 500 InternalError, storing nothing; other sends go
+// on.
+func (s *Server) FailSendContaining(part string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failSend = append(s.failSend, part)
+}
+
+// sendBody is the MessageBody of a SendMessage request.
+func sendBody(request []byte) string {
+	var in struct{ MessageBody string }
+	_ = json.Unmarshal(request, &in)
+	return in.MessageBody
+}
+
 // GarbleDigest makes every later SendMessage or SendMessageBatch (action)
 // store its messages and answer with an MD5OfMessageBody that is not the
 // body's: the SDK then reports the call failed (checksum validation)
@@ -566,7 +584,7 @@ func (s *Server) waitForMessages(ctx context.Context, action string, body []byte
 }
 
 func (s *Server) do(action string, body []byte) (any, *apiError) {
-	if s.failAction[action] {
+	if s.failAction[action] || action == "SendMessage" && slices.ContainsFunc(s.failSend, func(part string) bool { return strings.Contains(sendBody(body), part) }) {
 		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalError", query: "InternalError", msg: "injected"}
 	}
 	var common struct{ QueueUrl, QueueName string }

@@ -87,3 +87,20 @@ func TestAnswersThatCannotBeTrusted(t *testing.T) {
 		})
 	}
 }
+
+// TestFailSendContaining: a SendMessage whose body holds the part fails and
+// stores nothing; the others are stored.
+func TestFailSendContaining(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	s.FailSendContaining(`"id":"a-2"`)
+	for _, b := range []string{`{"id":"a-1"}`, `{"id":"a-2"}`, `{"id":"a-3"}`} {
+		_, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(b)})
+		if b == `{"id":"a-2"}` {
+			require.Error(t, err)
+			continue
+		}
+		require.NoError(t, err)
+	}
+	require.Len(t, s.Messages(queueURL), 2)
+}
