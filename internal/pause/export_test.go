@@ -40,9 +40,5 @@ func recordWaits(ctx context.Context, during func()) (context.Context, func() []
 // BusyWait is the wait before the first retry of a refused update.
 const BusyWait = busyWait
 
-// Busy-wait schedule (mapping.go).
-const (
-	MaxBusyWait = maxBusyWait
-	BusyMargin  = busyMargin
-	BusyBudget  = busyBudget
-)
+// BusyMargin is the time a pause leaves before its context's deadline.
+const BusyMargin = busyMargin
