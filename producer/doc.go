@@ -16,5 +16,12 @@
 // of a group after one that was not sent ([ErrGroupBlocked]); SendBodies
 // reports every one not sent in a [NotSentError].
 //
+// A call whose answer cannot be trusted (an MD5 of the body that does not
+// match, an answer after the caller's deadline, a connection cut once the
+// request was sent) leaves its notifications neither sent nor not sent: SQS
+// may hold them. They are reported as of unknown outcome
+// ([ErrOutcomeUnknown], [NotSentError].Unknown), with the queue and how to
+// check before sending them again.
+//
 // The command `herald send` is a thin layer over this package.
 package producer

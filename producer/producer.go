@@ -93,23 +93,35 @@ type Result struct {
 	ID string `json:"id"`
 	// MessageID is the SQS message id, when it was sent.
 	MessageID string `json:"sqs_message_id,omitempty"`
-	// Err is why it was not sent; nil when it was.
+	// Err is why it was not sent, or, wrapping ErrOutcomeUnknown, why it
+	// is not known whether it was; nil when it was sent.
 	Err error `json:"-"`
 }
 
 // NotSentError is SendBodies' error when some valid notifications were not
 // sent: SQS refused or kept failing them, or on a FIFO queue they wait
-// behind one of their group that was not sent. Each one's Result.Err says
-// why.
+// behind one of their group that was not sent; or when the outcome of some
+// is unknown (ErrOutcomeUnknown: SQS may hold them). Each one's Result.Err
+// says why.
 type NotSentError struct {
 	// IDs are the notification ids not sent, in input order.
 	IDs []string
+	// Unknown are the ids whose send's outcome is unknown, in input order:
+	// check before sending them again (their Result.Err says how).
+	Unknown []string
 	// Total is the number of notifications given.
 	Total int
 }
 
 func (e *NotSentError) Error() string {
-	return fmt.Sprintf("%d of %d notifications not sent: %s", len(e.IDs), e.Total, strings.Join(e.IDs, ", "))
+	var parts []string
+	if len(e.IDs) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d notifications not sent: %s", len(e.IDs), e.Total, strings.Join(e.IDs, ", ")))
+	}
+	if len(e.Unknown) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d notifications of unknown outcome (SQS may hold them; check before sending again): %s", len(e.Unknown), e.Total, strings.Join(e.Unknown, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ErrGroupBlocked is the Result.Err (wrapped, with the id it waits behind)
@@ -208,7 +220,9 @@ func (c *Client) Send(ctx context.Context, msgs ...*notification.Message) ([]Res
 // *InvalidError and sends nothing. Otherwise it sends each to its channel's
 // queue (Queues, else QueueURL) in batches and returns one Result per body,
 // in input order. The error is a *NotSentError when any body was not sent
-// (each Result's Err says why), or names what is missing from c (a channel
+// or of unknown outcome (each Result's Err says why; one wrapping
+// ErrOutcomeUnknown names the queue and how to check before sending it
+// again), or names what is missing from c (a channel
 // with no queue, a FIFO queue without a group): then nothing is sent.
 //
 // On a FIFO queue the order of each message group is kept whatever SQS
@@ -272,17 +286,20 @@ func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, err
 			results[i] = subResults[k]
 		}
 	}
-	var notSent []string
+	var notSent, unknown []string
 	for i, r := range results {
 		if r.MessageID == "" && r.Err == nil {
 			results[i].Err = fmt.Errorf("not sent: %w", context.Cause(ctx))
 		}
-		if results[i].Err != nil {
+		switch {
+		case errors.Is(results[i].Err, ErrOutcomeUnknown):
+			unknown = append(unknown, r.ID)
+		case results[i].Err != nil:
 			notSent = append(notSent, r.ID)
 		}
 	}
-	if len(notSent) > 0 {
-		return results, &NotSentError{IDs: notSent, Total: len(bodies)}
+	if len(notSent) > 0 || len(unknown) > 0 {
+		return results, &NotSentError{IDs: notSent, Unknown: unknown, Total: len(bodies)}
 	}
 	return results, nil
 }
@@ -393,12 +410,16 @@ func (c *Client) sendChunk(ctx context.Context, queueURL string, bodies [][]byte
 		for k, i := range pending {
 			entries[k] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}
 		}
+		if ctx.Err() != nil {
+			return // not sent: SendBodies says why
+		}
 		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		var retry []int
 		if err != nil {
-			// The SDK has already retried what it retries; the call as a whole failed.
+			// The SDK has already retried what it retries; the call as a
+			// whole failed, or its answer cannot be trusted.
 			for _, i := range pending {
-				results[i].Err = fmt.Errorf("send batch: %w", err)
+				results[i].Err = callError(err, queueURL, results[i].ID)
 			}
 			return
 		}
@@ -488,9 +509,12 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 		}
 		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		if err != nil {
-			// The SDK has already retried what it retries; the call as a whole failed.
+			// The SDK has already retried what it retries; the call as a
+			// whole failed, or its answer cannot be trusted: either way the
+			// group waits (were it stored, the next would still be in
+			// order; were it not, the next would jump it).
 			for _, i := range batch {
-				block(i, fmt.Errorf("send batch: %w", err))
+				block(i, callError(err, queueURL, results[i].ID))
 			}
 			continue
 		}
@@ -531,6 +555,16 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 		}
 		delay *= 2
 	}
+}
+
+// callError is the Result.Err of a notification in a SendMessageBatch call
+// that returned err: not sent when SQS answered with an error or the request
+// never left, else unknown (OutcomeUnknown).
+func callError(err error, queueURL, id string) error {
+	if OutcomeUnknown(err) {
+		return unknownError(err, queueURL, id)
+	}
+	return fmt.Errorf("send batch: %w", err)
 }
 
 func entryIndex(id *string, pending []int) (int, bool) {

@@ -112,7 +112,7 @@ func scanDLQ(ctx context.Context, e *env, g *globals, needQueue bool, hold time.
 			case sameQueue(p.url, p.dlq):
 				// A redrive would put each letter back where it is, without
 				// herald's attributes: its reason would be lost.
-				return nil, nil, usagef("the notification queue and the dead-letter queue are the same (%s, from %s)", p.url, q.source)
+				return nil, nil, usagef("a queue and its dead-letter queue are the same (%s, from %s)", p.url, q.source)
 			}
 		}
 	}
@@ -444,12 +444,19 @@ letters to its own queue: the email dead letters to the email queue) with their
 original body and the producer's own message attributes (not herald's), then
 delete each from the dead-letter queue. Send comes before delete, so an
 interruption can leave a message in both queues (receivers deduplicate on the
-notification id), never in neither. FIFO queues keep the message group.
+notification id), never in neither. FIFO queues keep the message group and
+its order: each group's letters go back in their original order (their
+SequenceNumber, whichever moved them: herald or the redrive policy), and a
+group stops at its first letter not sent: the rest of it is "held" and stays.
+A send whose answer cannot be trusted (a wrong MD5, no answer in time, a cut
+connection) is "unknown": the queue may hold it, the dead letter stays, and
+the row says how to check before redriving it again.
 
 Choose with --id (repeatable), --class, --older-than, --channel (combined: all
 must match), or --all. --dry-run shows what would be sent and changes nothing.
-Ends with the count sent, skipped and failed; exit status 1 when any failed,
-an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
+Ends with the count sent, skipped and failed (held included), and unknown;
+exit status 1 when any failed or is unknown, an --id was not found, or Ctrl-C
+stopped it before every chosen letter.`,
 		Example: `  herald dlq redrive --id welcome-42 --dry-run
   herald dlq redrive --class webhook_http_5xx --older-than 1h
   herald dlq redrive --all`,
@@ -490,7 +497,7 @@ an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 			var relErrs []error
 			for _, s := range scans {
 				r, err := deadletter.Redrive(context.WithoutCancel(ctx), client, s.pair.dlq, s.pair.url, s.letters, choose, dryRun)
-				rep.Sent, rep.Skipped, rep.Failed = rep.Sent+r.Sent, rep.Skipped+r.Skipped, rep.Failed+r.Failed
+				rep.Sent, rep.Skipped, rep.Failed, rep.Unknown = rep.Sent+r.Sent, rep.Skipped+r.Skipped, rep.Failed+r.Failed, rep.Unknown+r.Unknown
 				rep.Results = append(rep.Results, r.Results...)
 				if err != nil {
 					relErrs = append(relErrs, err)
@@ -519,7 +526,11 @@ an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 				if dryRun {
 					verb = "dry run: would send " + strconv.Itoa(len(rep.Results)) + ", sent"
 				}
-				fmt.Fprintf(e.stdout, "%s %d, skipped %d, failed %d\n", verb, rep.Sent, rep.Skipped, rep.Failed)
+				fmt.Fprintf(e.stdout, "%s %d, skipped %d, failed %d", verb, rep.Sent, rep.Skipped, rep.Failed)
+				if rep.Unknown > 0 {
+					fmt.Fprintf(e.stdout, ", unknown %d (the queue may hold them; each row says how to check)", rep.Unknown)
+				}
+				fmt.Fprintln(e.stdout)
 				for _, id := range missing {
 					fmt.Fprintf(e.stderr, "not found: %s\n", id)
 				}
@@ -527,7 +538,7 @@ an --id was not found, or Ctrl-C stopped it before every chosen letter.`,
 			if interrupted > 0 {
 				fmt.Fprintf(e.stderr, "interrupted: %d chosen dead letters not redriven (counted as skipped); they stay in the dead-letter queue\n", interrupted)
 			}
-			if rep.Failed > 0 || len(missing) > 0 || interrupted > 0 || partial {
+			if rep.Failed > 0 || rep.Unknown > 0 || len(missing) > 0 || interrupted > 0 || partial {
 				return reported(e, relErr)
 			}
 			return relErr

@@ -284,3 +284,17 @@ func TestDLQBoundsWhatItPrints(t *testing.T) {
 	require.Contains(t, r.stdout, "error class:     "+strings.Repeat("c", maxShownField-len("…"))+"…\n")
 	require.Contains(t, r.stderr, "--full")
 }
+
+// A redrive whose send's answer cannot be trusted counts it unknown, keeps
+// the dead letter and exits 1; the rest of the FIFO group is held.
+func TestDLQRedriveUntrustedAnswerIsUnknown(t *testing.T) {
+	w := newDLQWire(t, "/dlq.fifo", "/q.fifo", `{"id":"a-1"}`, `{"id":"a-2"}`)
+	w.GarbleDigest("SendMessage")
+	r := heraldCtx(context.Background(), "dlq", "redrive", "--all", "--dlq-url", w.URL()+"/dlq.fifo", "--queue-url", w.URL()+"/q.fifo")
+	require.Equal(t, exitFailed, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "sent 0, skipped 0, failed 1, unknown 1")
+	require.Contains(t, r.stdout, deadletter.ActionHeld)
+	require.Len(t, w.Messages(w.URL()+"/q.fifo"), 1, "the queue holds the unknown one")
+	visible, _ := w.Counts(w.URL() + "/dlq.fifo")
+	require.Equal(t, 2, visible)
+}

@@ -112,8 +112,8 @@ func TestSendDryRunValidatesWithFieldPaths(t *testing.T) {
 	var rows []sendRow
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
 	require.Equal(t, []sendRow{
-		{Source: "-:3", ID: "b", Error: rows[0].Error, Invalid: true},
-		{Source: "-:1", ID: "a"},
+		{Source: "-:3", ID: "b", Outcome: outcomeInvalid, Error: rows[0].Error, Invalid: true},
+		{Source: "-:1", ID: "a", Outcome: outcomeDryRun},
 	}, rows)
 	require.Contains(t, rows[0].Error, "webhook.event_type")
 
@@ -334,7 +334,7 @@ func TestSendRefusesARepeatedID(t *testing.T) {
 	require.Equal(t, exitFailed, r.code)
 	var rows []sendRow
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
-	require.Equal(t, []sendRow{{Source: "-:2", ID: "a", Error: rows[0].Error, Invalid: true}, {Source: "-:1", ID: "a"}}, rows)
+	require.Equal(t, []sendRow{{Source: "-:2", ID: "a", Outcome: outcomeInvalid, Error: rows[0].Error, Invalid: true}, {Source: "-:1", ID: "a", Outcome: outcomeDryRun}}, rows)
 }
 
 // A day count whose duration does not fit time.Duration must be refused,

@@ -84,10 +84,13 @@ func newSecretRotateCmd(e *env, g *globals) *cobra.Command {
 	grace := DefaultRotateGrace
 	cmd := &cobra.Command{
 		Use:   "rotate URL",
-		Short: "Start the next key version of the receiver at URL (its origin) alone",
+		Short: "Start the next key version of URL's origin (every receiver there)",
 		Long: `Start the next version of the per-destination key of URL's origin (scheme,
-host, port), leaving every other receiver's key as it is: for a receiver whose
-key leaked. herald then signs each webhook to that origin with the new
+host, port): for a receiver whose key leaked. The key is the origin's, not the
+URL's: every receiver at that origin shares it (two tenants on one host, at
+/a and /b, have one key) and must install the new one; receivers at other
+origins keep theirs. Per-endpoint secrets (a key of each URL) are not
+available yet. herald then signs each webhook to that origin with the new
 version's key and, for --grace (default 24h), also with the previous one
 (two signatures, space-separated, as Standard Webhooks allows), so that the
 receiver can install the new key first and drop the old one after. A
@@ -101,6 +104,10 @@ caches an origin's versions that long). Print the keys the receiver
 installs with ` + "`herald secret derive URL`" + ` (docs/security.md, "Rotating one
 receiver's key").
 
+Refused under HERALD_WEBHOOK_SECRET_SCOPE=shared: there herald signs with the
+deployment secret itself, key versions change nothing, and every receiver
+holds that secret: rotate the deployment secret instead.
+
 --json prints {"origin": ..., "version": n, "previous_until": RFC 3339}.`,
 		Example: `  herald secret rotate --stack herald https://hooks.example.com/herald
   herald secret rotate --grace 72h https://hooks.example.com/herald`,
@@ -113,6 +120,9 @@ receiver's key").
 			}
 			if grace < 0 {
 				return usagef("--grace %s: must not be negative", grace)
+			}
+			if e.getenv("HERALD_WEBHOOK_SECRET_SCOPE") == string(webhook.ScopeShared) {
+				return usagef("HERALD_WEBHOOK_SECRET_SCOPE=shared here: a deployment with that setting signs with its secret itself, so a key version would change nothing and every receiver holds that secret; rotate the deployment secret (docs/security.md, \"The signing secret\"), or unset the variable if the deployment signs per destination")
 			}
 			st, err := openStore(ctx, g, e.getenv, func() (aws.Config, error) { return g.awsConfig(ctx) }, g.stackOutputs)
 			if err != nil {
@@ -132,8 +142,8 @@ receiver's key").
 					PreviousUntil string `json:"previous_until"`
 				}{origin, k.Version, k.PreviousUntil.UTC().Format(time.RFC3339)})
 			}
-			_, err = fmt.Fprintf(e.stdout, "%s: key version %d; version %d also signs until %s\nthe receiver installs the keys of `herald secret derive` for this URL now, and drops version %d's after that time\n",
-				origin, k.Version, k.Version-1, k.PreviousUntil.UTC().Format(time.RFC3339), k.Version-1)
+			_, err = fmt.Fprintf(e.stdout, "%s: key version %d; version %d also signs until %s\nevery receiver at %s (any path) installs the keys of `herald secret derive` for this URL now, and drops version %d's after that time\n",
+				origin, k.Version, k.Version-1, k.PreviousUntil.UTC().Format(time.RFC3339), origin, k.Version-1)
 			return err
 		},
 	}

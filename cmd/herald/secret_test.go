@@ -240,6 +240,10 @@ func TestSecretRotateUsage(t *testing.T) {
 		{table, []string{"secret", "rotate", "--grace", "-1h", "https://hooks.example.com/x"}, "must not be negative"},
 		{table, []string{"secret", "rotate", "--grace", "soon", "https://hooks.example.com/x"}, "--grace"},
 		{nil, []string{"secret", "rotate", "https://hooks.example.com/x"}, "no store table"},
+		// Versions do nothing when herald signs with the deployment secret
+		// itself: refused before the store is read, with or without a table.
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_WEBHOOK_SECRET_SCOPE": "shared"}, []string{"secret", "rotate", "https://hooks.example.com/x"}, "HERALD_WEBHOOK_SECRET_SCOPE=shared"},
+		{map[string]string{"HERALD_WEBHOOK_SECRET_SCOPE": "shared"}, []string{"--json", "secret", "rotate", "--grace", "0s", "https://hooks.example.com/x"}, "rotate the deployment secret"},
 	} {
 		r := heraldWith(t, tc.vars, tc.args...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
@@ -327,4 +331,14 @@ func TestSecretDeriveJSONVersions(t *testing.T) { // t.Setenv: not parallel
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now().Add(tt.grace), until, time.Minute, "%v", tt.args)
 	}
+
+	// Two tenants on one host share the origin's key: rotating for one
+	// rotates the other's too, and rotate says so.
+	r = heraldWith(t, vars, "secret", "rotate", "https://tenants.example.com/tenant-a")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, "every receiver at https://tenants.example.com (any path)")
+	a := heraldWith(t, vars, "secret", "derive", "https://tenants.example.com/tenant-a")
+	b := heraldWith(t, vars, "secret", "derive", "https://tenants.example.com/tenant-b")
+	require.Equal(t, a.stdout, b.stdout)
+	require.Len(t, strings.Fields(b.stdout), 2, "tenant-b is at version 2 too, version 1 in its grace period")
 }

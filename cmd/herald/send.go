@@ -69,10 +69,22 @@ func problems(source string, err error) []string {
 	return out
 }
 
+// Outcomes of a notification in send's output.
+const (
+	outcomeSent    = "sent"
+	outcomeNotSent = "not_sent"
+	// outcomeUnknown: the send's answer cannot be trusted and SQS may hold
+	// it (producer.ErrOutcomeUnknown); its error says how to check.
+	outcomeUnknown = "unknown"
+	outcomeInvalid = "invalid"
+	outcomeDryRun  = "valid_dry_run"
+)
+
 // sendRow is one line of send's output.
 type sendRow struct {
 	Source    string `json:"source"`
 	ID        string `json:"id,omitempty"`
+	Outcome   string `json:"outcome"`
 	MessageID string `json:"sqs_message_id,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Invalid   bool   `json:"invalid,omitempty"`
@@ -83,9 +95,11 @@ func newSendCmd(e *env, g *globals) *cobra.Command {
 	var skipInvalid, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "send FILE... | -",
-		Short: "Validate notifications and send them to the queue",
-		Long: `Send notifications to the notification queue. Each FILE holds one JSON
-notification; "-" reads NDJSON (one notification per line) from standard input.
+		Short: "Validate notifications and send them to their channels' queues",
+		Long: `Send notifications to their channels' queues (each notification to the queue
+of its channel: email, webhook or chat; a stack with one queue of every channel
+gets them all there). Each FILE holds one JSON notification; "-" reads NDJSON
+(one notification per line) from standard input.
 
 Every notification is first checked by the deliver function's own validator;
 an invalid one is reported with its field path and, unless --skip-invalid,
@@ -94,7 +108,11 @@ send has is invalid too (SQS drops the repeat on a FIFO queue, receivers on
 any queue). Valid ones go out with SendMessageBatch, 10 per call;
 entries SQS fails on its side are retried, then reported. On a FIFO queue the
 message group is --group and the deduplication id is the notification id.
-Prints each notification id with its SQS message id.`,
+Prints each notification id with its SQS message id, NOT SENT and why, or
+UNKNOWN when the answer cannot be trusted (a wrong MD5, no answer before the
+deadline, a cut connection): SQS may hold it, and the row names the queue and
+how to check before sending it again. --json gives each an outcome: sent,
+not_sent, unknown, invalid or valid_dry_run.`,
 		Example: `  herald send testdata/cases/email-multi.json
   jq -c '.[]' batch.json | herald send -
   herald send --dry-run my-notification.json     # validate only`,
@@ -128,7 +146,7 @@ Prints each notification id with its SQS message id.`,
 					for _, p := range problems(in.source, it.Err) {
 						fmt.Fprintln(e.stderr, "invalid:", p)
 					}
-					rows = append(rows, sendRow{Source: in.source, ID: it.ID, Error: it.Err.Error(), Invalid: true})
+					rows = append(rows, sendRow{Source: in.source, ID: it.ID, Outcome: outcomeInvalid, Error: it.Err.Error(), Invalid: true})
 					continue
 				}
 				valid = append(valid, in)
@@ -142,7 +160,7 @@ Prints each notification id with its SQS message id.`,
 			}
 			if dryRun {
 				for _, in := range valid {
-					rows = append(rows, sendRow{Source: in.source, ID: notification.IDOf(in.body)})
+					rows = append(rows, sendRow{Source: in.source, ID: notification.IDOf(in.body), Outcome: outcomeDryRun})
 				}
 				fmt.Fprintf(e.stderr, "dry run: %d valid, %d invalid, nothing sent\n", len(valid), invalid)
 				return finishSend(e, g, rows, invalid > 0)
@@ -174,9 +192,12 @@ Prints each notification id with its SQS message id.`,
 			}
 			failed := invalid > 0
 			for i, r := range results {
-				row := sendRow{Source: valid[i].source, ID: r.ID, MessageID: r.MessageID}
-				if r.Err != nil {
-					row.Error, failed = r.Err.Error(), true
+				row := sendRow{Source: valid[i].source, ID: r.ID, Outcome: outcomeSent, MessageID: r.MessageID}
+				switch {
+				case errors.Is(r.Err, producer.ErrOutcomeUnknown):
+					row.Outcome, row.Error, failed = outcomeUnknown, r.Err.Error(), true
+				case r.Err != nil:
+					row.Outcome, row.Error, failed = outcomeNotSent, r.Err.Error(), true
 				}
 				rows = append(rows, row)
 			}
@@ -198,12 +219,14 @@ func finishSend(e *env, g *globals, rows []sendRow, failed bool) error {
 		cells := make([][]string, 0, len(rows))
 		for _, r := range rows {
 			status := r.MessageID
-			switch {
-			case r.Invalid:
+			switch r.Outcome {
+			case outcomeInvalid:
 				status = "invalid, not sent"
-			case r.Error != "":
+			case outcomeNotSent:
 				status = "NOT SENT: " + r.Error
-			case status == "":
+			case outcomeUnknown:
+				status = "UNKNOWN, maybe sent: " + r.Error
+			case outcomeDryRun:
 				status = "valid (dry run)"
 			}
 			cells = append(cells, []string{r.Source, r.ID, status})

@@ -13,7 +13,10 @@
 // herald.* attributes are left out), then deletes it from the dead-letter
 // queue: send before delete, so an interruption between the two leaves the
 // message in both queues (delivered at least once, which receivers
-// deduplicate on the notification id), never in neither.
+// deduplicate on the notification id), never in neither. On a FIFO queue
+// each message group goes back in its original order and stops at its
+// first letter not sent (see [Scan] and [Redrive]); a send whose answer
+// cannot be trusted is of unknown outcome, never "not sent".
 //
 // The reason herald wrote is [processor.Reason], read from the
 // herald.reason message attribute; a dead letter without it was moved by

@@ -64,6 +64,14 @@ type Letter struct {
 	MovedBy string `json:"moved_by"`
 	// GroupID is the MessageGroupId on a FIFO dead-letter queue.
 	GroupID string `json:"group_id,omitempty"`
+	// SequenceNumber is the letter's place in its message group on a FIFO
+	// dead-letter queue (a decimal of up to 40 digits, beyond 2^64): the
+	// SequenceNumber SQS gave it in the dead-letter queue when it was first
+	// dead-lettered, which herald's redrive carries in the
+	// herald.sequence_number attribute ([AttrSequenceNumber]); else its
+	// own. See [Scan] for why that is the group's order. Empty on a
+	// standard queue.
+	SequenceNumber string `json:"sequence_number,omitempty"`
 	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy,
 	// or when the herald.reason attribute is not readable JSON (MovedBy is
 	// then MovedByHerald and Class is the herald.error_class attribute).
@@ -110,6 +118,7 @@ func fromMessage(m types.Message) Letter {
 	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		l.SentAt = time.UnixMilli(ms).UTC()
 	}
+	l.SequenceNumber = m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]
 	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
 	l.DeadLetterSourceARN = m.Attributes[sysDeadLetterQueueSourceArn]
 	if a, ok := m.MessageAttributes[processor.AttrReason]; ok && l.staleReason(aws.ToString(a.StringValue)) {
@@ -142,7 +151,26 @@ func fromMessage(m types.Message) Letter {
 			}
 		}
 	}
+	if seq := l.carriedSequenceNumber(); seq != "" {
+		l.SequenceNumber = seq
+	}
 	return l
+}
+
+// carriedSequenceNumber is the herald.sequence_number herald's redrive put
+// on the letter: an attribute of the letter, or of the original that
+// herald kept in the reason's overflow_attributes; "" when it has none or
+// it is not a sequence number.
+func (l *Letter) carriedSequenceNumber() string {
+	a, ok := l.attributes[AttrSequenceNumber]
+	seq := aws.ToString(a.StringValue)
+	if r := l.heraldReason(); !ok && r != nil {
+		seq = aws.ToString(r.OverflowAttributes[AttrSequenceNumber].StringValue)
+	}
+	if !sequencePattern.MatchString(seq) {
+		return ""
+	}
+	return seq
 }
 
 // staleReason reports whether reason, the letter's herald.reason, is not

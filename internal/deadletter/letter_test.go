@@ -170,8 +170,8 @@ func TestBodyNamesWinOverTheReason(t *testing.T) {
 	require.Equal(t, "b.example", l.Destination)
 }
 
-// TestSortLetters: oldest failure first, then by notification id, then by
-// SQS message id.
+// TestSortLetters: without sequence numbers (a standard queue), oldest
+// failure first, then by SQS message id.
 func TestSortLetters(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)

@@ -55,7 +55,24 @@ const (
 	ActionSent      = "sent"
 	ActionWouldSend = "would_send"
 	ActionFailed    = "failed"
+	// ActionHeld is a letter of a FIFO message group not sent because an
+	// earlier letter of its group was not (failed, or unknown): sending it
+	// would put the group out of order. It stays; counted in Failed.
+	ActionHeld = "held"
+	// ActionUnknown is a letter whose send's answer cannot be trusted
+	// (producer.OutcomeUnknown): the queue may hold it. It stays in the
+	// dead-letter queue; its Error says how to check before a new redrive.
+	ActionUnknown = "unknown"
 )
+
+// AttrSequenceNumber is the message attribute herald's redrive puts on a
+// letter it sends back to a FIFO queue: the letter's SequenceNumber (its
+// place in its message group, [Letter.SequenceNumber]), so that if it is
+// dead-lettered again it keeps its place among the letters of its group
+// that stayed. It is herald's, not the producer's: left out of
+// [ProducerAttributes], and left off when the producer's attributes
+// already take all 10 (the letter then takes its new place).
+const AttrSequenceNumber = "herald.sequence_number"
 
 // Result is one chosen dead letter's redrive.
 type Result struct {
@@ -70,12 +87,16 @@ type Result struct {
 
 // Report counts a redrive: Sent letters went back to the main queue and
 // left the dead-letter queue; Skipped were not chosen; Failed could not be
-// sent, or were sent but not deleted (then they are in both queues). In a
-// dry run the chosen letters are only listed in Results, as would_send.
+// sent, were held behind an earlier letter of their FIFO message group
+// that was not sent, or were sent but not deleted (then they are in both
+// queues); Unknown were sent without an answer that can be trusted (the
+// queue may hold them; they stay in the dead-letter queue too). In a dry
+// run the chosen letters are only listed in Results, as would_send.
 type Report struct {
 	Sent    int      `json:"sent"`
 	Skipped int      `json:"skipped"`
 	Failed  int      `json:"failed"`
+	Unknown int      `json:"unknown"`
 	DryRun  bool     `json:"dry_run"`
 	Results []Result `json:"results"`
 }
@@ -94,10 +115,18 @@ type Report struct {
 // dry run too.
 // On a FIFO queue it keeps its message group, and its deduplication id is
 // "redrive-" and the dead letter's message id, so a repeated redrive of the
-// same dead letter within 5 minutes is stored once.
+// same dead letter within 5 minutes is stored once. Letters are sent in the
+// order given ([Scan]'s: each group in its original order), and a group
+// stops at its first letter not sent (failed, or unknown): its later chosen
+// letters are held (ActionHeld) and stay, as `herald send` stops a group.
+// A send whose answer cannot be trusted (producer.OutcomeUnknown) is
+// ActionUnknown: the letter stays, and the result says how to check.
 func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Letter, choose func(*Letter) bool, dryRun bool) (Report, error) {
 	rep := Report{DryRun: dryRun, Results: []Result{}}
 	var keep []Letter
+	fifo := producer.IsFIFO(queueURL)
+	// stopped holds, by message group, the letter not sent that stops it.
+	stopped := map[string]Result{}
 	for i := range letters {
 		l := &letters[i]
 		if !choose(l) {
@@ -106,6 +135,19 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			continue
 		}
 		res := Result{NotificationID: l.NotificationID, MessageID: l.MessageID}
+		group := sendGroup(l)
+		if first, ok := stopped[group]; ok {
+			res.Action, res.Error = ActionHeld, fmt.Sprintf("not sent: dead letter %s (%s) of message group %s, before it, was not sent; sending this one first would put the group out of order", first.MessageID, cellOr(first.NotificationID), group)
+			rep.Failed++
+			rep.Results = append(rep.Results, res)
+			keep = append(keep, *l)
+			continue
+		}
+		stop := func() {
+			if fifo {
+				stopped[group] = res
+			}
+		}
 		if r := l.heraldReason(); r != nil && r.OriginalBodyBytes > len(l.Body) {
 			// Sent back, the head of a body would be dead-lettered again
 			// as invalid, and this letter's reason (the original's size
@@ -114,6 +156,7 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			rep.Failed++
 			rep.Results = append(rep.Results, res)
 			keep = append(keep, *l)
+			stop()
 			continue
 		}
 		if dryRun {
@@ -124,10 +167,16 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 		}
 		out, err := api.SendMessage(ctx, SendBackInput(l, queueURL))
 		if err != nil {
-			res.Action, res.Error = ActionFailed, fmt.Sprintf("send to %s: %v", queueURL, err)
-			rep.Failed++
+			if producer.OutcomeUnknown(err) {
+				res.Action, res.Error = ActionUnknown, unknownText(l, queueURL, err)
+				rep.Unknown++
+			} else {
+				res.Action, res.Error = ActionFailed, fmt.Sprintf("send to %s: %v", queueURL, err)
+				rep.Failed++
+			}
 			rep.Results = append(rep.Results, res)
 			keep = append(keep, *l)
+			stop()
 			continue
 		}
 		res.NewMessageID = aws.ToString(out.MessageId)
@@ -145,7 +194,39 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 	return rep, Release(ctx, api, dlqURL, keep)
 }
 
-// SendBackInput is the SendMessage input that puts l back on queueURL.
+// unknownText is the Error of a letter whose send to queueURL failed with
+// err of unknown outcome: the dead letter is kept, and how to check.
+func unknownText(l *Letter, queueURL string, err error) string {
+	check := fmt.Sprintf("look for notification %s in the deliver function's log before redriving it again: a second redrive to this standard queue is a second message", cellOr(l.NotificationID))
+	if producer.IsFIFO(queueURL) {
+		check = fmt.Sprintf("redriving it again within 5 minutes is safe: SQS stores one message per deduplication id %s", deduplicationID(l))
+	}
+	return fmt.Sprintf("unknown whether %s holds it (%v); the dead letter is kept; %s", queueURL, err, check)
+}
+
+// cellOr is id, or "without an id" when it is empty.
+func cellOr(id string) string {
+	if id == "" {
+		return "without an id"
+	}
+	return id
+}
+
+// sendGroup is the message group l goes back to on a FIFO queue: its own,
+// or "herald" when it has none.
+func sendGroup(l *Letter) string {
+	if l.GroupID == "" {
+		return "herald"
+	}
+	return l.GroupID
+}
+
+// deduplicationID is l's MessageDeduplicationId on a FIFO queue.
+func deduplicationID(l *Letter) string { return "redrive-" + l.MessageID }
+
+// SendBackInput is the SendMessage input that puts l back on queueURL. On a
+// FIFO queue it carries l's SequenceNumber as AttrSequenceNumber when the
+// producer's attributes leave room.
 func SendBackInput(l *Letter, queueURL string) *sqs.SendMessageInput {
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(queueURL),
@@ -153,12 +234,14 @@ func SendBackInput(l *Letter, queueURL string) *sqs.SendMessageInput {
 		MessageAttributes: ProducerAttributes(l),
 	}
 	if producer.IsFIFO(queueURL) {
-		group := l.GroupID
-		if group == "" {
-			group = "herald"
+		in.MessageGroupId = aws.String(sendGroup(l))
+		in.MessageDeduplicationId = aws.String(deduplicationID(l))
+		if l.SequenceNumber != "" && len(in.MessageAttributes) < processor.MaxMessageAttributes {
+			if in.MessageAttributes == nil {
+				in.MessageAttributes = map[string]types.MessageAttributeValue{}
+			}
+			in.MessageAttributes[AttrSequenceNumber] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(l.SequenceNumber)}
 		}
-		in.MessageGroupId = aws.String(group)
-		in.MessageDeduplicationId = aws.String("redrive-" + l.MessageID)
 	}
 	return in
 }
@@ -166,7 +249,8 @@ func SendBackInput(l *Letter, queueURL string) *sqs.SendMessageInput {
 // ProducerAttributes returns l's message attributes as its producer sent
 // them: those on the dead letter and those herald kept in the reason's
 // overflow_attributes (of its current or previous reason), without
-// herald's own (herald.reason, herald.error_class), the first 10 by name.
+// herald's own (herald.reason, herald.error_class, herald.sequence_number),
+// the first 10 by name.
 func ProducerAttributes(l *Letter) map[string]types.MessageAttributeValue {
 	all := map[string]types.MessageAttributeValue{}
 	for name, a := range l.attributes {
@@ -181,6 +265,7 @@ func ProducerAttributes(l *Letter) map[string]types.MessageAttributeValue {
 	}
 	delete(all, processor.AttrReason)
 	delete(all, processor.AttrErrorClass)
+	delete(all, AttrSequenceNumber)
 	out := map[string]types.MessageAttributeValue{}
 	for _, name := range slices.Sorted(maps.Keys(all)) {
 		if len(out) == processor.MaxMessageAttributes {

@@ -1,9 +1,11 @@
 package deadletter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,8 +53,11 @@ const maxBatch = sqsbatch.MaxEntries
 
 // Scan receives every visible message of the dead-letter queue at queueURL
 // once, hiding each for hold (DefaultHold when 0; SQS allows up to 12 h),
-// and returns them in a stable order: oldest failure first, then by
-// notification id. It stops at an empty long-poll receive once the queue
+// and returns them in a stable order (sortLetters): on a FIFO queue each
+// message group in its original order, by [Letter.SequenceNumber]; on a
+// standard queue, which keeps no order, oldest failure first (a letter the
+// redrive policy moved, without a failure time, by its SentTimestamp, the
+// original's), then by message id. It stops at an empty long-poll receive once the queue
 // reports no visible message, or after 3 empty receives. Messages already in
 // flight (hidden by another reader) are not seen. Call [Release] with the
 // result when done, also after an error: the letters received so far are
@@ -117,19 +122,59 @@ func Scan(ctx context.Context, api API, queueURL string, hold time.Duration) ([]
 	return sortLetters(out), nil
 }
 
-// sortLetters sorts letters as [Scan] returns them: oldest failure first,
-// then by notification id and message id.
+// sortLetters sorts letters as [Scan] returns them. Letters with a
+// SequenceNumber (a FIFO queue's) come first, by it as a number: a FIFO
+// queue hands a message group over one message at a time, in order, and
+// herald settles each before the next, so a group's letters reach the
+// dead-letter queue in the group's order whichever moved them, herald or
+// the redrive policy (which stores the message anew in a FIFO dead-letter
+// queue). Their dead-letter queue SequenceNumbers are that order; a letter
+// that herald redrove and that came back carries its first one
+// (herald.sequence_number). The others, oldest failure first (or, without
+// one, oldest SentTimestamp), then by message id: never by the text of
+// notification ids, which puts n-10 before n-9.
 func sortLetters(out []Letter) []Letter {
 	slices.SortStableFunc(out, func(a, b Letter) int {
-		if c := a.FailedAt.Compare(b.FailedAt); c != 0 {
-			return c
+		switch {
+		case a.SequenceNumber != "" && b.SequenceNumber != "":
+			if c := CompareSequenceNumbers(a.SequenceNumber, b.SequenceNumber); c != 0 {
+				return c
+			}
+		case a.SequenceNumber != "":
+			return -1
+		case b.SequenceNumber != "":
+			return 1
 		}
-		if c := strings.Compare(a.NotificationID, b.NotificationID); c != 0 {
+		if c := a.orderTime().Compare(b.orderTime()); c != 0 {
 			return c
 		}
 		return strings.Compare(a.MessageID, b.MessageID)
 	})
 	return out
+}
+
+// orderTime is when herald gave up on l, or, when it is not known, when
+// its dead letter was sent.
+func (l *Letter) orderTime() time.Time {
+	if !l.FailedAt.IsZero() {
+		return l.FailedAt
+	}
+	return l.SentAt
+}
+
+// sequencePattern is an SQS SequenceNumber: a decimal of 128 bits at most
+// (SQS API Reference, SendMessage, "SequenceNumber").
+var sequencePattern = regexp.MustCompile(`^[0-9]{1,40}$`)
+
+// CompareSequenceNumbers compares two SQS SequenceNumbers as the numbers
+// they are (they exceed 2^64), returning -1, 0 or +1: a shorter number is
+// smaller whatever its digits.
+func CompareSequenceNumbers(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
 }
 
 // Release makes letters visible again at once (visibility timeout 0), in

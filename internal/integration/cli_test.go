@@ -518,3 +518,65 @@ func TestCLIFIFOGroupReadOnlyInPart(t *testing.T) {
 	require.Contains(t, second.stdout, "sent 3, skipped 0, failed 0")
 	require.Equal(t, deadletter.Counts{}, c.counts(q.DLQURL))
 }
+
+// A FIFO group's dead letters go back in the group's order whichever moved
+// them: LocalStack's redrive policy (no failure time, a new SequenceNumber
+// in the dead-letter queue) or herald (a reason with failed_at), and not in
+// the text order of their ids (n-11 before n-9).
+func TestCLIRedriveKeepsAGroupsOrderAcrossMovers(t *testing.T) {
+	c := setupCLI(t, 3)
+	q, err := localenv.CreateFIFOQueues(c.ctx, c.sqs, "cli-fifo-order-"+randHex(4), 1, 30*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Delete(context.Background(), c.sqs) })
+	c.vars["HERALD_QUEUE_URL"], c.vars["HERALD_DLQ_URL"] = q.URL, q.DLQURL
+	body := func(id string) string {
+		return `{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`
+	}
+	send := func(url, id string, attrs map[string]types.MessageAttributeValue) {
+		_, err := c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body(id)),
+			MessageGroupId: aws.String("n"), MessageDeduplicationId: aws.String("d-" + id), MessageAttributes: attrs})
+		require.NoError(t, err)
+	}
+	// byPolicy receives the group's head and makes it visible again at
+	// once, until the redrive policy (maxReceiveCount 1) has moved it to
+	// the dead-letter queue: want letters there.
+	byPolicy := func(want int) {
+		waitFor(t, 30*time.Second, "the redrive policy moves the group's head", func() bool {
+			out, err := c.sqs.ReceiveMessage(c.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 1})
+			require.NoError(t, err)
+			for _, m := range out.Messages {
+				_, err := c.sqs.ChangeMessageVisibility(c.ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+				require.NoError(t, err)
+			}
+			return c.counts(q.DLQURL).Visible == want
+		})
+	}
+	send(q.URL, "n-9", nil)
+	send(q.URL, "n-11", nil)
+	byPolicy(1) // n-9
+	reason, err := json.Marshal(processor.Reason{Outcome: "attempts_exhausted", ErrorClass: "webhook_http_5xx", Attempts: 1,
+		FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: "n-10", Channel: "webhook", SourceMessageID: "src-n-10"})
+	require.NoError(t, err)
+	send(q.DLQURL, "n-10", map[string]types.MessageAttributeValue{ // as herald dead-letters it
+		processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
+	})
+	byPolicy(3) // n-11
+
+	res := c.herald("", "dlq", "redrive", "--all")
+	require.Equal(t, 0, res.code, "%+v", res)
+	require.Contains(t, res.stdout, "sent 3, skipped 0, failed 0")
+	var got []string
+	waitFor(t, 30*time.Second, "the three back in the queue", func() bool {
+		out, err := c.sqs.ReceiveMessage(c.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, VisibilityTimeout: 30})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			var n struct{ ID string }
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &n))
+			got = append(got, n.ID)
+			_, err := c.sqs.DeleteMessage(c.ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+		return len(got) >= 3
+	})
+	require.Equal(t, []string{"n-9", "n-10", "n-11"}, got)
+}

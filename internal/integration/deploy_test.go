@@ -331,6 +331,10 @@ func TestDeployedStack(t *testing.T) {
 			t.Parallel()
 			sesEventReachesFeedback(ctx, t, awsCfg, d)
 		})
+		t.Run("feedback replay as documented", func(t *testing.T) {
+			t.Parallel()
+			feedbackReplayAsDocumented(ctx, t, awsCfg, d)
+		})
 		t.Run("deliver", func(t *testing.T) {
 			t.Parallel()
 			r := newDeployedRun(ctx, t, awsCfg, d)

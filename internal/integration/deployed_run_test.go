@@ -188,6 +188,60 @@ func sesEventReachesFeedback(ctx context.Context, t *testing.T, awsCfg aws.Confi
 	require.Equal(t, "welcome-jana.2026:1", recs[0]["id"], "the notification id, from the herald-id tag")
 }
 
+// feedbackReplayAsDocumented runs the replay of docs/alarms.md's
+// feedback-dead-letters runbook, the shell block as written there, with
+// the local stack's AWS CLI (v1) and jq: a saved SES event in the feedback
+// dead-letter queue (as Lambda puts a failed invocation's event there: the
+// body is the event) is invoked asynchronously and deleted, and the
+// deployed function logs it. `aws events put-events` with its aws.ses
+// source would work here but not on AWS, which reserves aws.* sources.
+func feedbackReplayAsDocumented(ctx context.Context, t *testing.T, awsCfg aws.Config, d deployed) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "alarms.md"))
+	require.NoError(t, err)
+	section := string(doc)[strings.Index(string(doc), "### feedback-dead-letters"):]
+	start := strings.Index(section, "```sh\n")
+	require.GreaterOrEqual(t, start, 0, "docs/alarms.md's feedback-dead-letters section has a sh block")
+	script := section[start+len("```sh\n"):]
+	script = script[:strings.Index(script, "```")]
+	placeholders := strings.NewReplacer(
+		"<FeedbackDeadLetterQueueUrl>", "'"+d.outputs["FeedbackDeadLetterQueueUrl"]+"'",
+		"<FeedbackFunctionName>", "'"+d.outputs["FeedbackFunctionName"]+"'")
+	require.Contains(t, script, "<FeedbackFunctionName>", "the block names the function by its output")
+	script = placeholders.Replace(script)
+
+	event, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "ses-events", "bounce.json"))
+	require.NoError(t, err)
+	sqsc := sqs.NewFromConfig(awsCfg)
+	dlq := d.outputs["FeedbackDeadLetterQueueUrl"]
+	_, err = sqsc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(dlq), MessageBody: aws.String(string(event))})
+	require.NoError(t, err)
+
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(),
+		"PATH="+filepath.Join(repoRoot, ".venv", "localstack", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"AWS_DEFAULT_REGION="+awsCfg.Region) // AWS CLI v1 reads no AWS_REGION
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the documented replay: %s", out)
+	require.Contains(t, string(out), "202", "the asynchronous invoke was accepted: %s", out)
+
+	log := functionLog{cloudwatchlogs.NewFromConfig(awsCfg), d.outputs["FeedbackFunctionName"]}
+	bounces := func(r []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, rec := range r {
+			if rec["event_type"] == string(feedback.Bounced) {
+				out = append(out, rec)
+			}
+		}
+		return out
+	}
+	recs := bounces(log.waitRecords(ctx, t, "email_event", time.Minute, func(r []map[string]any) bool { return len(bounces(r)) > 0 }))
+	require.Len(t, recs, 1, "the replayed event, logged once")
+	a := queueAttributes(ctx, t, sqsc, dlq)
+	require.Equal(t, "0", a["ApproximateNumberOfMessages"], "the replayed message was deleted")
+	require.Equal(t, "0", a["ApproximateNumberOfMessagesNotVisible"])
+}
+
 // invokeDirectly calls the functions as `aws lambda invoke` does: the
 // feedback function answers an SES event with its result (null); the
 // deliver function, given a payload that is no SQS event, fails, and

@@ -132,14 +132,15 @@ func TestPauseGivesUpWhenTheMappingStaysBusy(t *testing.T) {
 				return errType
 			}
 			resp, logs, err, waits := handleWaits(t, w)
-			require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, waits, "1 s doubling, before each retry")
+			require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}, waits,
+				"1 s doubling up to 8 s, before each retry, 30 s of waits at most without a deadline")
 			require.Error(t, err, "the invocation fails: the batch comes back, the errors alarm sees it")
 			var inUse *types.ResourceInUseException
 			var conflict *types.ResourceConflictException
 			require.True(t, errors.As(err, &inUse) || errors.As(err, &conflict), "%v", err)
 			require.Len(t, resp.BatchItemFailures, 2)
 			require.Contains(t, logs, "could not pause")
-			require.Equal(t, 4, calls, "four updates in all")
+			require.Equal(t, 6, calls, "six updates in all")
 			require.Empty(t, w.Updates)
 		})
 	}
@@ -184,4 +185,96 @@ func TestPauseStopsWaitingWhenTheInvocationEnds(t *testing.T) {
 	require.ErrorIs(t, err, cause)
 	require.Equal(t, 1, calls, "no update after the context ended")
 	require.Equal(t, []time.Duration{pause.BusyWait}, waits())
+}
+
+// updatingFor makes the mapping "a" Updating (a stack update changing it)
+// for the first n updates, each refused with ResourceInUseException, and
+// Enabled after; n < 0: for 100 updates, longer than any invocation waits
+// (a pause that never stopped waiting would see it end, not hang). It
+// returns the count of updates.
+func updatingFor(w *pausetest.Lambda, n int) *int {
+	calls := 0
+	w.BeforeUpdate = func(string) string {
+		calls++
+		w.Mappings[0].State = "Updating"
+		if n < 0 {
+			n = 100
+		}
+		if calls > n {
+			w.Mappings[0].State = "Enabled"
+		}
+		return ""
+	}
+	return &calls
+}
+
+// handleBefore runs a paused Handler on a batch of two with w under a
+// context whose deadline is in d, the waits recorded instead of slept.
+func handleBefore(t *testing.T, w *pausetest.Lambda, d time.Duration) (events.SQSEventResponse, string, error, []time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	ctx, waits := pause.RecordWaits(ctx)
+	var logs bytes.Buffer
+	h := &pause.Handler{
+		API: pausetest.Client(t, w), FunctionName: "herald-deliver",
+		Cause:  errors.New("HERALD_WEBHOOK_SECRET: not base64"),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	}
+	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m1", EventSourceARN: queueArn}, {MessageId: "m2", EventSourceARN: queueArn},
+	}})
+	return resp, logs.String(), err, waits()
+}
+
+// A stack update holds the mapping in Updating for longer than a few
+// seconds: the pause waits it out within the invocation, and pauses.
+func TestPauseWaitsOutAStackUpdate(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 4, 6} {
+		w := oneMapping("Updating")
+		calls := updatingFor(w, n)
+		resp, logs, err, waits := handleBefore(t, w, time.Minute)
+		require.NoError(t, err, "Updating for %d updates", n)
+		require.Len(t, resp.BatchItemFailures, 2)
+		require.Contains(t, logs, `"msg":"paused:`)
+		require.Equal(t, []string{"a"}, w.Updates, "disabled once the stack update ended")
+		require.Equal(t, n+1, *calls)
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}[:n]
+		require.Equal(t, want, waits)
+	}
+}
+
+// A mapping Updating for longer than the invocation: the waits stop before
+// its deadline less the margin to answer, and the invocation fails with
+// Lambda's error (the batch is handed back).
+func TestPauseWaitsNoLongerThanTheInvocation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		deadline time.Duration
+		waits    []time.Duration
+	}{
+		{time.Second, nil}, // less than the margin: no wait at all
+		{4 * time.Second, []time.Duration{time.Second}}, // 1 s + 2 s would leave less than the margin
+		{6 * time.Second, []time.Duration{time.Second, 2 * time.Second}},
+		{20 * time.Second, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+		{45 * time.Second, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}},
+	} {
+		w := oneMapping("Updating")
+		calls := updatingFor(w, -1)
+		resp, logs, err, waits := handleBefore(t, w, tc.deadline)
+		require.Equal(t, tc.waits, waits, "deadline in %s", tc.deadline)
+		var sum time.Duration
+		for _, d := range waits {
+			sum += d
+		}
+		require.LessOrEqual(t, sum, max(0, tc.deadline-pause.BusyMargin), "within the invocation, with room to answer")
+		var inUse *types.ResourceInUseException
+		require.ErrorAs(t, err, &inUse)
+		require.Contains(t, err.Error(), "still busy")
+		require.Len(t, resp.BatchItemFailures, 2)
+		require.Contains(t, logs, "could not pause")
+		require.Equal(t, len(tc.waits)+1, *calls)
+		require.Empty(t, w.Updates)
+	}
 }

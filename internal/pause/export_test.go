@@ -39,3 +39,6 @@ func recordWaits(ctx context.Context, during func()) (context.Context, func() []
 
 // BusyWait is the wait before the first retry of a refused update.
 const BusyWait = busyWait
+
+// BusyMargin is the time a pause leaves before its context's deadline.
+const BusyMargin = busyMargin

@@ -52,11 +52,22 @@ func (g *Gate) pauseOf(ev events.SQSEvent) *Handler {
 	return &h
 }
 
+// initPauseTime bounds PauseAtStart, which runs in the function's Init
+// phase: Lambda limits that phase to 10 s and, past it, starts the function
+// again within its first invocation (AWS Lambda Developer Guide,
+// "Understanding the Lambda execution environment lifecycle", Init phase).
+// A mapping busy for longer (Updating during a stack update) is left to its
+// queue's first batch, which waits it out within the invocation.
+const initPauseTime = 8 * time.Second
+
 // PauseAtStart pauses, before any batch, the mapping of every queue that
 // cannot be served (Handler.PauseQueue), so that their messages keep their
-// receive counts. It returns the errors, one per queue; a queue it could
+// receive counts, within 8 s in all (initPauseTime: the update waits end 2 s
+// before, [Pause]). It returns the errors, one per queue; a queue it could
 // not pause is paused by its first batch.
 func (g *Gate) PauseAtStart(ctx context.Context) []error {
+	ctx, cancel := context.WithTimeout(ctx, initPauseTime)
+	defer cancel()
 	var errs []error
 	for _, q := range g.Queues {
 		cause := g.Causes[q]

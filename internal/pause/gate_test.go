@@ -115,6 +115,25 @@ func TestGatePausesAtStart(t *testing.T) {
 	require.ErrorIs(t, errs[0], pause.ErrNoMapping)
 }
 
+// TestGatePausesAtStartWithinTheInitPhase: a mapping held busy (Updating,
+// a stack update) at cold start is waited for no longer than Lambda's
+// 10-second Init phase allows: the waits end 2 s before 8 s, and the queue
+// is left to its first batch.
+func TestGatePausesAtStartWithinTheInitPhase(t *testing.T) {
+	t.Parallel()
+	b := gateSetup(t)
+	b.w.BeforeUpdate = func(uuid string) string {
+		b.w.Mappings[1].State = "Updating"
+		return ""
+	}
+	ctx, waits := pause.RecordWaits(context.Background())
+	errs := b.gate.PauseAtStart(ctx)
+	require.Len(t, errs, 1)
+	require.ErrorContains(t, errs[0], "ResourceInUseException")
+	require.Equal(t, []time.Duration{time.Second, 2 * time.Second}, waits(), "1 s + 2 s fit in 8 s less the 2 s margin, 4 s more does not")
+	require.Empty(t, b.w.Updates)
+}
+
 // TestGateWithTheQueueOfEveryChannel: a queue that serves every channel
 // pauses with whatever cause it is given, and its line has no channel.
 func TestGateWithTheQueueOfEveryChannel(t *testing.T) {

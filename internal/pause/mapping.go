@@ -39,9 +39,13 @@ var ErrNoMapping = errors.New("no event source mapping found")
 // A mapping already disabled is left as it is, and so is one that another
 // update is disabling at the same moment (another execution environment
 // pausing too). It returns the mappings, ErrNoMapping when there is none,
-// or the first Lambda API error; an update Lambda refuses because another
-// is in progress (ResourceInUseException, ResourceConflictException) is
-// tried again, 4 times in all over about 7 s, before its error is returned.
+// or the first Lambda API error. An update Lambda refuses because another
+// is in progress (ResourceInUseException, ResourceConflictException: the
+// mapping is Enabling, Disabling, or Updating while a stack update changes
+// it, which can last minutes) is waited out: tried again after 1 s, then
+// waits doubling up to 8 s, for as long as the waits fit before ctx's
+// deadline less 2 s (the invocation's, so the batch is still handed back in
+// time), or 30 s of waits when ctx has none; then its error is returned.
 //
 // IAM: lambda:ListEventSourceMappings (no resource-level permission) and
 // lambda:UpdateEventSourceMapping, which the template limits to mappings of
@@ -118,12 +122,27 @@ func setEnabled(ctx context.Context, api MappingAPI, function, sourceARN string,
 	return out, nil
 }
 
-// busyAttempts bounds the updates of one mapping that Lambda refuses
-// because another update of it is in progress; busyWait is the pause before
-// the first retry, doubled before each next one (1 s, 2 s, 4 s, …).
-const busyAttempts = 4
+// Waiting out an update in progress: busyWait is the pause before the first
+// retry, doubled before each next one up to maxBusyWait (1 s, 2 s, 4 s, 8 s,
+// 8 s, …). The waits add up to at most the time left before the context's
+// deadline less busyMargin (the room to answer, and for the update calls
+// themselves), or to busyBudget when the context has no deadline (herald
+// resume, at a terminal).
+const (
+	busyWait    = time.Second
+	maxBusyWait = 8 * time.Second
+	busyMargin  = 2 * time.Second
+	busyBudget  = 30 * time.Second
+)
 
-const busyWait = time.Second
+// waitBudget is how long update may spend waiting for ctx: until its
+// deadline less busyMargin, or busyBudget.
+func waitBudget(ctx context.Context) time.Duration {
+	if deadline, ok := ctx.Deadline(); ok {
+		return time.Until(deadline) - busyMargin
+	}
+	return busyBudget
+}
 
 // waitsKey carries, in a test's context, a function that is told each wait
 // instead of sleeping it (export_test.go): the schedule is tested exactly,
@@ -149,17 +168,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Enabling, Disabling, Updating) with ResourceInUseException, or with
 // ResourceConflictException while another operation is in progress: what
 // another execution environment pausing at the same moment, or a resume
-// right after a pause, causes. Then update reads the mapping again: when
-// the other update leads where this one does, the mapping is done;
-// otherwise it waits and tries again, busyAttempts times in all.
+// right after a pause, or a stack update (Updating), causes. Then update
+// reads the mapping again: when the other update leads where this one does,
+// the mapping is done; otherwise it waits and tries again, as long as the
+// waits fit in waitBudget (the wait schedule is counted, not the clock, so
+// that a test records it without sleeping).
 func update(ctx context.Context, api MappingAPI, function, sourceARN string, mapping Mapping, enabled bool) (Mapping, error) {
-	wait := busyWait
+	wait, budget, waited := busyWait, waitBudget(ctx), time.Duration(0)
 	for attempt := 1; !done(mapping.State, enabled); attempt++ {
 		if attempt > 1 {
 			if err := sleep(ctx, wait); err != nil {
 				return mapping, fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
 			}
-			wait *= 2
+			waited += wait
+			wait = min(2*wait, maxBusyWait)
 		}
 		upd, err := api.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{
 			UUID:    aws.String(mapping.UUID),
@@ -170,8 +192,11 @@ func update(ctx context.Context, api MappingAPI, function, sourceARN string, map
 			return mapping, nil
 		}
 		err = fmt.Errorf("update event source mapping %s (Enabled=%t): %w", mapping.UUID, enabled, err)
-		if !busy(err) || attempt == busyAttempts {
+		if !busy(err) {
 			return mapping, err
+		}
+		if waited+wait > budget {
+			return mapping, fmt.Errorf("%w; still busy after %s of waiting, no time for another %s", err, waited, wait)
 		}
 		if mapping, err = find(ctx, api, function, sourceARN, mapping.UUID); err != nil {
 			return mapping, err

@@ -51,6 +51,13 @@
 // each ReceiveMessage moves it on, so visibility timeouts run out without
 // sleeping. [Server.OnSend] runs a test's hook before each SendMessage.
 //
+// Each message stored in a FIFO queue gets a SequenceNumber, growing with
+// each message stored, returned by the send and by ReceiveMessage. Faults
+// after the messages are stored give an answer the caller cannot trust:
+// [Server.GarbleDigest] (a wrong MD5OfMessageBody), [Server.CutAfterStore]
+// (the connection closed, no answer) and [Server.StallAfterStore] (no
+// answer before the caller's deadline).
+//
 // Receipt handles the server did not issue (a test's hand-made
 // events.SQSMessage) are accepted for visibility changes and deletes as long
 // as they are not empty, so processor tests need not receive first.
@@ -128,6 +135,19 @@ type Server struct {
 	// failMessage makes entries of an action for a stored message fail, by
 	// action and message id.
 	failMessage map[string]map[string]bool
+	// afterStore is the fault of an action whose messages are stored but
+	// whose answer cannot be trusted (GarbleDigest, CutAfterStore,
+	// StallAfterStore).
+	afterStore map[string]storedFault
+	// failSend makes a SendMessage whose body holds one of these fail.
+	failSend []string
+}
+
+// storedFault is what happens to the answer of a call whose messages were
+// stored.
+type storedFault struct {
+	kind   string // "garble", "cut" or "stall"
+	stored func() // for "stall": run once the messages are stored
 }
 
 type queue struct {
@@ -170,6 +190,7 @@ func New(t testing.TB) *Server {
 		deleted:    map[string]time.Time{},
 
 		failMessage: map[string]map[string]bool{},
+		afterStore:  map[string]storedFault{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
@@ -288,11 +309,20 @@ func (s *Server) put(q *queue, body string, sentAt time.Time, msgAttrs map[strin
 	if group != "" {
 		m.attrs["MessageGroupId"] = group
 	}
+	if q.attrs["FifoQueue"] == "true" {
+		m.attrs["SequenceNumber"] = sequenceNumber(s.seq)
+	}
 	q.msgs = append(q.msgs, m)
 	close(s.sent)
 	s.sent = make(chan struct{})
 	return m.id
 }
+
+// sequenceNumber is the SequenceNumber of the n-th message stored: like
+// SQS's, a 20-digit decimal that grows with each message stored in any
+// queue ("large, non-consecutive number", SQS Developer Guide, "Amazon SQS
+// FIFO queue key terms"; SQS numbers exceed 2^64, as these do).
+func sequenceNumber(n int) string { return fmt.Sprintf("188494964600%08d", n) }
 
 // Message is a stored message as a test sees it.
 type Message struct {
@@ -310,6 +340,11 @@ type Message struct {
 // reset to now on a FIFO queue (SQS Developer Guide, "Setting-up
 // dead-letter queue retention"); the system attribute
 // DeadLetterQueueSourceArn set to from's ARN; visible, not yet received.
+// On a FIFO queue the moved message is stored anew: a new SequenceNumber
+// of the dead-letter queue, as LocalStack gives it (SQS documents that the
+// deduplication id becomes the message id and that SentTimestamp is reset,
+// and says nothing of the sequence number: herald's order does not rely on
+// it being kept).
 func (s *Server) MoveByRedrivePolicy(from, to, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -324,6 +359,8 @@ func (s *Server) MoveByRedrivePolicy(from, to, id string) {
 	if dst.attrs["FifoQueue"] == "true" {
 		attrs["SentTimestamp"] = strconv.FormatInt(s.now().UnixMilli(), 10)
 		attrs["MessageGroupId"] = m.group
+		s.seq++
+		attrs["SequenceNumber"] = sequenceNumber(s.seq)
 	}
 	dst.msgs = append(dst.msgs, &message{id: m.id, body: m.body, attrs: attrs, msgAttrs: m.msgAttrs, group: m.group, deduplication: m.deduplication})
 }
@@ -394,6 +431,68 @@ func (s *Server) FailMessage(action, id string) {
 	s.failMessage[action][id] = true
 }
 
+// FailSendContaining makes every later SendMessage whose message body
+// contains part answer 500 InternalError, storing nothing; other sends go
+// on.
+func (s *Server) FailSendContaining(part string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failSend = append(s.failSend, part)
+}
+
+// sendBody is the MessageBody of a SendMessage request.
+func sendBody(request []byte) string {
+	var in struct{ MessageBody string }
+	_ = json.Unmarshal(request, &in)
+	return in.MessageBody
+}
+
+// GarbleDigest makes every later SendMessage or SendMessageBatch (action)
+// store its messages and answer with an MD5OfMessageBody that is not the
+// body's: the SDK then reports the call failed (checksum validation)
+// although the queue holds the messages.
+func (s *Server) GarbleDigest(action string) { s.setAfterStore(action, storedFault{kind: "garble"}) }
+
+// CutAfterStore makes every later call of action store its messages and
+// then close the connection without an answer, as a network cut after the
+// request reached SQS does.
+func (s *Server) CutAfterStore(action string) { s.setAfterStore(action, storedFault{kind: "cut"}) }
+
+// StallAfterStore makes every later call of action store its messages,
+// run stored (a test cancels its context there; nil for none), and give no
+// answer until the client gives up: an answer later than the caller's
+// deadline.
+func (s *Server) StallAfterStore(action string, stored func()) {
+	s.setAfterStore(action, storedFault{kind: "stall", stored: stored})
+}
+
+func (s *Server) setAfterStore(action string, f storedFault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.afterStore[action] = f
+}
+
+// garbled is a send's answer out with each MD5OfMessageBody replaced by the
+// digest of another body.
+func garbled(out any) any {
+	wrong := md5Hex("not the body sent")
+	switch o := out.(type) {
+	case map[string]string:
+		o["MD5OfMessageBody"] = wrong
+	default:
+		b, _ := json.Marshal(out)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		if ok, _ := m["Successful"].([]any); ok != nil {
+			for _, e := range ok {
+				e.(map[string]any)["MD5OfMessageBody"] = wrong
+			}
+		}
+		return m
+	}
+	return out
+}
+
 // apiError is an SQS error answer: code is the AWS JSON __type's shape name,
 // query the awsQueryCompatible code the SDK reports as ErrorCode.
 type apiError struct {
@@ -426,7 +525,25 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	if action == "ReceiveMessage" && aerr == nil && s.longPoll && !s.simulated {
 		out = s.waitForMessages(r.Context(), action, body, out)
 	}
+	fault, faulty := s.afterStore[action]
 	s.mu.Unlock()
+	if faulty && aerr == nil {
+		switch fault.kind {
+		case "garble":
+			out = garbled(out)
+		case "cut":
+			if conn, _, err := http.NewResponseController(rw).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		case "stall":
+			if fault.stored != nil {
+				fault.stored()
+			}
+			<-r.Context().Done() // the client gave up: it never reads an answer
+			return
+		}
+	}
 	if aerr != nil {
 		rw.Header().Set("x-amzn-query-error", aerr.query+";"+map[bool]string{true: "Sender", false: "Receiver"}[aerr.status < 500])
 		rw.WriteHeader(aerr.status)
@@ -467,7 +584,7 @@ func (s *Server) waitForMessages(ctx context.Context, action string, body []byte
 }
 
 func (s *Server) do(action string, body []byte) (any, *apiError) {
-	if s.failAction[action] {
+	if s.failAction[action] || action == "SendMessage" && slices.ContainsFunc(s.failSend, func(part string) bool { return strings.Contains(sendBody(body), part) }) {
 		return nil, &apiError{status: http.StatusInternalServerError, code: "InternalError", query: "InternalError", msg: "injected"}
 	}
 	var common struct{ QueueUrl, QueueName string }
@@ -576,12 +693,16 @@ func (s *Server) send(q *queue, in sendInput) (map[string]string, *apiError) {
 			if m.deduplication == in.MessageDeduplicationId { // within the 5-minute interval: always, here
 				// Accepted as sent: the digest is of this request's body,
 				// which the SDK checks its answer against.
-				return map[string]string{"MessageId": m.id, "MD5OfMessageBody": md5Hex(in.MessageBody)}, nil
+				return map[string]string{"MessageId": m.id, "MD5OfMessageBody": md5Hex(in.MessageBody), "SequenceNumber": m.attrs["SequenceNumber"]}, nil
 			}
 		}
 	}
 	id := s.put(q, in.MessageBody, s.now(), in.MessageAttributes, in.MessageGroupId, in.MessageDeduplicationId)
-	return map[string]string{"MessageId": id, "MD5OfMessageBody": md5Hex(in.MessageBody)}, nil
+	out := map[string]string{"MessageId": id, "MD5OfMessageBody": md5Hex(in.MessageBody)}
+	if fifo {
+		out["SequenceNumber"] = q.msgs[len(q.msgs)-1].attrs["SequenceNumber"]
+	}
+	return out, nil
 }
 
 // validChars reports whether body holds only the characters SQS allows:
@@ -769,7 +890,10 @@ func (s *Server) sendMessageBatch(q *queue, body []byte) (any, *apiError) {
 	if total > DefaultMaximumMessageSize {
 		return nil, senderFault("BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong", "Batch requests cannot be longer than %d bytes. You have sent %d bytes.", DefaultMaximumMessageSize, total)
 	}
-	type ok struct{ Id, MessageId, MD5OfMessageBody string }
+	type ok struct {
+		Id, MessageId, MD5OfMessageBody string
+		SequenceNumber                  string `json:",omitempty"`
+	}
 	out := struct {
 		Successful []ok
 		Failed     []batchResult
@@ -780,7 +904,7 @@ func (s *Server) sendMessageBatch(q *queue, body []byte) (any, *apiError) {
 			out.Failed = append(out.Failed, batchResult{Id: e.Id, Code: aerr.code, Message: aerr.msg, SenderFault: aerr.status < 500})
 			continue
 		}
-		out.Successful = append(out.Successful, ok{Id: e.Id, MessageId: res["MessageId"], MD5OfMessageBody: res["MD5OfMessageBody"]})
+		out.Successful = append(out.Successful, ok{Id: e.Id, MessageId: res["MessageId"], MD5OfMessageBody: res["MD5OfMessageBody"], SequenceNumber: res["SequenceNumber"]})
 	}
 	return out, nil
 }
