@@ -109,8 +109,8 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.queueURL, "queue-url", "", "notification queue URL (default $HERALD_QUEUE_URL or the stack's)")
-	pf.StringVar(&g.dlqURL, "dlq-url", "", "dead-letter queue URL (default $HERALD_DLQ_URL or the stack's)")
+	pf.StringVar(&g.queueURL, "queue-url", "", "one queue URL for every channel, over each channel's own (default $HERALD_<CHANNEL>_QUEUE_URL, $HERALD_QUEUE_URL or the stack's outputs)")
+	pf.StringVar(&g.dlqURL, "dlq-url", "", "one dead-letter queue URL for every channel (default $HERALD_<CHANNEL>_DLQ_URL, $HERALD_DLQ_URL or the stack's outputs)")
 	pf.StringVar(&g.stack, "stack", "", "read the queue URLs from this CloudFormation stack's outputs")
 	pf.StringVar(&g.region, "region", "", "AWS Region (default from the SDK's chain: AWS_REGION, the profile)")
 	pf.BoolVar(&g.json, "json", false, "machine-readable JSON output")
