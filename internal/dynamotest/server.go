@@ -25,7 +25,9 @@
 //     M, L, SS, NS, BS), or a number that does not parse;
 //   - a table it does not hold (ResourceNotFoundException);
 //   - a condition that is false (ConditionalCheckFailedException, with the
-//     item when ReturnValuesOnConditionCheckFailure is ALL_OLD).
+//     item when ReturnValuesOnConditionCheckFailure is ALL_OLD, unless
+//     [Server.OmitConditionItem] makes it answer as the emulators and older
+//     DynamoDB-compatible stores do, without it).
 //
 // Time to live is not applied: like moto, the server never deletes expired
 // items, so code under test must ignore them.
@@ -71,6 +73,7 @@ type Server struct {
 	calls    map[string]int
 	throttle map[string]int
 	fail     map[string]fault
+	omitItem bool
 }
 
 // fault is a run of failing calls of one action: after skip calls, n fail.
@@ -149,6 +152,16 @@ func (s *Server) FailAfter(action string, skip, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail[action] = fault{skip: skip, n: n}
+}
+
+// OmitConditionItem makes a ConditionalCheckFailedException carry no Item
+// even when ReturnValuesOnConditionCheckFailure is ALL_OLD (omit true), as
+// emulators and older DynamoDB-compatible stores answer (the parameter
+// dates from June 2023); false restores DynamoDB's answer.
+func (s *Server) OmitConditionItem(omit bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.omitItem = omit
 }
 
 // apiError is an error answer: the HTTP status, the code after "#" in
@@ -254,14 +267,22 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	}
 	switch action {
 	case "PutItem":
-		return t.put(req, cond)
+		return s.omit(t.put(req, cond))
 	case "GetItem":
 		return t.get(req)
 	case "Scan":
 		return t.scan(req)
 	default:
-		return t.delete(req, cond)
+		return s.omit(t.delete(req, cond))
 	}
+}
+
+// omit drops a condition failure's item under OmitConditionItem.
+func (s *Server) omit(out any, aerr *apiError) (any, *apiError) {
+	if aerr != nil && s.omitItem {
+		aerr.item = nil
+	}
+	return out, aerr
 }
 
 func checkReturnValues(req request) *apiError {

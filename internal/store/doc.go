@@ -61,6 +61,11 @@
 //   - expires_at is updated_at + [HealthRetention] (30 days), Unix seconds;
 //     absent while the origin is disabled, which lasts until it is enabled.
 //
+// A conditional write refused by a store that does not return the item
+// (ReturnValuesOnConditionCheckFailure is from June 2023; emulators and
+// older compatible stores ignore it) reads the item back with one strongly
+// consistent GetItem.
+//
 // DynamoDB deletes expired items within a few days of expires_at, not at
 // once, and the local stack's DynamoDB (moto) never does; so every read
 // and condition here treats an item past its expires_at as absent.

@@ -61,11 +61,45 @@ func (e *HeldError) Error() string {
 const claimCondition = "attribute_not_exists(#pk) OR #exp <= :now_s OR (#state = :in_progress AND #lease <= :now_ms)"
 
 // Claim takes the lease on the notification (channel, id) until until, with
-// one conditional PutItem. Errors:
+// one conditional PutItem. A refusal names the item that refused it
+// (ReturnValuesOnConditionCheckFailure); from a store that answers without
+// it (emulators, older DynamoDB-compatible stores), the item is read back
+// with one strongly consistent GetItem, and when that finds no live item
+// (it was released or ended in between) the claim is tried once more.
+// Errors:
 //   - *DeliveredError: it was delivered within the window (not to be sent);
 //   - *HeldError: another attempt's lease has not ended (retry after it);
-//   - *Error: the call failed (DynamoDB's error inside).
+//   - *Error: the call failed (DynamoDB's error inside), or the item that
+//     refused the claim is not a delivery item this package wrote (no
+//     state, or a lease without its end): never read as a lease that
+//     ended in 1970.
 func (s *Store) Claim(ctx context.Context, channel, id string, until time.Time) (Lease, error) {
+	op := fmt.Sprintf("claim %s %s", channel, id)
+	for try := 0; ; try++ {
+		l, item, err := s.claim(ctx, channel, id, until)
+		var ccf *types.ConditionalCheckFailedException
+		switch {
+		case err == nil:
+			return l, nil
+		case !errors.As(err, &ccf):
+			return Lease{}, &Error{Op: op, Err: err}
+		case item == nil:
+			if item, err = s.deliveryItem(ctx, channel, id); err != nil {
+				return Lease{}, &Error{Op: op, Err: err}
+			}
+		}
+		if item != nil && s.live(item) {
+			return Lease{}, held(op, item)
+		}
+		if try == 1 {
+			return Lease{}, &Error{Op: op, Err: errors.New("the condition failed twice but no live item was read back")}
+		}
+	}
+}
+
+// claim makes Claim's conditional PutItem; item is the item that refused
+// it, when the answer carries it.
+func (s *Store) claim(ctx context.Context, channel, id string, until time.Time) (Lease, map[string]types.AttributeValue, error) {
 	now := s.cfg.Now()
 	l := Lease{channel: channel, id: id, owner: token(), Until: until}
 	item := deliveryKey(channel, id)
@@ -92,24 +126,58 @@ func (s *Store) Claim(ctx context.Context, channel, id string, until time.Time) 
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		return l, nil
-	case errors.As(err, &ccf):
-		return Lease{}, held(ccf.Item)
-	default:
-		return Lease{}, &Error{Op: fmt.Sprintf("claim %s %s", channel, id), Err: err}
+	if errors.As(err, &ccf) {
+		return Lease{}, ccf.Item, err
 	}
+	return l, nil, err
 }
 
-// held reads the live item that refused a claim.
-func held(item map[string]types.AttributeValue) error {
-	if text(item, AttrState) == StateDelivered {
-		at, _ := number(item, AttrUpdatedAt)
-		return &DeliveredError{At: time.UnixMilli(at)}
+// deliveryItem reads a delivery item with one strongly consistent GetItem;
+// nil when there is none.
+func (s *Store) deliveryItem(ctx context.Context, channel, id string) (map[string]types.AttributeValue, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.cfg.Table),
+		Key:            deliveryKey(channel, id),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read back the item that refused the claim: %w", err)
 	}
-	until, _ := number(item, AttrLeaseUntil)
-	return &HeldError{Until: time.UnixMilli(until)}
+	return out.Item, nil
+}
+
+// live reports whether a delivery item refuses a claim now: claimCondition's
+// negation. An item with no state, or whose lease or expiry is not a
+// number, is live: held reports it as unreadable.
+func (s *Store) live(item map[string]types.AttributeValue) bool {
+	now := s.cfg.Now()
+	if exp, ok := number(item, AttrExpiresAt); ok && exp <= now.Unix() {
+		return false
+	}
+	if text(item, AttrState) != StateInProgress {
+		return true
+	}
+	until, ok := number(item, AttrLeaseUntil)
+	return !ok || until > now.UnixMilli()
+}
+
+// held reads the live item that refused a claim: a *DeliveredError, a
+// *HeldError, or an *Error when the item is not one Claim or Delivered
+// wrote.
+func held(op string, item map[string]types.AttributeValue) error {
+	switch text(item, AttrState) {
+	case StateDelivered:
+		var at time.Time // unknown, without updated_at
+		if v, ok := number(item, AttrUpdatedAt); ok && v > 0 {
+			at = time.UnixMilli(v)
+		}
+		return &DeliveredError{At: at}
+	case StateInProgress:
+		if until, ok := number(item, AttrLeaseUntil); ok && until > 0 {
+			return &HeldError{Until: time.UnixMilli(until)}
+		}
+	}
+	return &Error{Op: op, Err: fmt.Errorf("the item that refused the claim is not a delivery record (state %q, lease_until %v)", text(item, AttrState), item[AttrLeaseUntil] != nil)}
 }
 
 // Delivered records l's notification as delivered, remembered for the
