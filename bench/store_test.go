@@ -64,10 +64,10 @@ func TestCounterNamesTheStoresItems(t *testing.T) {
 	require.NoError(t, err)
 
 	until := time.Now().Add(time.Minute)
-	l, err := st.Claim(ctx, "webhook", "a", until)
+	l, err := st.Claim(ctx, "webhook", "a", "", until)
 	require.NoError(t, err)
 	require.NoError(t, st.Delivered(ctx, l))
-	l2, err := st.Claim(ctx, "webhook", "b", until)
+	l2, err := st.Claim(ctx, "webhook", "b", "", until)
 	require.NoError(t, err)
 	require.NoError(t, st.Release(ctx, l2))
 	_, err = st.KeyVersions(ctx, "https://hooks.example.com")

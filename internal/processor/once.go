@@ -2,21 +2,27 @@ package processor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/notification"
 )
 
 // OnceStore remembers which notifications were delivered, so that a copy
 // SQS hands over again is not sent again (package store).
 type OnceStore interface {
-	// Claim takes the notification's lease until until: a
-	// *store.DeliveredError when it was delivered, a *store.HeldError when
-	// another attempt holds it, a *store.Error when the store failed.
-	Claim(ctx context.Context, channel, id string, until time.Time) (store.Lease, error)
+	// Claim takes the notification's lease until until, keeping its
+	// digest: a *store.DeliveredError when it was delivered, a
+	// *store.HeldError when another attempt holds it, a
+	// *store.MismatchError when the record holds another digest, a
+	// *store.Error when the store failed.
+	Claim(ctx context.Context, channel, id, digest string, until time.Time) (store.Lease, error)
 	// Delivered records the lease's notification as delivered.
 	Delivered(ctx context.Context, l store.Lease) error
 	// Release gives the lease up after a failed attempt.
@@ -29,6 +35,31 @@ var _ OnceStore = (*store.Store)(nil)
 // holds the notification's lease: it may be sending it right now. The copy
 // is retried after the lease ends.
 var ClassInProgress = delivery.NewClass("delivery_in_progress")
+
+// ClassIDReused is the class of a notification whose id was delivered, or
+// is being delivered, with another digest (Digest): the producer reused
+// the id for another destination, type or payload. It is dead-lettered at
+// once, never sent under that id, and counted (DeadLetters with this
+// error_class), as Powertools' idempotency utility refuses a changed
+// payload (IdempotencyValidationError).
+var ClassIDReused = delivery.NewClass("notification_id_reused")
+
+// Digest is the fingerprint of the content every copy of m shares, kept
+// with its delivered-once record: the SHA-256 of m as encoding/json writes
+// it (struct fields in order, map keys sorted, raw JSON such as a webhook
+// payload without its white space) without the fields that may differ
+// between a producer's copies of one notification — created_at,
+// expires_at and metadata — in base64url without padding (43 characters).
+// Another destination, type, subject, payload or content is another
+// digest; so is a payload whose keys come in another order.
+func Digest(m *notification.Message) string {
+	c := *m
+	c.CreatedAt, c.ExpiresAt, c.Metadata = nil, nil, nil
+	h := sha256.New()
+	// A parsed Message always encodes: its raw members were checked JSON.
+	_ = json.NewEncoder(h).Encode(&c)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
 
 // MaxLease is the lease an attempt takes when the invocation has no
 // deadline: the longest a Lambda invocation can run (15 minutes).
@@ -49,7 +80,9 @@ func (p *Processor) leaseUntil(ctx context.Context) time.Time {
 
 // claim asks the store, when there is one, whether r may be sent. It
 // returns the lease to settle after the send, and whether to send: a copy
-// of a delivered notification is settled as Duplicate, a copy whose lease
+// of a delivered notification is settled as Duplicate, another
+// notification under a delivered or leased id is dead-lettered
+// (ClassIDReused), a copy whose lease
 // another attempt holds is retried after the lease ends, and a store
 // failure is retried later too, or sent without a lease when
 // Config.SendOnStoreError is set.
@@ -58,15 +91,19 @@ func (p *Processor) claim(ctx, deliverCtx context.Context, r *record) (*store.Le
 		return nil, true
 	}
 	now := p.cfg.Now()
-	l, err := p.cfg.Once.Claim(deliverCtx, string(r.n.Channel), r.n.ID, p.leaseUntil(ctx))
+	l, err := p.cfg.Once.Claim(deliverCtx, string(r.n.Channel), r.n.ID, Digest(r.n), p.leaseUntil(ctx))
 	var (
-		done *store.DeliveredError
-		held *store.HeldError
-		se   *store.Error
+		done     *store.DeliveredError
+		held     *store.HeldError
+		mismatch *store.MismatchError
+		se       *store.Error
 	)
 	switch {
 	case err == nil:
 		return &l, true
+	case errors.As(err, &mismatch):
+		p.deadLetter(ctx, r, delivery.Permanent(ClassIDReused, fmt.Errorf("not sent: %w", err)))
+		return nil, false
 	case errors.As(err, &done):
 		r.outcome, r.deliveredAt = Duplicate, done.At
 		return nil, false

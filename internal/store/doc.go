@@ -11,7 +11,7 @@
 // in [AttrType]:
 //
 //	item      pk                          sk          attributes
-//	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
+//	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, digest, updated_at, expires_at
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
 //	health    origin#<scheme://host[:port]> health    failures, failing_since, last_success, last_failure,
 //	                                                  failure_class, probe_until, owner, disabled_at,
@@ -24,6 +24,10 @@
 //   - owner is the random token of the attempt that holds the lease;
 //   - lease_until is when that lease ends, Unix milliseconds: the end of the
 //     invocation that took it;
+//   - digest is the notification's fingerprint, base64url SHA-256 of the
+//     content every copy shares (package processor, docs/delivery.md
+//     "Duplicates"); a claim with another digest is a *MismatchError;
+//     absent in items of herald before it, which match any;
 //   - updated_at is the last write, Unix milliseconds (for a delivered item,
 //     when it was delivered);
 //   - expires_at is the time-to-live attribute, Unix seconds: a delivered

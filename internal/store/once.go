@@ -29,6 +29,7 @@ func deliveryKey(channel, id string) map[string]types.AttributeValue {
 type Lease struct {
 	channel, id string
 	owner       string
+	digest      string
 	// Until is when the lease ends: another attempt may then take it.
 	Until time.Time
 }
@@ -42,6 +43,32 @@ type DeliveredError struct {
 
 func (e *DeliveredError) Error() string {
 	return "already delivered at " + e.At.UTC().Format(time.RFC3339)
+}
+
+// MismatchError is Claim's answer for a notification whose id was
+// delivered, or is being delivered, with another digest: the producer
+// reused the id for another notification (another destination, type or
+// payload). It is not to be sent under that id; the record is kept as it
+// is. Powertools' idempotency utility refuses a changed payload the same
+// way (IdempotencyValidationError).
+type MismatchError struct {
+	// State is the record's state: StateDelivered or StateInProgress.
+	State string
+	// At is when the record was written (for a delivered one, when it was
+	// delivered); zero when unknown.
+	At time.Time
+}
+
+func (e *MismatchError) Error() string {
+	verb := "was delivered"
+	if e.State == StateInProgress {
+		verb = "is being delivered"
+	}
+	at := ""
+	if !e.At.IsZero() {
+		at = " (" + e.At.UTC().Format(time.RFC3339) + ")"
+	}
+	return "another notification with this id " + verb + at + ": its digest differs"
 }
 
 // HeldError is Claim's answer for a notification whose lease another
@@ -61,7 +88,9 @@ func (e *HeldError) Error() string {
 const claimCondition = "attribute_not_exists(#pk) OR #exp <= :now_s OR (#state = :in_progress AND #lease <= :now_ms)"
 
 // Claim takes the lease on the notification (channel, id) until until, with
-// one conditional PutItem. A refusal names the item that refused it
+// one conditional PutItem. digest is the notification's fingerprint
+// (package processor's: the content a copy shares), kept with the record;
+// "" keeps none and checks none. A refusal names the item that refused it
 // (ReturnValuesOnConditionCheckFailure); from a store that answers without
 // it (emulators, older DynamoDB-compatible stores), the item is read back
 // with one strongly consistent GetItem, and when that finds no live item
@@ -69,14 +98,16 @@ const claimCondition = "attribute_not_exists(#pk) OR #exp <= :now_s OR (#state =
 // Errors:
 //   - *DeliveredError: it was delivered within the window (not to be sent);
 //   - *HeldError: another attempt's lease has not ended (retry after it);
+//   - *MismatchError: the live record holds another digest (a record
+//     without one, from an older herald, matches any);
 //   - *Error: the call failed (DynamoDB's error inside), or the item that
 //     refused the claim is not a delivery item this package wrote (no
 //     state, or a lease without its end): never read as a lease that
 //     ended in 1970.
-func (s *Store) Claim(ctx context.Context, channel, id string, until time.Time) (Lease, error) {
+func (s *Store) Claim(ctx context.Context, channel, id, digest string, until time.Time) (Lease, error) {
 	op := fmt.Sprintf("claim %s %s", channel, id)
 	for try := 0; ; try++ {
-		l, item, err := s.claim(ctx, channel, id, until)
+		l, item, err := s.claim(ctx, channel, id, digest, until)
 		var ccf *types.ConditionalCheckFailedException
 		switch {
 		case err == nil:
@@ -89,7 +120,7 @@ func (s *Store) Claim(ctx context.Context, channel, id string, until time.Time) 
 			}
 		}
 		if item != nil && s.live(item) {
-			return Lease{}, held(op, item)
+			return Lease{}, held(op, digest, item)
 		}
 		if try == 1 {
 			return Lease{}, &Error{Op: op, Err: errors.New("the condition failed twice but no live item was read back")}
@@ -99,15 +130,18 @@ func (s *Store) Claim(ctx context.Context, channel, id string, until time.Time) 
 
 // claim makes Claim's conditional PutItem; item is the item that refused
 // it, when the answer carries it.
-func (s *Store) claim(ctx context.Context, channel, id string, until time.Time) (Lease, map[string]types.AttributeValue, error) {
+func (s *Store) claim(ctx context.Context, channel, id, digest string, until time.Time) (Lease, map[string]types.AttributeValue, error) {
 	now := s.cfg.Now()
-	l := Lease{channel: channel, id: id, owner: token(), Until: until}
+	l := Lease{channel: channel, id: id, owner: token(), digest: digest, Until: until}
 	item := deliveryKey(channel, id)
 	item[AttrType] = str(typeDelivery)
 	item[AttrState] = str(StateInProgress)
 	item[AttrOwner] = str(l.owner)
 	item[AttrLeaseUntil] = ms(until)
 	item[AttrUpdatedAt] = ms(now)
+	if digest != "" {
+		item[AttrDigest] = str(digest)
+	}
 	// An abandoned lease (the invocation died) is forgotten a window after
 	// its end.
 	item[AttrExpiresAt] = seconds(until.Add(s.cfg.Window))
@@ -161,11 +195,21 @@ func (s *Store) live(item map[string]types.AttributeValue) bool {
 	return !ok || until > now.UnixMilli()
 }
 
-// held reads the live item that refused a claim: a *DeliveredError, a
-// *HeldError, or an *Error when the item is not one Claim or Delivered
-// wrote.
-func held(op string, item map[string]types.AttributeValue) error {
-	switch text(item, AttrState) {
+// held reads the live item that refused a claim of digest: a
+// *MismatchError when both have a digest and they differ, else a
+// *DeliveredError or a *HeldError, or an *Error when the item is not one
+// Claim or Delivered wrote.
+func held(op, digest string, item map[string]types.AttributeValue) error {
+	state := text(item, AttrState)
+	if theirs := text(item, AttrDigest); digest != "" && theirs != "" && theirs != digest &&
+		(state == StateDelivered || state == StateInProgress) {
+		var at time.Time
+		if v, ok := number(item, AttrUpdatedAt); ok && v > 0 {
+			at = time.UnixMilli(v)
+		}
+		return &MismatchError{State: state, At: at}
+	}
+	switch state {
 	case StateDelivered:
 		var at time.Time // unknown, without updated_at
 		if v, ok := number(item, AttrUpdatedAt); ok && v > 0 {
@@ -191,6 +235,9 @@ func (s *Store) Delivered(ctx context.Context, l Lease) error {
 	item[AttrState] = str(StateDelivered)
 	item[AttrOwner] = str(l.owner)
 	item[AttrUpdatedAt] = ms(now)
+	if l.digest != "" {
+		item[AttrDigest] = str(l.digest)
+	}
 	item[AttrExpiresAt] = seconds(now.Add(s.cfg.Window))
 	if _, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.cfg.Table), Item: item}); err != nil {
 		return &Error{Op: fmt.Sprintf("record %s %s delivered", l.channel, l.id), Err: err}

@@ -43,6 +43,9 @@ const (
 	AttrPreviousUntil = "previous_until"
 	// AttrRotationID is a random id of a keys item's last rotation.
 	AttrRotationID = "rotation_id"
+	// AttrDigest is a delivery item's notification digest (package
+	// processor's fingerprint of the content a copy shares).
+	AttrDigest = "digest"
 	// AttrExpiresAt is the table's time-to-live attribute, Unix seconds.
 	AttrExpiresAt = "expires_at"
 )
