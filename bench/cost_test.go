@@ -202,7 +202,7 @@ func TestStoreAddsByServiceAndItem(t *testing.T) {
 		// $0.066067938671875 − $0.0400001; 138.203125 − 120 ms.
 		"Lambda (billed per batch +18.2 ms, 128 → 256 MB; section 6)": {"+$0.026", "+$0.026"},
 		// 2M WRU a million.
-		"DynamoDB: delivered-once (lease and delivered writes)": {"PutItem×20", "$1.250", "PutItem×20", "$1.250"},
+		"DynamoDB: delivered-once (leases)": {"PutItem×20", "$1.250", "PutItem×20", "$1.250"},
 		// 0.2M RRU + 0.2M WRU; none on the warm batch.
 		"DynamoDB: circuit (origin health reads and writes)": {"GetItem×2, PutItem×2", "$0.150", "none", "$0.000"},
 		// 0.4M RRU.

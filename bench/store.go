@@ -125,7 +125,8 @@ func runTag(n int) string {
 }
 
 // storeItem is the kind of table item an SDK input reads or writes, its sort
-// key (store.AttrSK: "delivery" for a delivered-once record, "health" for
+// key (store.AttrSK: "delivery" for a delivered-once lease, "delivery_batch"
+// for the confirm of a batch's deliveries, "health" for
 // an origin's circuit health, "keys" for an origin's key versions; package
 // store's doc), "" for an input that is not a DynamoDB item call.
 func storeItem(params any) string {
@@ -153,7 +154,9 @@ func storeItem(params any) string {
 func itemPurpose(kind string) string {
 	switch kind {
 	case "delivery":
-		return "delivered-once (lease and delivered writes)"
+		return "delivered-once (leases)"
+	case "delivery_batch":
+		return "delivered-once (a batch's confirm)"
 	case "health":
 		return "circuit (origin health reads and writes)"
 	case "keys":

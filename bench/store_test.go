@@ -64,10 +64,10 @@ func TestCounterNamesTheStoresItems(t *testing.T) {
 	require.NoError(t, err)
 
 	until := time.Now().Add(time.Minute)
-	l, err := st.Claim(ctx, "webhook", "a", "", until)
+	l, err := st.Claim(ctx, nil, "webhook", "a", "", until)
 	require.NoError(t, err)
 	require.NoError(t, st.Delivered(ctx, l))
-	l2, err := st.Claim(ctx, "webhook", "b", "", until)
+	l2, err := st.Claim(ctx, nil, "webhook", "b", "", until)
 	require.NoError(t, err)
 	require.NoError(t, st.Release(ctx, l2))
 	_, err = st.KeyVersions(ctx, "https://hooks.example.com")
@@ -207,15 +207,16 @@ func TestRunTagIsFixedLengthAndStable(t *testing.T) {
 
 // TestCallsAsDesignedByMode: a batch's calls are as designed only when its
 // DynamoDB calls are its mode's: none without a table, no delivery item
-// with delivered-once off, a lease and a delivered write per record of a
-// clean batch with the store on.
+// with delivered-once off, a lease per record and one confirm of a clean
+// batch with the store on.
 func TestCallsAsDesignedByMode(t *testing.T) {
 	t.Parallel()
 	clean := callCase{name: "10 delivered", n: 10}
-	on := map[string]int{"PutItem": 21, "GetItem": 2}
-	onItems := map[string]int{"PutItem delivery": 20, "PutItem health": 1, "GetItem health": 1, "GetItem keys": 1}
+	on := map[string]int{"PutItem": 12, "GetItem": 2}
+	onItems := map[string]int{"PutItem delivery": 10, "PutItem delivery_batch": 1, "PutItem health": 1, "GetItem health": 1, "GetItem keys": 1}
 	require.True(t, callsAsDesigned(clean, storeOn, on, onItems, 0))
-	require.False(t, callsAsDesigned(clean, storeOn, on, map[string]int{"PutItem delivery": 10, "PutItem health": 1}, 0), "one write per record")
+	require.False(t, callsAsDesigned(clean, storeOn, on, map[string]int{"PutItem delivery": 10, "PutItem health": 1}, 0), "no confirm")
+	require.False(t, callsAsDesigned(clean, storeOn, on, map[string]int{"PutItem delivery": 20, "PutItem delivery_batch": 1}, 0), "two writes per record")
 	require.False(t, callsAsDesigned(clean, onceOff, on, onItems, 0), "delivery items with delivered-once off")
 	require.True(t, callsAsDesigned(clean, onceOff, map[string]int{"GetItem": 2}, map[string]int{"GetItem health": 1, "GetItem keys": 1}, 0))
 	require.False(t, callsAsDesigned(clean, noTable, map[string]int{"GetItem": 1}, map[string]int{"GetItem keys": 1}, 0), "no table, no DynamoDB call")

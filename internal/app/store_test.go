@@ -62,8 +62,8 @@ func TestDeliverWithAStoreSendsACopyOnce(t *testing.T) {
 	for _, item := range dyn.Items("herald") {
 		kinds[item["type"].(map[string]any)["S"].(string)] = true
 	}
-	require.Equal(t, map[string]bool{"delivery": true, "origin_health": true}, kinds,
-		"the delivered-once record and the destination's health (the circuit, on by default with a store)")
+	require.Equal(t, map[string]bool{"delivery": true, "delivery_batch": true, "origin_health": true}, kinds,
+		"the delivered-once lease, its batch's confirm and the destination's health (the circuit, on by default with a store)")
 }
 
 // TestDeliverLogsToTheGivenLogger: DeliverOptions.Logger takes the

@@ -17,14 +17,16 @@ import (
 // OnceStore remembers which notifications were delivered, so that a copy
 // SQS hands over again is not sent again (package store).
 type OnceStore interface {
-	// Claim takes the notification's lease until until, keeping its
-	// digest: a *store.DeliveredError when it was delivered, a
-	// *store.HeldError when another attempt holds it, a
+	// NewBatch starts an invocation's batch of leases.
+	NewBatch() *store.Batch
+	// Claim takes the notification's lease in batch b until until,
+	// keeping its digest: a *store.DeliveredError when it was delivered,
+	// a *store.HeldError when another attempt holds it, a
 	// *store.MismatchError when the record holds another digest, a
 	// *store.Error when the store failed.
-	Claim(ctx context.Context, channel, id, digest string, until time.Time) (store.Lease, error)
-	// Delivered records the lease's notification as delivered.
-	Delivered(ctx context.Context, l store.Lease) error
+	Claim(ctx context.Context, b *store.Batch, channel, id, digest string, until time.Time) (store.Lease, error)
+	// Confirm records the delivered leases of b, with one write.
+	Confirm(ctx context.Context, b *store.Batch, ls []store.Lease) error
 	// Release gives the lease up after a failed attempt.
 	Release(ctx context.Context, l store.Lease) error
 }
@@ -91,7 +93,7 @@ func (p *Processor) claim(ctx, deliverCtx context.Context, r *record) (*store.Le
 		return nil, true
 	}
 	now := p.cfg.Now()
-	l, err := p.cfg.Once.Claim(deliverCtx, string(r.n.Channel), r.n.ID, Digest(r.n), p.leaseUntil(ctx))
+	l, err := p.cfg.Once.Claim(deliverCtx, r.once, string(r.n.Channel), r.n.ID, Digest(r.n), p.leaseUntil(ctx))
 	var (
 		done     *store.DeliveredError
 		held     *store.HeldError
@@ -124,22 +126,44 @@ func (p *Processor) claim(ctx, deliverCtx context.Context, r *record) (*store.Le
 	}
 }
 
-// settle records the attempt's end in the store: delivered, or the lease
-// released so that the next copy is sent at once. Either write uses ctx,
-// the invocation's, not the deliveries'. A failed write is logged with the
-// record (store_error) and counted (StoreErrors); the lease then ends at
-// its Until.
+// settle records the attempt's end: a delivered lease is kept for
+// confirm, a failed attempt's released at once so that the next copy is
+// sent. The release uses ctx, the invocation's, not the deliveries'. A
+// failed release is logged with the record (store_error) and counted
+// (StoreErrors); the lease then ends at its Until.
 func (p *Processor) settle(ctx context.Context, r *record, l *store.Lease, delivered bool) {
 	if l == nil {
 		return
 	}
-	var err error
 	if delivered {
-		err = p.cfg.Once.Delivered(ctx, *l)
-	} else {
-		err = p.cfg.Once.Release(ctx, *l)
+		r.lease = l
+		return
 	}
-	if err != nil {
+	if err := p.cfg.Once.Release(ctx, *l); err != nil {
 		r.storeErr = err
+	}
+}
+
+// confirm records the batch's delivered leases with one write
+// (OnceStore.Confirm), after every delivery of the batch. A failure is
+// logged with each of those records (store_error) and counted
+// (StoreErrors); their leases then end unconfirmed at their Until, and a
+// copy after that is sent again (docs/reliability.md, the crash window).
+func (p *Processor) confirm(ctx context.Context, b *store.Batch, recs []*record) {
+	if b == nil {
+		return
+	}
+	var ls []store.Lease
+	for _, r := range recs {
+		if r.lease != nil {
+			ls = append(ls, *r.lease)
+		}
+	}
+	if err := p.cfg.Once.Confirm(ctx, b, ls); err != nil {
+		for _, r := range recs {
+			if r.lease != nil && r.storeErr == nil {
+				r.storeErr = err
+			}
+		}
 	}
 }

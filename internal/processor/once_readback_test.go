@@ -30,6 +30,6 @@ func TestOnceCopyAfterDeliveryFromAStoreWithoutTheItem(t *testing.T) {
 			require.Equal(t, onceClock().UTC().Format(time.RFC3339), line["delivered_at"])
 		}
 		require.Equal(t, int32(1), a.sends(id)+b.sends(id), "%s sent once", id)
-		require.Equal(t, 3, ddb.Calls("GetItem"), "one read back per refused claim")
+		require.Equal(t, 6, ddb.Calls("GetItem"), "per refused claim, one read back and one read of the batch's confirm item")
 	}
 }

@@ -22,17 +22,17 @@ func TestClaimOfAnotherDigest(t *testing.T) {
 		b.srv.OmitConditionItem(omit)
 		ctx := context.Background()
 		until := b.clock.Now().Add(time.Minute)
-		l, err := b.s.Claim(ctx, "webhook", "evt-1", "d-one", until)
+		l, err := b.s.Claim(ctx, nil, "webhook", "evt-1", "d-one", until)
 		require.NoError(t, err)
 
 		var mm *store.MismatchError
-		_, err = b.s.Claim(ctx, "webhook", "evt-1", "d-two", until)
+		_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", "d-two", until)
 		require.ErrorAs(t, err, &mm, "omit %v", omit)
 		require.Equal(t, store.StateInProgress, mm.State)
 		require.True(t, mm.At.Equal(b.clock.Now()))
 		var held *store.HeldError
 		for _, d := range []string{"d-one", ""} {
-			_, err = b.s.Claim(ctx, "webhook", "evt-1", d, until)
+			_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", d, until)
 			require.ErrorAs(t, err, &held, "digest %q, omit %v", d, omit)
 		}
 
@@ -41,23 +41,23 @@ func TestClaimOfAnotherDigest(t *testing.T) {
 		require.NoError(t, b.s.Delivered(ctx, l))
 		b.clock.Advance(10 * time.Minute)
 		for _, d := range []string{"d-two", "d-one\x00", "D-ONE"} {
-			_, err = b.s.Claim(ctx, "webhook", "evt-1", d, b.clock.Now().Add(time.Minute))
+			_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", d, b.clock.Now().Add(time.Minute))
 			require.ErrorAs(t, err, &mm, "digest %q, omit %v", d, omit)
 			require.Equal(t, store.StateDelivered, mm.State)
 			require.True(t, mm.At.Equal(at), "at %s, want %s", mm.At, at)
 		}
 		var done *store.DeliveredError
 		for _, d := range []string{"d-one", ""} {
-			_, err = b.s.Claim(ctx, "webhook", "evt-1", d, b.clock.Now().Add(time.Minute))
+			_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", d, b.clock.Now().Add(time.Minute))
 			require.ErrorAs(t, err, &done, "digest %q, omit %v", d, omit)
 		}
 		// Another channel is another notification.
-		_, err = b.s.Claim(ctx, "email", "evt-1", "d-two", b.clock.Now().Add(time.Minute))
+		_, err = b.s.Claim(ctx, nil, "email", "evt-1", "d-two", b.clock.Now().Add(time.Minute))
 		require.NoError(t, err)
 
 		// A window after delivery, another notification may use the id.
 		b.clock.Advance(time.Hour)
-		_, err = b.s.Claim(ctx, "webhook", "evt-1", "d-two", b.clock.Now().Add(time.Minute))
+		_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", "d-two", b.clock.Now().Add(time.Minute))
 		require.NoError(t, err, "omit %v", omit)
 	}
 }
@@ -68,13 +68,13 @@ func TestRecordWithoutADigestMatchesAny(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", "", b.clock.Now().Add(time.Minute))
+	l, err := b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Delivered(ctx, l))
 	for _, item := range b.srv.Items(table) {
 		require.NotContains(t, item, store.AttrDigest)
 	}
-	_, err = b.s.Claim(ctx, "email", "n-1", "d-any", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "d-any", b.clock.Now().Add(time.Minute))
 	var done *store.DeliveredError
 	require.ErrorAs(t, err, &done)
 }
@@ -85,7 +85,7 @@ func TestDeliveredKeepsTheDigest(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", "d-one", b.clock.Now().Add(time.Minute))
+	l, err := b.s.Claim(ctx, nil, "email", "n-1", "d-one", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Delivered(ctx, l))
 	items := b.srv.Items(table)

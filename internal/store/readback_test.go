@@ -29,10 +29,10 @@ func TestClaimRefusalWithAndWithoutTheItem(t *testing.T) {
 		}
 		ctx := context.Background()
 		until := b.clock.Now().Add(time.Minute)
-		l, err := b.s.Claim(ctx, "email", "n-1", "", until)
+		l, err := b.s.Claim(ctx, nil, "email", "n-1", "", until)
 		require.NoError(t, err)
 
-		_, err = b.s.Claim(ctx, "email", "n-1", "", until.Add(time.Minute))
+		_, err = b.s.Claim(ctx, nil, "email", "n-1", "", until.Add(time.Minute))
 		var held *store.HeldError
 		require.ErrorAs(t, err, &held, "omit %v", omit)
 		require.True(t, held.Until.Equal(until), "omit %v: held until %s, want %s", omit, held.Until, until)
@@ -44,7 +44,7 @@ func TestClaimRefusalWithAndWithoutTheItem(t *testing.T) {
 		// Past the lease's end, and past a second lease's, too.
 		for _, after := range []time.Duration{time.Minute, 10 * time.Minute} {
 			b.clock.Advance(after)
-			_, err = b.s.Claim(ctx, "email", "n-1", "", b.clock.Now().Add(time.Minute))
+			_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 			var done *store.DeliveredError
 			require.ErrorAs(t, err, &done, "omit %v", omit)
 			require.True(t, done.At.Equal(at), "omit %v: delivered at %s, want %s", omit, done.At, at)
@@ -80,7 +80,7 @@ func TestClaimRefusedByAForeignItem(t *testing.T) {
 			b := setup(t, time.Hour)
 			put(t, b, item)
 			b.srv.OmitConditionItem(omit)
-			_, err := b.s.Claim(context.Background(), "webhook", "evt-1", "", b.clock.Now().Add(time.Minute))
+			_, err := b.s.Claim(context.Background(), nil, "webhook", "evt-1", "", b.clock.Now().Add(time.Minute))
 			var se *store.Error
 			require.ErrorAs(t, err, &se, "%s, omit %v: %v", name, omit, err)
 			require.Equal(t, store.ClassUnavailable, se.Class())
@@ -98,11 +98,11 @@ func TestClaimReadBackFails(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	_, err := b.s.Claim(ctx, "email", "n-1", "", b.clock.Now().Add(time.Minute))
+	_, err := b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	b.srv.OmitConditionItem(true)
 	b.srv.Throttle("GetItem", 1)
-	_, err = b.s.Claim(ctx, "email", "n-1", "", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	var se *store.Error
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, store.ClassThrottled, se.Class())
@@ -118,7 +118,7 @@ func TestDeliveredWithoutItsTimeIsDelivered(t *testing.T) {
 		put(t, b, map[string]types.AttributeValue{store.AttrPK: s("notification#email#n-1"), store.AttrSK: s("delivery"),
 			store.AttrState: s(store.StateDelivered)})
 		b.srv.OmitConditionItem(omit)
-		_, err := b.s.Claim(context.Background(), "email", "n-1", "", b.clock.Now().Add(time.Minute))
+		_, err := b.s.Claim(context.Background(), nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 		var done *store.DeliveredError
 		require.ErrorAs(t, err, &done)
 		require.True(t, done.At.IsZero(), "omit %v: %s", omit, done.At)

@@ -1,0 +1,59 @@
+package processor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// TestOnceOneWritePerNotification: a batch of ten delivered webhooks costs
+// ten claims and one confirm, no read and no delete; copies of all ten in
+// another environment are duplicates at once.
+func TestOnceOneWritePerNotification(t *testing.T) {
+	t.Parallel()
+	a, b, ddb := twoEnvironments(t, nil, nil)
+	var recs, copies []events.SQSMessage
+	for i := range 10 {
+		body := webhookBody(fmt.Sprintf("ok-b%d", i))
+		recs = append(recs, rec(fmt.Sprintf("m-%d", i), body, 1))
+		copies = append(copies, rec(fmt.Sprintf("c-%d", i), body, 1))
+	}
+	require.Empty(t, failures(handle(t, a, invocation(t), recs...)))
+	require.Equal(t, 11, ddb.Calls("PutItem"), "ten claims and one confirm")
+	require.Zero(t, ddb.Calls("GetItem")+ddb.Calls("DeleteItem"))
+
+	require.Empty(t, failures(handle(t, b, invocation(t), copies...)))
+	for id, line := range logLines(t, b) {
+		require.Equal(t, "duplicate", line["outcome"], id)
+	}
+	for i := range 10 {
+		id := fmt.Sprintf("ok-b%d", i)
+		require.Equal(t, int32(1), a.sends(id)+b.sends(id), id)
+	}
+}
+
+// TestOnceCopyAfterAnInvocationDiedIsSent: an invocation claimed the
+// notification and died (no confirm, no release): once its lease has
+// ended, a copy takes it over and sends it; a later copy is a duplicate.
+func TestOnceCopyAfterAnInvocationDiedIsSent(t *testing.T) {
+	t.Parallel()
+	a, b, ddb := twoEnvironments(t, nil, nil)
+	st, err := store.New(ddb.Client(), store.Config{Table: onceTable, Now: onceClock})
+	require.NoError(t, err)
+	body := webhookBody("ok-died")
+	// The dead invocation's lease ended a second ago.
+	_, err = st.Claim(context.Background(), st.NewBatch(), "webhook", "ok-died", "", onceClock().Add(-time.Second))
+	require.NoError(t, err)
+
+	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-1", body, 2))))
+	require.Equal(t, "delivered", logLines(t, a)["m-1"]["outcome"])
+	require.Empty(t, failures(handle(t, b, invocation(t), rec("m-2", body, 1))))
+	require.Equal(t, "duplicate", logLines(t, b)["m-2"]["outcome"])
+	require.Equal(t, int32(1), a.sends("ok-died")+b.sends("ok-died"))
+}
