@@ -23,13 +23,15 @@ import (
 type storeMode int
 
 const (
-	// storeOn is the deployed default: HERALD_STORE_TABLE set, delivered-
-	// once at its default window (24 h), the destination circuit at its
-	// default threshold (10), key versions read per origin.
+	// storeOn is delivered-once for every channel, webhooks included
+	// (HERALD_DELIVERED_ONCE_CHANNELS=email,webhook,chat): HERALD_STORE_TABLE
+	// set, delivered-once at its default window (24 h), the destination
+	// circuit at its default threshold (10), key versions read per origin.
 	storeOn storeMode = iota
 	// onceOff keeps the table but sets HERALD_DELIVERED_ONCE_WINDOW_SECONDS
 	// to 0: the circuit's health reads and writes and the key reads stay,
-	// the lease and delivered writes go.
+	// the lease and confirm writes go. For webhooks this is the deployed
+	// default, whose HERALD_DELIVERED_ONCE_CHANNELS leaves them out.
 	onceOff
 	// noTable leaves HERALD_STORE_TABLE unset: no DynamoDB call at all.
 	noTable
@@ -56,7 +58,7 @@ func (m storeMode) String() string {
 func (m storeMode) env(table string) map[string]string {
 	switch m {
 	case storeOn:
-		return map[string]string{"HERALD_STORE_TABLE": table}
+		return map[string]string{"HERALD_STORE_TABLE": table, "HERALD_DELIVERED_ONCE_CHANNELS": "email,webhook,chat"}
 	case onceOff:
 		return map[string]string{"HERALD_STORE_TABLE": table, "HERALD_DELIVERED_ONCE_WINDOW_SECONDS": "0"}
 	}

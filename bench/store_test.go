@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/notification"
 )
 
 // TestStoreModesConfigureTheDeliverFunction: each mode's variables, read
@@ -44,6 +45,9 @@ func TestStoreModesConfigureTheDeliverFunction(t *testing.T) {
 		require.Equal(t, tc.table, cfg.StoreTable, tc.mode.String())
 		require.Equal(t, tc.once, cfg.DeliveredOnce(), tc.mode.String())
 		require.Equal(t, tc.circuit, cfg.Circuit(), tc.mode.String())
+		if tc.mode == storeOn {
+			require.Equal(t, notification.Channels, cfg.DeliveredOnceChannels, "store on delivers webhooks once too")
+		}
 	}
 	require.Equal(t, []string{"HERALD_DELIVERED_ONCE_WINDOW_SECONDS=0", "HERALD_STORE_TABLE=t"}, onceOff.envList("t"))
 	require.Empty(t, noTable.envList("t"))
@@ -263,11 +267,12 @@ func TestSpreadFailureFailsKOfNApart(t *testing.T) {
 	}
 }
 
-// TestItemPurposeNamesEachKind: the store's three kinds of item by what
+// TestItemPurposeNamesEachKind: the store's four kinds of item by what
 // they are for, another by its sort key.
 func TestItemPurposeNamesEachKind(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "delivered-once (lease and delivered writes)", itemPurpose("delivery"))
+	require.Equal(t, "delivered-once (leases)", itemPurpose("delivery"))
+	require.Equal(t, "delivered-once (a batch's confirm)", itemPurpose("delivery_batch"))
 	require.Equal(t, "circuit (origin health reads and writes)", itemPurpose("health"))
 	require.Equal(t, "key versions (reads)", itemPurpose("keys"))
 	require.Equal(t, "items with sort key x", itemPurpose("x"))

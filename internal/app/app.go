@@ -191,6 +191,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		Senders:              senders,
 		Pauser:               opts.Pauser,
 		Once:                 once,
+		OnceChannels:         cfg.DeliveredOnceChannels,
 		SendOnStoreError:     cfg.SendOnStoreError,
 		Health:               health,
 		CircuitThreshold:     cfg.CircuitThreshold,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
@@ -89,7 +90,7 @@ func (p *Processor) leaseUntil(ctx context.Context) time.Time {
 // failure is retried later too, or sent without a lease when
 // Config.SendOnStoreError is set.
 func (p *Processor) claim(ctx, deliverCtx context.Context, r *record) (*store.Lease, bool) {
-	if p.cfg.Once == nil {
+	if p.cfg.Once == nil || p.cfg.OnceChannels != nil && !slices.Contains(p.cfg.OnceChannels, r.n.Channel) {
 		return nil, true
 	}
 	now := p.cfg.Now()

@@ -9,7 +9,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/notification"
 )
 
 // TestOnceOneWritePerNotification: a batch of ten delivered webhooks costs
@@ -56,4 +58,22 @@ func TestOnceCopyAfterAnInvocationDiedIsSent(t *testing.T) {
 	require.Empty(t, failures(handle(t, b, invocation(t), rec("m-2", body, 1))))
 	require.Equal(t, "duplicate", logLines(t, b)["m-2"]["outcome"])
 	require.Equal(t, int32(1), a.sends("ok-died")+b.sends("ok-died"))
+}
+
+// TestOnceOnlyOnItsChannels: with OnceChannels email, a webhook's copy is
+// sent again without a store call, an email's copy is a duplicate.
+func TestOnceOnlyOnItsChannels(t *testing.T) {
+	t.Parallel()
+	a, b, ddb := twoEnvironments(t, nil, func(c *processor.Config) {
+		c.OnceChannels = []notification.Channel{notification.ChannelEmail}
+	})
+	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-1", webhookBody("ok-ch-hook"), 1))))
+	require.Zero(t, ddb.Calls("PutItem")+ddb.Calls("GetItem"), "no store call for a webhook")
+	require.Empty(t, failures(handle(t, b, invocation(t), rec("m-2", webhookBody("ok-ch-hook"), 1))))
+	require.Equal(t, int32(2), a.sends("ok-ch-hook")+b.sends("ok-ch-hook"), "the webhook's copy is sent again")
+
+	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-3", mailBody("ok-ch-mail"), 1))))
+	require.Empty(t, failures(handle(t, b, invocation(t), rec("m-4", mailBody("ok-ch-mail"), 1))))
+	require.Equal(t, int32(1), a.sends("ok-ch-mail")+b.sends("ok-ch-mail"), "the email's copy is not")
+	require.Equal(t, "duplicate", logLines(t, b)["m-4"]["outcome"])
 }

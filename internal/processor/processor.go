@@ -81,6 +81,9 @@ type Config struct {
 	// write after them (OnceStore).
 	// Defaults to nil: every copy SQS hands over is sent.
 	Once OnceStore
+	// OnceChannels are the channels Once applies to; a copy of another
+	// channel's notification is sent again. Defaults to nil: every channel.
+	OnceChannels []notification.Channel
 	// SendOnStoreError sends a notification whose lease the store could not
 	// take (it failed or throttled) without one, instead of retrying it
 	// later. Defaults to false: nothing is sent that might have been sent.
