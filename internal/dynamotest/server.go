@@ -74,6 +74,29 @@ type Server struct {
 	throttle map[string]int
 	fail     map[string]fault
 	omitItem bool
+	hold     map[string]*barrier
+}
+
+// barrier holds calls until n have arrived, then lets them all go.
+type barrier struct {
+	n       int
+	mu      sync.Mutex
+	waiting int
+	release chan struct{}
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	if b.release == nil {
+		b.release = make(chan struct{})
+	}
+	ch := b.release
+	if b.waiting++; b.waiting == b.n {
+		close(ch)
+		b.release, b.waiting = nil, 0
+	}
+	b.mu.Unlock()
+	<-ch
 }
 
 // fault is a run of failing calls of one action: after skip calls, n fail.
@@ -164,6 +187,22 @@ func (s *Server) OmitConditionItem(omit bool) {
 	s.omitItem = omit
 }
 
+// HoldUntil makes each call of action wait until n calls of it have
+// arrived, then answers them together, in groups of n from then on: so
+// that n clients hold their connections at the same moment. n 0 stops.
+func (s *Server) HoldUntil(action string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == nil {
+		s.hold = map[string]*barrier{}
+	}
+	if n <= 0 {
+		delete(s.hold, action)
+		return
+	}
+	s.hold[action] = &barrier{n: n}
+}
+
 // apiError is an error answer: the HTTP status, the code after "#" in
 // __type, the message, and extra members (a ConditionalCheckFailedException's
 // Item).
@@ -182,6 +221,12 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	action, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
 	body, _ := io.ReadAll(r.Body)
 	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	s.mu.Lock()
+	b := s.hold[action]
+	s.mu.Unlock()
+	if b != nil {
+		b.wait()
+	}
 	s.mu.Lock()
 	s.calls[action]++
 	var out any
