@@ -325,6 +325,15 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	withStore := herald
 	withStore.name, withStore.ids = "herald-store", "h"+runTag(len(herald.name)-1)
 	withStore.env = append(append([]string{}, herald.env...), storeOn.envList(env.storeTable)...)
+	if ep := os.Getenv("AWS_ENDPOINT_URL"); ep != "" {
+		// Connections kept alive, as DynamoDB's are (keepAliveProxy).
+		proxy, stop, err := keepAliveProxy(ep)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		withStore.env = append(withStore.env, "AWS_ENDPOINT_URL_DYNAMODB="+proxy)
+	}
 	peers := []peer{
 		{function: herald, label: "herald", posts: true},
 		{function: withStore, label: "herald + store", posts: true, store: true},

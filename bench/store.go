@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -262,4 +265,22 @@ func addedRange(ds []time.Duration) string {
 		return signedMS(ds[0])
 	}
 	return fmt.Sprintf("%s (%+.1f–%+.1f)", signedMS(median(ds)), float64(slices.Min(ds).Microseconds())/1000, float64(slices.Max(ds).Microseconds())/1000)
+}
+
+// keepAliveProxy fronts the DynamoDB endpoint target (the local stack's)
+// with a reverse proxy on 127.0.0.1 that keeps its clients' connections
+// alive, and returns its URL and a function that stops it. LocalStack
+// answers every DynamoDB request with "Connection: close", so a function
+// calling it opens a TCP connection per call, and that connection's
+// kernel and runtime work, not DynamoDB's (which keeps connections alive),
+// would be counted as the store's CPU. The proxy's own work is the bench
+// process's, not the function's.
+func keepAliveProxy(target string) (string, func(), error) {
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return "", nil, fmt.Errorf("keep-alive proxy: endpoint %q: want a URL", target)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(rp)
+	return srv.URL, srv.Close, nil
 }

@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -314,4 +320,40 @@ func TestStoreTableReadsTheLocalStacksEnvFile(t *testing.T) {
 	got, err := opts{small: scale{storeTable: "mine"}}.sectionStoreTable()
 	require.NoError(t, err)
 	require.Equal(t, "mine", got)
+}
+
+// TestKeepAliveProxyKeepsConnections: behind the proxy, an endpoint that
+// closes every connection is reached by a client that reuses one.
+func TestKeepAliveProxyKeepsConnections(t *testing.T) {
+	t.Parallel()
+	var upstream atomic.Int32
+	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstream.Add(1)
+		w.Header().Set("Connection", "close")
+		_, _ = io.WriteString(w, "{}")
+	}))
+	t.Cleanup(closing.Close)
+	proxy, stop, err := keepAliveProxy(closing.URL)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	var fresh atomic.Int32
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			fresh.Add(1)
+		}
+	}})
+	client := &http.Client{Transport: &http.Transport{}}
+	for range 5 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, proxy, strings.NewReader("{}"))
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		require.Empty(t, resp.Header.Get("Connection"))
+	}
+	require.Equal(t, int32(1), fresh.Load(), "one connection to the proxy")
+	require.Equal(t, int32(5), upstream.Load())
+	_, _, err = keepAliveProxy("not a url")
+	require.Error(t, err)
 }
