@@ -304,3 +304,20 @@ func TestVCPU128(t *testing.T) {
 	t.Parallel()
 	require.InDelta(t, 0.0723572, vcpu128, 1e-7)
 }
+
+// TestProvisionedBreakEven: a write capacity unit-hour of $0.00065 is
+// $0.181 per million writes at full use, $0.258 at 70 %; it beats
+// on demand's $0.625 above 28.9 % use, 759,200 writes a month per unit.
+func TestProvisionedBreakEven(t *testing.T) {
+	t.Parallel()
+	full, use, perWCU := provisioned(1)
+	require.InDelta(t, 0.1806, full, 0.0001)
+	require.InDelta(t, 0.2889, use, 0.0001)
+	require.InDelta(t, 759200, perWCU, 1)
+	at70, _, _ := provisioned(0.7)
+	require.InDelta(t, 0.2579, at70, 0.0001)
+	var out strings.Builder
+	printProvisioned(&out, map[string]int{"PutItem delivery": 10, "PutItem delivery_batch": 1, "GetItem health": 1})
+	require.Contains(t, out.String(), "herald + store writes 1.10 per notification")
+	require.Contains(t, out.String(), "$0.284 per million notifications provisioned at the target, $0.688 on demand, break-even at 690182 notifications a month")
+}
