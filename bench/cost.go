@@ -171,7 +171,7 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 	var unknown []string
 	calls := func(c costInput) map[string]int {
 		if !c.herald {
-			return nil
+			return c.calls
 		}
 		return r.clean10[c.store]
 	}
