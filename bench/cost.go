@@ -221,8 +221,8 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		[]string{"", "billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics", "KMS", "DynamoDB", "webhooks all in", "emails all in (+SES)"}, rows)
 	fmt.Fprintf(o.out, "   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails\n",
 		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails)
-	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the Powertools peers make no AWS call of their own\n",
-		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]))
+	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with %s per batch of %d (its documented PutItem and UpdateItem per record, not counted)\n",
+		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]), describeItems(idempotencyCalls), batchSize)
 	if on != nil {
 		storeAdds(o.out, r, *off, *on, offF, onF)
 	}

@@ -186,7 +186,7 @@ func TestSectionCostPrintsEachRowAllIn(t *testing.T) {
 		"$0.125 per million RRU; SES $0.10 per 1,000 emails\n")
 	require.Contains(t, out.String(), "   herald's processor, clean batch of 10 on a new environment (section 3): store on "+
 		"GetItem×6 (health 2, keys 4), PutItem×22 (delivery 20, health 2); delivered-once off GetItem×6 (health 2, keys 4), PutItem×2 (health 2); "+
-		"no table none; the Powertools peers make no AWS call of their own\n")
+		"no table none; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with PutItem×10 (idempotency 10), UpdateItem×10 (idempotency 10) per batch of 10 (its documented PutItem and UpdateItem per record, not counted)\n")
 }
 
 // TestStoreAddsByServiceAndItem: herald + store − herald, no table, by
