@@ -3,6 +3,7 @@ package processor_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -76,4 +77,42 @@ func TestOnceOnlyOnItsChannels(t *testing.T) {
 	require.Empty(t, failures(handle(t, b, invocation(t), rec("m-4", mailBody("ok-ch-mail"), 1))))
 	require.Equal(t, int32(1), a.sends("ok-ch-mail")+b.sends("ok-ch-mail"), "the email's copy is not")
 	require.Equal(t, "duplicate", logLines(t, b)["m-4"]["outcome"])
+}
+
+// TestOnceCleanBatchWritesNoStoreMetric: a clean batch with a store
+// defines neither StoreErrors nor DestinationsDisabled (each costs a
+// custom metric's month); a batch whose confirm fails writes StoreErrors.
+func TestOnceCleanBatchWritesNoStoreMetric(t *testing.T) {
+	t.Parallel()
+	a, b, ddb := twoEnvironments(t, nil, func(c *processor.Config) {
+		c.Health, c.CircuitThreshold = nil, 0
+	})
+	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-1", webhookBody("ok-clean"), 1))))
+	line := batchLine(t, a)
+	require.NotContains(t, line, "StoreErrors")
+	require.NotContains(t, line, "DestinationsDisabled")
+	require.NotContains(t, fmt.Sprint(line["_aws"]), "StoreErrors", "not defined either")
+
+	ddb.FailAfter("PutItem", 1, 1) // the confirm
+	require.Empty(t, failures(handle(t, b, invocation(t), rec("m-2", webhookBody("ok-clean-2"), 1))))
+	require.Equal(t, float64(1), batchLine(t, b)["StoreErrors"])
+}
+
+// TestCircuitCleanBatchWritesNoStoreMetric: with the circuit on, a clean
+// batch defines neither DestinationsDisabled nor StoreErrors; a failing
+// health read writes StoreErrors.
+func TestCircuitCleanBatchWritesNoStoreMetric(t *testing.T) {
+	t.Parallel()
+	cs, envs := environments(t, 1, nil)
+	up := newReceiver(t, http.StatusOK)
+	require.Empty(t, failures(cs.invoke(t, envs[0], rec("m-1", up.body("c-1"), 1))))
+	line := batchLine(t, envs[0])
+	require.NotContains(t, line, "DestinationsDisabled")
+	require.NotContains(t, line, "StoreErrors")
+	require.Contains(t, line, "BatchRecords")
+
+	cs2, envs2 := environments(t, 1, nil)
+	cs2.ddb.Fail("GetItem", 1)
+	cs2.invoke(t, envs2[0], rec("m-2", up.body("c-2"), 1))
+	require.Equal(t, float64(1), batchLine(t, envs2[0])["StoreErrors"])
 }
