@@ -184,37 +184,50 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 
 // deliveredItems is how many notification ids of the section 3 mode whose
 // index follows the case's ("-0" for storeOn) the store's table records
-// delivered: a lease its batch's confirm item lists (or a delivered item).
+// delivered (recordedDelivered).
 func deliveredItems(t *testing.T, f fakes, mode string) int {
 	t.Helper()
-	str := func(it map[string]any, name string) string {
-		v, _ := it[name].(map[string]any)
-		return fmt.Sprint(v["S"])
-	}
-	confirmed := map[string]bool{} // batch + "/" + seq
 	items := f.ddb.Items(benchTable)
-	for _, it := range items {
-		if batch, ok := strings.CutPrefix(str(it, store.AttrPK), "batch#"); ok {
-			ns, _ := it[store.AttrDelivered].(map[string]any)
-			seqs, _ := ns["NS"].([]any)
-			for _, seq := range seqs {
-				confirmed[batch+"/"+fmt.Sprint(seq)] = true
-			}
-		}
-	}
+	confirmed := confirmedLeases(items)
 	n := 0
 	for _, it := range items {
 		// notification#webhook#calls<run>-<case>-<mode>[w]-<record>
-		parts := strings.Split(str(it, store.AttrPK), "-")
-		if len(parts) != 4 || "-"+strings.TrimSuffix(parts[2], "w") != mode {
-			continue
-		}
-		seq, _ := it[store.AttrSeq].(map[string]any)
-		if str(it, store.AttrState) == "delivered" || confirmed[str(it, store.AttrBatch)+"/"+fmt.Sprint(seq["N"])] {
+		parts := strings.Split(attrS(it, store.AttrPK), "-")
+		if len(parts) == 4 && "-"+strings.TrimSuffix(parts[2], "w") == mode && recordedDelivered(it, confirmed) {
 			n++
 		}
 	}
 	return n
+}
+
+// attrS is an item's string attribute name, as dynamotest.Items gives it.
+func attrS(it map[string]any, name string) string {
+	v, _ := it[name].(map[string]any)
+	s, _ := v["S"].(string)
+	return s
+}
+
+// confirmedLeases is the leases the batches' confirm items among items list
+// delivered, as batch + "/" + seq.
+func confirmedLeases(items []map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range items {
+		if batch, ok := strings.CutPrefix(attrS(it, store.AttrPK), "batch#"); ok {
+			ns, _ := it[store.AttrDelivered].(map[string]any)
+			seqs, _ := ns["NS"].([]any)
+			for _, seq := range seqs {
+				out[batch+"/"+fmt.Sprint(seq)] = true
+			}
+		}
+	}
+	return out
+}
+
+// recordedDelivered reports whether a delivery item is recorded delivered:
+// a lease its batch's confirm lists, or a delivered item.
+func recordedDelivered(it map[string]any, confirmed map[string]bool) bool {
+	seq, _ := it[store.AttrSeq].(map[string]any)
+	return attrS(it, store.AttrState) == store.StateDelivered || confirmed[attrS(it, store.AttrBatch)+"/"+fmt.Sprint(seq["N"])]
 }
 
 // batchEntries is how many entries the batch requests reqs held.
