@@ -137,17 +137,20 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	require.Equal(t, "1 CMVB + 0 DLQ send", rows[9][2])
 	require.Equal(t, "0 CMVB + 3 DLQ send", rows[15][2])
 
-	// With the store on, a clean batch leases and marks delivered each
-	// record; delivered-once off writes no delivery item but keeps the
-	// circuit's and the keys' reads; no table, nothing.
-	require.Equal(t, 20, r.clean10[storeOn]["PutItem delivery"])
-	require.Zero(t, r.clean10[onceOff]["PutItem delivery"])
+	// With the store on, a clean batch leases each record and confirms the
+	// batch's deliveries with one write; delivered-once off writes no
+	// delivery item but keeps the circuit's and the keys' reads; no table,
+	// nothing.
+	require.Equal(t, 10, r.clean10[storeOn]["PutItem delivery"])
+	require.Equal(t, 1, r.clean10[storeOn]["PutItem delivery_batch"])
+	require.Zero(t, r.clean10[onceOff]["PutItem delivery"]+r.clean10[onceOff]["PutItem delivery_batch"])
 	require.Positive(t, r.clean10[onceOff]["GetItem health"])
 	require.Empty(t, r.clean10[noTable])
-	require.Equal(t, 20, r.warm10[storeOn]["PutItem delivery"])
+	require.Equal(t, 10, r.warm10[storeOn]["PutItem delivery"])
+	require.Equal(t, 1, r.warm10[storeOn]["PutItem delivery_batch"])
 	require.Empty(t, r.warm10[noTable])
-	require.Equal(t, r.clean10[storeOn]["PutItem delivery"]+r.clean10[storeOn]["PutItem health"], r.clean10Ops["PutItem"])
-	require.Equal(t, "PutItem×20 (delivery 20)", describeItems(map[string]int{"PutItem delivery": r.clean10[storeOn]["PutItem delivery"]}))
+	require.Equal(t, r.clean10[storeOn]["PutItem delivery"]+r.clean10[storeOn]["PutItem delivery_batch"]+r.clean10[storeOn]["PutItem health"], r.clean10Ops["PutItem"])
+	require.Equal(t, "PutItem×11 (delivery 10, delivery_batch 1)", describeItems(map[string]int{"PutItem delivery": 10, "PutItem delivery_batch": 1}))
 
 	// What the fakes answered: the processor's visibility changes (two
 	// retried cases three ways) and dead-letter sends (3 + 2 records
@@ -171,30 +174,60 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	// deletes none itself (the event source mapping does).
 	require.Len(t, f.sqs.Requests("DeleteMessageBatch"), 3*batches)
 	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("DeleteMessageBatch")))
-	// The store-on runs (mode 0 in the ids) wrote a delivered record for
-	// each record they delivered, 10 of them in the warm case's first
+	// The store-on runs (mode 0 in the ids) recorded delivered each record
+	// they delivered, 10 of them in the warm case's first
 	// batch; delivered-once off wrote none.
 	delivered := 10 + (10 + 10) + 12 + (10 - 3) + (12 - 3) + (10 - 3) + (10 - 2)
 	require.Equal(t, delivered, deliveredItems(t, f, "-0"))
 	require.Zero(t, deliveredItems(t, f, "-1"))
 }
 
-// deliveredItems is how many delivered-once records in the store's table
-// name a notification id of the section 3 mode whose index follows the
-// case's: "-0" for storeOn.
+// deliveredItems is how many notification ids of the section 3 mode whose
+// index follows the case's ("-0" for storeOn) the store's table records
+// delivered (recordedDelivered).
 func deliveredItems(t *testing.T, f fakes, mode string) int {
 	t.Helper()
+	items := f.ddb.Items(benchTable)
+	confirmed := confirmedLeases(items)
 	n := 0
-	for _, it := range f.ddb.Items(benchTable) {
-		pk, _ := it[store.AttrPK].(map[string]any)
-		state, _ := it["state"].(map[string]any)
+	for _, it := range items {
 		// notification#webhook#calls<run>-<case>-<mode>[w]-<record>
-		parts := strings.Split(fmt.Sprint(pk["S"]), "-")
-		if state["S"] == "delivered" && len(parts) == 4 && "-"+strings.TrimSuffix(parts[2], "w") == mode {
+		parts := strings.Split(attrS(it, store.AttrPK), "-")
+		if len(parts) == 4 && "-"+strings.TrimSuffix(parts[2], "w") == mode && recordedDelivered(it, confirmed) {
 			n++
 		}
 	}
 	return n
+}
+
+// attrS is an item's string attribute name, as dynamotest.Items gives it.
+func attrS(it map[string]any, name string) string {
+	v, _ := it[name].(map[string]any)
+	s, _ := v["S"].(string)
+	return s
+}
+
+// confirmedLeases is the leases the batches' confirm items among items list
+// delivered, as batch + "/" + seq.
+func confirmedLeases(items []map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range items {
+		if batch, ok := strings.CutPrefix(attrS(it, store.AttrPK), "batch#"); ok {
+			ns, _ := it[store.AttrDelivered].(map[string]any)
+			seqs, _ := ns["NS"].([]any)
+			for _, seq := range seqs {
+				out[batch+"/"+fmt.Sprint(seq)] = true
+			}
+		}
+	}
+	return out
+}
+
+// recordedDelivered reports whether a delivery item is recorded delivered:
+// a lease its batch's confirm lists, or a delivered item.
+func recordedDelivered(it map[string]any, confirmed map[string]bool) bool {
+	seq, _ := it[store.AttrSeq].(map[string]any)
+	return attrS(it, store.AttrState) == store.StateDelivered || confirmed[attrS(it, store.AttrBatch)+"/"+fmt.Sprint(seq["N"])]
 }
 
 // batchEntries is how many entries the batch requests reqs held.

@@ -36,6 +36,10 @@ const (
 	// Amazon DynamoDB on-demand: write and read request units.
 	dynamoPerMillionWRU = 0.625
 	dynamoPerMillionRRU = 0.125
+	// Amazon DynamoDB provisioned capacity: per capacity unit-hour
+	// (template parameter StoreCapacity).
+	dynamoPerWCUHour = 0.00065
+	dynamoPerRCUHour = 0.00013
 	// Amazon SES outbound email.
 	sesPerThousandEmails = 0.10
 )
@@ -81,6 +85,22 @@ func opPrice(op string) (float64, string, bool) {
 		return kmsPerTenThousandRequests / 1e4, "kms", true
 	}
 	return 0, "", false
+}
+
+// autoScalingTarget is the template's write capacity target tracking
+// (StoreWriteScalingPolicy): 70 % of the provisioned writes in use.
+const autoScalingTarget = 0.70
+
+// hoursPerMonth is AWS's month for hourly prices: 730 hours.
+const hoursPerMonth = 730
+
+// provisioned is what provisioned write capacity costs per million writes
+// when a share use (0–1] of it is used on average, and the share of use
+// above which it costs less than on demand (dynamoPerMillionWRU), and the
+// writes a month one write capacity unit must carry to break even.
+func provisioned(use float64) (perMillion, breakEvenUse, breakEvenWrites float64) {
+	full := dynamoPerWCUHour / 3600 * 1e6 // one write a second for an hour
+	return full / use, full / dynamoPerMillionWRU, dynamoPerWCUHour * hoursPerMonth / dynamoPerMillionWRU * 1e6
 }
 
 // costFigures is one row of the all-in estimate: per million webhook
@@ -151,7 +171,7 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 	var unknown []string
 	calls := func(c costInput) map[string]int {
 		if !c.herald {
-			return nil
+			return c.calls
 		}
 		return r.clean10[c.store]
 	}
@@ -201,11 +221,12 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		[]string{"", "billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics", "KMS", "DynamoDB", "webhooks all in", "emails all in (+SES)"}, rows)
 	fmt.Fprintf(o.out, "   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails\n",
 		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails)
-	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the Powertools peers make no AWS call of their own\n",
-		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]))
+	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with %s per batch of %d (its documented PutItem and UpdateItem per record, not counted)\n",
+		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]), describeItems(idempotencyCalls), batchSize)
 	if on != nil {
 		storeAdds(o.out, r, *off, *on, offF, onF)
 	}
+	printProvisioned(o.out, r.clean10[storeOn])
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		return fmt.Errorf("operations without a price in the estimate: %s", strings.Join(slices.Compact(unknown), ", "))
@@ -297,4 +318,24 @@ func storeAdds(out io.Writer, r *results, off, on costInput, offF, onF costFigur
 	lat = append(lat, []string{"all in per million webhooks (emulator rows, new environment)", fmt.Sprintf("$%.2f", offF.total()), fmt.Sprintf("$%.2f", onF.total()), usd(onF.total() - offF.total())})
 	printTable(out, "The store, on vs off, in this run (LocalStack's moto serves DynamoDB on the same cores as everything else: its latency, not AWS's)",
 		[]string{"", "no table", "store on", "the store adds"}, lat)
+}
+
+// printProvisioned prints what the store's writes cost with provisioned
+// capacity (template parameter StoreCapacity) against on demand, for the
+// writes of a clean batch of batchSize (calls, section 3) and at break-even.
+func printProvisioned(out io.Writer, calls map[string]int) {
+	writes := 0
+	for k, n := range calls {
+		if op, _ := splitItemOp(k); op == "PutItem" || op == "UpdateItem" || op == "DeleteItem" {
+			writes += n
+		}
+	}
+	perNotification := float64(writes) / batchSize
+	atTarget, use, perWCU := provisioned(autoScalingTarget)
+	atFull, _, _ := provisioned(1)
+	fmt.Fprintf(out, "   provisioned capacity (StoreCapacity=provisioned; $%.5f per WCU-hour, $%.5f per RCU-hour): writes cost $%.3f per million at full use, $%.3f at auto scaling's %.0f %% target, against $%.3f on demand; "+
+		"break-even at %.0f %% average use, %.0f writes a month per write capacity unit; herald + store writes %.2f per notification (section 3, new environment): "+
+		"$%.3f per million notifications provisioned at the target, $%.3f on demand, break-even at %.0f notifications a month per write capacity unit\n",
+		dynamoPerWCUHour, dynamoPerRCUHour, atFull, atTarget, autoScalingTarget*100, dynamoPerMillionWRU, use*100, perWCU,
+		perNotification, perNotification*atTarget, perNotification*dynamoPerMillionWRU, perWCU/max(perNotification, 1e-9))
 }

@@ -186,7 +186,7 @@ func TestSectionCostPrintsEachRowAllIn(t *testing.T) {
 		"$0.125 per million RRU; SES $0.10 per 1,000 emails\n")
 	require.Contains(t, out.String(), "   herald's processor, clean batch of 10 on a new environment (section 3): store on "+
 		"GetItem×6 (health 2, keys 4), PutItem×22 (delivery 20, health 2); delivered-once off GetItem×6 (health 2, keys 4), PutItem×2 (health 2); "+
-		"no table none; the Powertools peers make no AWS call of their own\n")
+		"no table none; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with PutItem×10 (idempotency 10), UpdateItem×10 (idempotency 10) per batch of 10 (its documented PutItem and UpdateItem per record, not counted)\n")
 }
 
 // TestStoreAddsByServiceAndItem: herald + store − herald, no table, by
@@ -202,7 +202,7 @@ func TestStoreAddsByServiceAndItem(t *testing.T) {
 		// $0.066067938671875 − $0.0400001; 138.203125 − 120 ms.
 		"Lambda (billed per batch +18.2 ms, 128 → 256 MB; section 6)": {"+$0.026", "+$0.026"},
 		// 2M WRU a million.
-		"DynamoDB: delivered-once (lease and delivered writes)": {"PutItem×20", "$1.250", "PutItem×20", "$1.250"},
+		"DynamoDB: delivered-once (leases)": {"PutItem×20", "$1.250", "PutItem×20", "$1.250"},
 		// 0.2M RRU + 0.2M WRU; none on the warm batch.
 		"DynamoDB: circuit (origin health reads and writes)": {"GetItem×2, PutItem×2", "$0.150", "none", "$0.000"},
 		// 0.4M RRU.
@@ -303,4 +303,21 @@ func TestSectionCostNeedsTheEarlierSections(t *testing.T) {
 func TestVCPU128(t *testing.T) {
 	t.Parallel()
 	require.InDelta(t, 0.0723572, vcpu128, 1e-7)
+}
+
+// TestProvisionedBreakEven: a write capacity unit-hour of $0.00065 is
+// $0.181 per million writes at full use, $0.258 at 70 %; it beats
+// on demand's $0.625 above 28.9 % use, 759,200 writes a month per unit.
+func TestProvisionedBreakEven(t *testing.T) {
+	t.Parallel()
+	full, use, perWCU := provisioned(1)
+	require.InDelta(t, 0.1806, full, 0.0001)
+	require.InDelta(t, 0.2889, use, 0.0001)
+	require.InDelta(t, 759200, perWCU, 1)
+	at70, _, _ := provisioned(0.7)
+	require.InDelta(t, 0.2579, at70, 0.0001)
+	var out strings.Builder
+	printProvisioned(&out, map[string]int{"PutItem delivery": 10, "PutItem delivery_batch": 1, "GetItem health": 1})
+	require.Contains(t, out.String(), "herald + store writes 1.10 per notification")
+	require.Contains(t, out.String(), "$0.284 per million notifications provisioned at the target, $0.688 on demand, break-even at 690182 notifications a month")
 }

@@ -137,14 +137,18 @@ func durations(t *testing.T, cell string) []time.Duration {
 }
 
 // deliveryItems is how many delivered-once items in the store's table are
-// in state ("" for any).
+// recorded delivered (state "delivered": confirmed by their batch, or
+// delivered items), or any ("").
 func deliveryItems(t *testing.T, f fakes, state string) int {
 	t.Helper()
+	items := f.ddb.Items(benchTable)
+	confirmed := confirmedLeases(items)
 	n := 0
-	for _, it := range f.ddb.Items(benchTable) {
-		sk, _ := it[store.AttrSK].(map[string]any)
-		st, _ := it["state"].(map[string]any)
-		if sk["S"] == "delivery" && (state == "" || st["S"] == state) {
+	for _, it := range items {
+		if attrS(it, store.AttrSK) != "delivery" {
+			continue
+		}
+		if state == "" || state == store.StateDelivered && recordedDelivered(it, confirmed) {
 			n++
 		}
 	}

@@ -58,6 +58,9 @@ type costInput struct {
 	// in section 3 with store (the Powertools peers make none of their own)
 	herald bool
 	store  storeMode
+	// calls are a peer's own AWS calls per clean batch of batchSize, by
+	// itemOp (herald's come from section 3).
+	calls map[string]int
 }
 
 func quietLogger() *slog.Logger {

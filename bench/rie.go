@@ -150,7 +150,17 @@ type peer struct {
 	ts bool
 	// store marks herald with the store on (storeOn).
 	store bool
+	// calls are a peer's own AWS calls per clean batch of batchSize, by
+	// itemOp, for the cost estimate (herald's are counted in section 3).
+	calls map[string]int
 }
+
+// idempotencyCalls are the Powertools idempotency utility's DynamoDB calls
+// for a clean batch of batchSize new records with its DynamoDB persistence
+// layer: per record a conditional PutItem of the INPROGRESS record, then an
+// UpdateItem to COMPLETED with the result (Powertools for AWS Lambda
+// (TypeScript) docs, "Idempotency": "DynamoDB persistence layer").
+var idempotencyCalls = map[string]int{"PutItem idempotency": batchSize, "UpdateItem idempotency": batchSize}
 
 // peerSamples is what the rounds measured of one peer.
 type peerSamples struct {
@@ -325,6 +335,23 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	withStore := herald
 	withStore.name, withStore.ids = "herald-store", "h"+runTag(len(herald.name)-1)
 	withStore.env = append(append([]string{}, herald.env...), storeOn.envList(env.storeTable)...)
+	var ddbEnv []string
+	if ep := os.Getenv("AWS_ENDPOINT_URL"); ep != "" {
+		// Connections kept alive, as DynamoDB's are (keepAliveProxy).
+		proxy, stop, err := keepAliveProxy(ep)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		ddbEnv = []string{"AWS_ENDPOINT_URL_DYNAMODB=" + proxy}
+	}
+	withStore.env = append(withStore.env, ddbEnv...)
+	// The TypeScript peer with the Powertools idempotency utility on the
+	// same table, its ids new to it as herald + store's are.
+	idem := fn("peer-ts-idem", abs("bench", "peer-ts", "bootstrap"), append(with(
+		"AWS_LAMBDA_FUNCTION_NAME=peer-ts-idem", "PEER_WEBHOOK_SECRET="+benchSecret, "NODE_EXTRA_CA_CERTS="+certFile,
+		"POWERTOOLS_SERVICE_NAME=peer", "PEER_HTTP_CLIENT=https", "PEER_IDEMPOTENCY_TABLE="+env.storeTable), ddbEnv...))
+	idem.ids = "t" + runTag(len(idem.name)-1)
 	peers := []peer{
 		{function: herald, label: "herald", posts: true},
 		{function: withStore, label: "herald + store", posts: true, store: true},
@@ -334,6 +361,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		{function: fn("peer-ts-https", abs("bench", "peer-ts", "bootstrap"), with(
 			"AWS_LAMBDA_FUNCTION_NAME=peer-ts-https", "PEER_WEBHOOK_SECRET="+benchSecret, "NODE_EXTRA_CA_CERTS="+certFile,
 			"POWERTOOLS_SERVICE_NAME=peer", "PEER_HTTP_CLIENT=https")), label: "TS BatchProcessor, node:https keep-alive", posts: true, ts: true},
+		{function: idem, label: "TS BatchProcessor + idempotency (DynamoDB), node:https", posts: true, calls: idempotencyCalls},
 		{function: fn("peer-async", abs("bench", "peer-async", "bootstrap"), with(
 			"AWS_LAMBDA_FUNCTION_NAME=peer-async", "PEER_PYTHON="+abs(".venv", "bench-async", "bin", "python"),
 			"PEER_WEBHOOK_SECRET="+benchSecret, "SSL_CERT_FILE="+certFile, "POWERTOOLS_SERVICE_NAME=peer", "PYTHONDONTWRITEBYTECODE=1")),
@@ -388,7 +416,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		if i == 0 || p.store || strings.HasPrefix(p.label, "TS ") || strings.HasPrefix(p.label, "Py ") { // herald, with and without the store, and the Powertools peers
 			c := costInput{label: p.label, batch10: median(got[i].b10), rssKB: int64(medianF(got[i].rssKB)),
 				cpuUS: medianF(got[i].cpuUS), logBytes: medianF(got[i].logBytes), series: len(got[i].series),
-				herald: i == 0 || p.store, store: noTable}
+				herald: i == 0 || p.store, store: noTable, calls: p.calls}
 			if p.store {
 				c.store = storeOn
 			}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -23,13 +26,15 @@ import (
 type storeMode int
 
 const (
-	// storeOn is the deployed default: HERALD_STORE_TABLE set, delivered-
-	// once at its default window (24 h), the destination circuit at its
-	// default threshold (10), key versions read per origin.
+	// storeOn is delivered-once for every channel, webhooks included
+	// (HERALD_DELIVERED_ONCE_CHANNELS=email,webhook,chat): HERALD_STORE_TABLE
+	// set, delivered-once at its default window (24 h), the destination
+	// circuit at its default threshold (10), key versions read per origin.
 	storeOn storeMode = iota
 	// onceOff keeps the table but sets HERALD_DELIVERED_ONCE_WINDOW_SECONDS
 	// to 0: the circuit's health reads and writes and the key reads stay,
-	// the lease and delivered writes go.
+	// the lease and confirm writes go. For webhooks this is the deployed
+	// default, whose HERALD_DELIVERED_ONCE_CHANNELS leaves them out.
 	onceOff
 	// noTable leaves HERALD_STORE_TABLE unset: no DynamoDB call at all.
 	noTable
@@ -56,7 +61,7 @@ func (m storeMode) String() string {
 func (m storeMode) env(table string) map[string]string {
 	switch m {
 	case storeOn:
-		return map[string]string{"HERALD_STORE_TABLE": table}
+		return map[string]string{"HERALD_STORE_TABLE": table, "HERALD_DELIVERED_ONCE_CHANNELS": "email,webhook,chat"}
 	case onceOff:
 		return map[string]string{"HERALD_STORE_TABLE": table, "HERALD_DELIVERED_ONCE_WINDOW_SECONDS": "0"}
 	}
@@ -125,7 +130,8 @@ func runTag(n int) string {
 }
 
 // storeItem is the kind of table item an SDK input reads or writes, its sort
-// key (store.AttrSK: "delivery" for a delivered-once record, "health" for
+// key (store.AttrSK: "delivery" for a delivered-once lease, "delivery_batch"
+// for the confirm of a batch's deliveries, "health" for
 // an origin's circuit health, "keys" for an origin's key versions; package
 // store's doc), "" for an input that is not a DynamoDB item call.
 func storeItem(params any) string {
@@ -153,7 +159,9 @@ func storeItem(params any) string {
 func itemPurpose(kind string) string {
 	switch kind {
 	case "delivery":
-		return "delivered-once (lease and delivered writes)"
+		return "delivered-once (leases)"
+	case "delivery_batch":
+		return "delivered-once (a batch's confirm)"
 	case "health":
 		return "circuit (origin health reads and writes)"
 	case "keys":
@@ -257,4 +265,22 @@ func addedRange(ds []time.Duration) string {
 		return signedMS(ds[0])
 	}
 	return fmt.Sprintf("%s (%+.1f–%+.1f)", signedMS(median(ds)), float64(slices.Min(ds).Microseconds())/1000, float64(slices.Max(ds).Microseconds())/1000)
+}
+
+// keepAliveProxy fronts the DynamoDB endpoint target (the local stack's)
+// with a reverse proxy on 127.0.0.1 that keeps its clients' connections
+// alive, and returns its URL and a function that stops it. LocalStack
+// answers every DynamoDB request with "Connection: close", so a function
+// calling it opens a TCP connection per call, and that connection's
+// kernel and runtime work, not DynamoDB's (which keeps connections alive),
+// would be counted as the store's CPU. The proxy's own work is the bench
+// process's, not the function's.
+func keepAliveProxy(target string) (string, func(), error) {
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return "", nil, fmt.Errorf("keep-alive proxy: endpoint %q: want a URL", target)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(rp)
+	return srv.URL, srv.Close, nil
 }

@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/notification"
 )
 
 // TestStoreModesConfigureTheDeliverFunction: each mode's variables, read
@@ -44,6 +51,9 @@ func TestStoreModesConfigureTheDeliverFunction(t *testing.T) {
 		require.Equal(t, tc.table, cfg.StoreTable, tc.mode.String())
 		require.Equal(t, tc.once, cfg.DeliveredOnce(), tc.mode.String())
 		require.Equal(t, tc.circuit, cfg.Circuit(), tc.mode.String())
+		if tc.mode == storeOn {
+			require.Equal(t, notification.Channels, cfg.DeliveredOnceChannels, "store on delivers webhooks once too")
+		}
 	}
 	require.Equal(t, []string{"HERALD_DELIVERED_ONCE_WINDOW_SECONDS=0", "HERALD_STORE_TABLE=t"}, onceOff.envList("t"))
 	require.Empty(t, noTable.envList("t"))
@@ -64,10 +74,10 @@ func TestCounterNamesTheStoresItems(t *testing.T) {
 	require.NoError(t, err)
 
 	until := time.Now().Add(time.Minute)
-	l, err := st.Claim(ctx, "webhook", "a", until)
+	l, err := st.Claim(ctx, nil, "webhook", "a", "", until)
 	require.NoError(t, err)
 	require.NoError(t, st.Delivered(ctx, l))
-	l2, err := st.Claim(ctx, "webhook", "b", until)
+	l2, err := st.Claim(ctx, nil, "webhook", "b", "", until)
 	require.NoError(t, err)
 	require.NoError(t, st.Release(ctx, l2))
 	_, err = st.KeyVersions(ctx, "https://hooks.example.com")
@@ -207,15 +217,16 @@ func TestRunTagIsFixedLengthAndStable(t *testing.T) {
 
 // TestCallsAsDesignedByMode: a batch's calls are as designed only when its
 // DynamoDB calls are its mode's: none without a table, no delivery item
-// with delivered-once off, a lease and a delivered write per record of a
-// clean batch with the store on.
+// with delivered-once off, a lease per record and one confirm of a clean
+// batch with the store on.
 func TestCallsAsDesignedByMode(t *testing.T) {
 	t.Parallel()
 	clean := callCase{name: "10 delivered", n: 10}
-	on := map[string]int{"PutItem": 21, "GetItem": 2}
-	onItems := map[string]int{"PutItem delivery": 20, "PutItem health": 1, "GetItem health": 1, "GetItem keys": 1}
+	on := map[string]int{"PutItem": 12, "GetItem": 2}
+	onItems := map[string]int{"PutItem delivery": 10, "PutItem delivery_batch": 1, "PutItem health": 1, "GetItem health": 1, "GetItem keys": 1}
 	require.True(t, callsAsDesigned(clean, storeOn, on, onItems, 0))
-	require.False(t, callsAsDesigned(clean, storeOn, on, map[string]int{"PutItem delivery": 10, "PutItem health": 1}, 0), "one write per record")
+	require.False(t, callsAsDesigned(clean, storeOn, on, map[string]int{"PutItem delivery": 10, "PutItem health": 1}, 0), "no confirm")
+	require.False(t, callsAsDesigned(clean, storeOn, on, map[string]int{"PutItem delivery": 20, "PutItem delivery_batch": 1}, 0), "two writes per record")
 	require.False(t, callsAsDesigned(clean, onceOff, on, onItems, 0), "delivery items with delivered-once off")
 	require.True(t, callsAsDesigned(clean, onceOff, map[string]int{"GetItem": 2}, map[string]int{"GetItem health": 1, "GetItem keys": 1}, 0))
 	require.False(t, callsAsDesigned(clean, noTable, map[string]int{"GetItem": 1}, map[string]int{"GetItem keys": 1}, 0), "no table, no DynamoDB call")
@@ -262,11 +273,12 @@ func TestSpreadFailureFailsKOfNApart(t *testing.T) {
 	}
 }
 
-// TestItemPurposeNamesEachKind: the store's three kinds of item by what
+// TestItemPurposeNamesEachKind: the store's four kinds of item by what
 // they are for, another by its sort key.
 func TestItemPurposeNamesEachKind(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "delivered-once (lease and delivered writes)", itemPurpose("delivery"))
+	require.Equal(t, "delivered-once (leases)", itemPurpose("delivery"))
+	require.Equal(t, "delivered-once (a batch's confirm)", itemPurpose("delivery_batch"))
 	require.Equal(t, "circuit (origin health reads and writes)", itemPurpose("health"))
 	require.Equal(t, "key versions (reads)", itemPurpose("keys"))
 	require.Equal(t, "items with sort key x", itemPurpose("x"))
@@ -308,4 +320,40 @@ func TestStoreTableReadsTheLocalStacksEnvFile(t *testing.T) {
 	got, err := opts{small: scale{storeTable: "mine"}}.sectionStoreTable()
 	require.NoError(t, err)
 	require.Equal(t, "mine", got)
+}
+
+// TestKeepAliveProxyKeepsConnections: behind the proxy, an endpoint that
+// closes every connection is reached by a client that reuses one.
+func TestKeepAliveProxyKeepsConnections(t *testing.T) {
+	t.Parallel()
+	var upstream atomic.Int32
+	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstream.Add(1)
+		w.Header().Set("Connection", "close")
+		_, _ = io.WriteString(w, "{}")
+	}))
+	t.Cleanup(closing.Close)
+	proxy, stop, err := keepAliveProxy(closing.URL)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	var fresh atomic.Int32
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			fresh.Add(1)
+		}
+	}})
+	client := &http.Client{Transport: &http.Transport{}}
+	for range 5 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, proxy, strings.NewReader("{}"))
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		require.Empty(t, resp.Header.Get("Connection"))
+	}
+	require.Equal(t, int32(1), fresh.Load(), "one connection to the proxy")
+	require.Equal(t, int32(5), upstream.Load())
+	_, _, err = keepAliveProxy("not a url")
+	require.Error(t, err)
 }

@@ -13,9 +13,18 @@
 // whose POST fails or answers non-2xx throws, and Powertools reports it in
 // batchItemFailures (partial batch response).
 //
+// With PEER_IDEMPOTENCY_TABLE set, each record's delivery is wrapped in
+// the Powertools idempotency utility (makeIdempotent) with its DynamoDB
+// persistence layer on that table (keys pk and sk, as herald's), keyed by
+// the notification id, its payload validated against the stored one
+// (payloadValidationJmesPath "webhook"), kept 24 hours, as herald's
+// delivered-once window: the peer doing herald's job with its store. The
+// DynamoDB client keeps its connections alive (one keep-alive agent).
+//
 // Plain JavaScript (ES module) so that Node runs it without a build step;
 // the library is the same package TypeScript users import.
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
 import https from 'node:https';
 import {
   BatchProcessor,
@@ -65,11 +74,7 @@ if (!post) {
   throw new Error(`PEER_HTTP_CLIENT=${process.env.PEER_HTTP_CLIENT}: want fetch or https`);
 }
 
-const recordHandler = async (record) => {
-  const n = JSON.parse(record.body);
-  if (n.version !== 1 || n.channel !== 'webhook' || !n.id) {
-    throw new Error('invalid notification');
-  }
+const deliver = async (n) => {
   const { url, event_type: eventType, payload } = n.webhook;
   if (!url.startsWith('https://') || !eventType) {
     throw new Error('invalid webhook');
@@ -92,5 +97,41 @@ const recordHandler = async (record) => {
   }
 };
 
-export const handler = async (event, context) =>
-  processPartialResponse(event, recordHandler, processor, { context });
+// The idempotency modules are imported only when used, so that the plain
+// peers' cold start and memory are as before.
+const table = process.env.PEER_IDEMPOTENCY_TABLE;
+let idempotency;
+let send = deliver;
+if (table) {
+  const { IdempotencyConfig, makeIdempotent } = await import('@aws-lambda-powertools/idempotency');
+  const { DynamoDBPersistenceLayer } = await import('@aws-lambda-powertools/idempotency/dynamodb');
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  idempotency = new IdempotencyConfig({ eventKeyJmesPath: 'id', payloadValidationJmesPath: 'webhook', expiresAfterSeconds: 86400 });
+  send = makeIdempotent(deliver, {
+    persistenceStore: new DynamoDBPersistenceLayer({
+      tableName: table,
+      keyAttr: 'pk',
+      sortKeyAttr: 'sk',
+      awsSdkV3Client: new DynamoDBClient({
+        requestHandler: {
+          httpAgent: new http.Agent({ keepAlive: true }),
+          httpsAgent: new https.Agent({ keepAlive: true }),
+        },
+      }),
+    }),
+    config: idempotency,
+  });
+}
+
+const recordHandler = async (record) => {
+  const n = JSON.parse(record.body);
+  if (n.version !== 1 || n.channel !== 'webhook' || !n.id) {
+    throw new Error('invalid notification');
+  }
+  await send(n);
+};
+
+export const handler = async (event, context) => {
+  idempotency?.registerLambdaContext(context);
+  return processPartialResponse(event, recordHandler, processor, { context });
+};

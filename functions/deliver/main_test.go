@@ -146,10 +146,11 @@ func failures(resp events.SQSEventResponse) []string {
 
 // TestStartDelivers: a cold start with a good configuration checks the
 // queues, pauses nothing, sets GOMAXPROCS from the memory size, and its
-// handler delivers a webhook batch (signed; remembered in the store, so a
-// copy is not sent again), writing its log lines to stdout.
+// handler delivers a webhook batch (signed; remembered in the store, as
+// HERALD_DELIVERED_ONCE_CHANNELS asks for webhooks too, so a copy is not
+// sent again), writing its log lines to stdout.
 func TestStartDelivers(t *testing.T) {
-	s := setup(t, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128"})
+	s := setup(t, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128", "HERALD_DELIVERED_ONCE_CHANNELS": "email,webhook,chat"})
 	t.Cleanup(func() { runtime.GOMAXPROCS(runtime.NumCPU()) })
 	var stdout, stderr localenv.SyncBuffer
 	handle, err := start(context.Background(), &stdout, &stderr)

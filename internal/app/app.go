@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -41,6 +43,29 @@ func AWSConfig(ctx context.Context) (aws.Config, error) {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
 	}
 	return cfg, nil
+}
+
+// StoreClient is the DynamoDB client of the deliver function's store
+// (package store): awsCfg's, keeping up to conns idle connections to the
+// table's endpoint (at least the SDK's 10), conns being how many records a
+// batch delivers at once (HERALD_CONCURRENCY). A batch claims each record's
+// lease at the same moment; with the SDK's 10 idle connections per host, a
+// batch of 100 would open 90 new TLS connections to DynamoDB each time,
+// and their handshakes would cost more CPU than the calls.
+func StoreClient(awsCfg aws.Config, conns int) *dynamodb.Client {
+	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		bc, ok := o.HTTPClient.(*awshttp.BuildableClient)
+		switch {
+		case o.HTTPClient == nil:
+			bc = awshttp.NewBuildableClient()
+		case !ok:
+			return // a client of the caller's own: left as it is
+		}
+		o.HTTPClient = bc.WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, conns)
+			t.MaxIdleConns = max(t.MaxIdleConns, conns)
+		})
+	})
 }
 
 // Logger returns the JSON logger the functions write to standard output:
@@ -143,7 +168,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	var st *store.Store
 	if cfg.StoreTable != "" {
 		var err error
-		if st, err = store.New(dynamodb.NewFromConfig(awsCfg), store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow}); err != nil {
+		if st, err = store.New(StoreClient(awsCfg, cfg.Concurrency), store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow}); err != nil {
 			return nil, nil, fmt.Errorf("store: %w", err)
 		}
 	}
@@ -197,6 +222,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		Senders:              senders,
 		Pauser:               opts.Pauser,
 		Once:                 once,
+		OnceChannels:         cfg.DeliveredOnceChannels,
 		SendOnStoreError:     cfg.SendOnStoreError,
 		Health:               health,
 		CircuitThreshold:     cfg.CircuitThreshold,

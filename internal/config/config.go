@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,14 @@ type Deliver struct {
 	// message 14 days at most). 0 turns delivered-once off. Defaults to
 	// 86400 s (24 h).
 	DeliveredOnceWindow time.Duration
+	// DeliveredOnceChannels are the channels delivered once
+	// (HERALD_DELIVERED_ONCE_CHANNELS, comma-separated channel names; needs
+	// HERALD_STORE_TABLE and a window). A copy of another channel's
+	// notification is sent again. Defaults to [DefaultDeliveredOnceChannels]:
+	// email and chat, not webhook, whose receivers deduplicate on
+	// webhook-id (docs/reliability.md "Delivered once"); nil in a Deliver
+	// built in code: every channel.
+	DeliveredOnceChannels []notification.Channel
 	// SendOnStoreError sends a notification whose lease the store could not
 	// take (it failed or throttled) without one, instead of retrying it
 	// later (HERALD_ON_STORE_ERROR, "retry" or "send"; docs/reliability.md).
@@ -184,6 +193,14 @@ type Deliver struct {
 	// announce). Defaults to "": no events are published.
 	EventBus string
 }
+
+// DefaultDeliveredOnceChannels is HERALD_DELIVERED_ONCE_CHANNELS' default:
+// a person cannot deduplicate two emails or two chat messages, and an
+// email costs SES $0.10 per thousand, against which the table's write is
+// under 1 %; a Standard Webhooks receiver deduplicates on webhook-id, and
+// the table's write would be most of a webhook's cost
+// (docs/benchmarks.md).
+var DefaultDeliveredOnceChannels = []notification.Channel{notification.ChannelEmail, notification.ChannelChat}
 
 // Store values of HERALD_ON_STORE_ERROR.
 const (
@@ -257,8 +274,9 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		StoreTable:     strings.TrimSpace(getenv("HERALD_STORE_TABLE")),
 		DeliveredOnceWindow: time.Duration(r.integer("HERALD_DELIVERED_ONCE_WINDOW_SECONDS",
 			int(store.DefaultWindow/time.Second), 0, maxDeliveredOnceWindowSeconds)) * time.Second,
-		SendOnStoreError: r.oneOf("HERALD_ON_STORE_ERROR", OnStoreErrorRetry, OnStoreErrorRetry, OnStoreErrorSend) == OnStoreErrorSend,
-		CircuitThreshold: r.integer("HERALD_CIRCUIT_THRESHOLD", processor.DefaultCircuitThreshold, 0, 1000),
+		DeliveredOnceChannels: r.channels("HERALD_DELIVERED_ONCE_CHANNELS", DefaultDeliveredOnceChannels),
+		SendOnStoreError:      r.oneOf("HERALD_ON_STORE_ERROR", OnStoreErrorRetry, OnStoreErrorRetry, OnStoreErrorSend) == OnStoreErrorSend,
+		CircuitThreshold:      r.integer("HERALD_CIRCUIT_THRESHOLD", processor.DefaultCircuitThreshold, 0, 1000),
 		CircuitProbeInterval: time.Duration(r.integer("HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS",
 			int(processor.DefaultCircuitProbeInterval/time.Second), 1, 43200)) * time.Second,
 		DestinationDisableAfter: time.Duration(r.integer("HERALD_DESTINATION_DISABLE_AFTER_SECONDS",
@@ -424,6 +442,39 @@ func (r *reader) hosts(name string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// channels reads a comma-separated list of channel names
+// (notification.Channels), each at most once; empty or unset is def.
+func (r *reader) channels(name string, def []notification.Channel) []notification.Channel {
+	var out []notification.Channel
+	for _, s := range strings.Split(r.getenv(name), ",") {
+		c := notification.Channel(strings.ToLower(strings.TrimSpace(s)))
+		switch {
+		case c == "":
+			continue
+		case !c.Known():
+			r.problem(name, fmt.Sprintf("%q: want channel names (%s), comma-separated", s, channelNames()))
+			continue
+		case slices.Contains(out, c):
+			r.problem(name, fmt.Sprintf("%q named twice", c))
+			continue
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return slices.Clone(def)
+	}
+	return out
+}
+
+// channelNames is notification.Channels, comma-separated.
+func channelNames() string {
+	names := make([]string, len(notification.Channels))
+	for i, c := range notification.Channels {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
 }
 
 // statuses reads a comma-separated list of HTTP status codes, each from lo

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/notification"
 )
 
 func TestLoadDeliverStore(t *testing.T) {
@@ -94,4 +95,53 @@ func TestLoadDeliverCircuit(t *testing.T) {
 	require.ErrorContains(t, err, `HERALD_DESTINATION_DISABLE_AFTER_SECONDS: "2592001": want a whole number from 0 to 2592000`)
 	require.ErrorContains(t, err, `HERALD_CIRCUIT_THRESHOLD: "1001": want a whole number from 0 to 1000`)
 	require.ErrorContains(t, err, `HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS: "0": want a whole number from 1 to 43200`)
+}
+
+// TestLoadDeliveredOnceChannels: email and chat by default (unset or
+// empty); any list of known channels, in any case, once each; an unknown
+// or repeated channel is refused, naming the variable.
+func TestLoadDeliveredOnceChannels(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"HERALD_QUEUE_URL":      "http://127.0.0.1:4566/000000000000/q",
+		"HERALD_DLQ_URL":        "http://127.0.0.1:4566/000000000000/dlq",
+		"HERALD_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		"HERALD_STORE_TABLE":    "herald-store",
+	}
+	load := func(v string, set bool) (config.Deliver, error) {
+		m := map[string]string{}
+		for k, x := range base {
+			m[k] = x
+		}
+		if set {
+			m["HERALD_DELIVERED_ONCE_CHANNELS"] = v
+		}
+		return config.LoadDeliver(env(m))
+	}
+	for v, want := range map[string][]notification.Channel{
+		"":                      {notification.ChannelEmail, notification.ChannelChat},
+		" , ":                   {notification.ChannelEmail, notification.ChannelChat},
+		"webhook":               {notification.ChannelWebhook},
+		"EMAIL,Webhook , chat ": {notification.ChannelEmail, notification.ChannelWebhook, notification.ChannelChat},
+		"chat,":                 {notification.ChannelChat},
+	} {
+		d, err := load(v, true)
+		require.NoError(t, err, "%q", v)
+		require.Equal(t, want, d.DeliveredOnceChannels, "%q", v)
+	}
+	d, err := load("", false)
+	require.NoError(t, err)
+	require.Equal(t, config.DefaultDeliveredOnceChannels, d.DeliveredOnceChannels)
+	d.DeliveredOnceChannels[0] = "x"
+	require.Equal(t, notification.ChannelEmail, config.DefaultDeliveredOnceChannels[0], "the default is not shared")
+
+	for v, msg := range map[string]string{
+		"sms":           `HERALD_DELIVERED_ONCE_CHANNELS: "sms": want channel names (email, webhook, chat), comma-separated`,
+		"email,webhoks": `HERALD_DELIVERED_ONCE_CHANNELS: "webhoks": want channel names`,
+		"email,EMAIL":   `HERALD_DELIVERED_ONCE_CHANNELS: "email" named twice`,
+		"none":          `HERALD_DELIVERED_ONCE_CHANNELS: "none": want channel names`,
+	} {
+		_, err := load(v, true)
+		require.ErrorContains(t, err, msg, "%q", v)
+	}
 }

@@ -25,7 +25,9 @@
 //     M, L, SS, NS, BS), or a number that does not parse;
 //   - a table it does not hold (ResourceNotFoundException);
 //   - a condition that is false (ConditionalCheckFailedException, with the
-//     item when ReturnValuesOnConditionCheckFailure is ALL_OLD).
+//     item when ReturnValuesOnConditionCheckFailure is ALL_OLD, unless
+//     [Server.OmitConditionItem] makes it answer as the emulators and older
+//     DynamoDB-compatible stores do, without it).
 //
 // Time to live is not applied: like moto, the server never deletes expired
 // items, so code under test must ignore them.
@@ -71,6 +73,30 @@ type Server struct {
 	calls    map[string]int
 	throttle map[string]int
 	fail     map[string]fault
+	omitItem bool
+	hold     map[string]*barrier
+}
+
+// barrier holds calls until n have arrived, then lets them all go.
+type barrier struct {
+	n       int
+	mu      sync.Mutex
+	waiting int
+	release chan struct{}
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	if b.release == nil {
+		b.release = make(chan struct{})
+	}
+	ch := b.release
+	if b.waiting++; b.waiting == b.n {
+		close(ch)
+		b.release, b.waiting = nil, 0
+	}
+	b.mu.Unlock()
+	<-ch
 }
 
 // fault is a run of failing calls of one action: after skip calls, n fail.
@@ -151,6 +177,32 @@ func (s *Server) FailAfter(action string, skip, n int) {
 	s.fail[action] = fault{skip: skip, n: n}
 }
 
+// OmitConditionItem makes a ConditionalCheckFailedException carry no Item
+// even when ReturnValuesOnConditionCheckFailure is ALL_OLD (omit true), as
+// emulators and older DynamoDB-compatible stores answer (the parameter
+// dates from June 2023); false restores DynamoDB's answer.
+func (s *Server) OmitConditionItem(omit bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.omitItem = omit
+}
+
+// HoldUntil makes each call of action wait until n calls of it have
+// arrived, then answers them together, in groups of n from then on: so
+// that n clients hold their connections at the same moment. n 0 stops.
+func (s *Server) HoldUntil(action string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == nil {
+		s.hold = map[string]*barrier{}
+	}
+	if n <= 0 {
+		delete(s.hold, action)
+		return
+	}
+	s.hold[action] = &barrier{n: n}
+}
+
 // apiError is an error answer: the HTTP status, the code after "#" in
 // __type, the message, and extra members (a ConditionalCheckFailedException's
 // Item).
@@ -169,6 +221,12 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	action, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
 	body, _ := io.ReadAll(r.Body)
 	rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	s.mu.Lock()
+	b := s.hold[action]
+	s.mu.Unlock()
+	if b != nil {
+		b.wait()
+	}
 	s.mu.Lock()
 	s.calls[action]++
 	var out any
@@ -254,14 +312,22 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	}
 	switch action {
 	case "PutItem":
-		return t.put(req, cond)
+		return s.omit(t.put(req, cond))
 	case "GetItem":
 		return t.get(req)
 	case "Scan":
 		return t.scan(req)
 	default:
-		return t.delete(req, cond)
+		return s.omit(t.delete(req, cond))
 	}
+}
+
+// omit drops a condition failure's item under OmitConditionItem.
+func (s *Server) omit(out any, aerr *apiError) (any, *apiError) {
+	if aerr != nil && s.omitItem {
+		aerr.item = nil
+	}
+	return out, aerr
 }
 
 func checkReturnValues(req request) *apiError {

@@ -463,3 +463,30 @@ func TestBeginsWithAndEquality(t *testing.T) {
 		require.Equal(t, "ValidationException", code(t, err), expr)
 	}
 }
+
+// TestOmitConditionItem: under OmitConditionItem a failed condition of a
+// PutItem or a DeleteItem carries no item even with ALL_OLD; turned off,
+// it carries it again.
+func TestOmitConditionItem(t *testing.T) {
+	t.Parallel()
+	srv, c := setup(t)
+	ctx := context.Background()
+	item := map[string]types.AttributeValue{"pk": s("a"), "sk": s("b"), "v": s("1")}
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: item}))
+	putIn := &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+	delIn := &dynamodb.DeleteItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s("a"), "sk": s("b")},
+		ConditionExpression: aws.String("attribute_not_exists(pk)"), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+	var ccf *types.ConditionalCheckFailedException
+	for _, omit := range []bool{true, false, true} {
+		srv.OmitConditionItem(omit)
+		require.ErrorAs(t, put(c, putIn), &ccf)
+		require.Equal(t, omit, ccf.Item == nil, "PutItem, omit %v", omit)
+		_, err := c.DeleteItem(ctx, delIn)
+		require.ErrorAs(t, err, &ccf)
+		require.Equal(t, omit, ccf.Item == nil, "DeleteItem, omit %v", omit)
+	}
+	got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s("a"), "sk": s("b")}})
+	require.NoError(t, err)
+	require.Equal(t, "1", got.Item["v"].(*types.AttributeValueMemberS).Value, "the failed calls changed nothing")
+}

@@ -83,8 +83,8 @@ func fateOf(i int) fate {
 // stack's DynamoDB table (delivered once). It passes when every notification
 // is delivered, dropped or dead-lettered, every duplicate is explained by a
 // kill, and a notification delivered twice was in a batch killed in the
-// middle of its deliveries: the crash window between a send and its record
-// (docs/reliability.md); a kill after the deliveries, or a lost
+// middle of its deliveries: the crash window between a send and its batch's
+// confirm (docs/reliability.md); a kill after the deliveries, or a lost
 // acknowledgement, leaves every delivery recorded, so its copy is a
 // duplicate, not sent.
 func TestChaosNothingLost(t *testing.T) {
@@ -372,7 +372,7 @@ func TestChaosNothingLost(t *testing.T) {
 		fmt.Sprintf("  dropped         %d (expired)", len(dropped)),
 		fmt.Sprintf("  dead-lettered   %d ids with herald.reason (%d letters), %d ids moved by the redrive policy after a kill (%d letters)", rIDs, rTotal, nIDs, nTotal),
 		fmt.Sprintf("  duplicates      %d ids", len(duplicates)),
-		fmt.Sprintf("  delivered twice %d ids, each in a batch killed mid-delivery (the crash window between a send and its record); duplicates settled unsent: %d", len(deliveredTwice), countOutcome(logs, "duplicate")),
+		fmt.Sprintf("  delivered twice %d ids, each in a batch killed mid-delivery (the crash window between a send and its batch's confirm); duplicates settled unsent: %d", len(deliveredTwice), countOutcome(logs, "duplicate")),
 	}
 	causeNames := make([]string, 0, len(causes))
 	for c := range causes {

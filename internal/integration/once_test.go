@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/notification"
 )
 
 // onceSetup is a test's queue pair and two execution environments of the
@@ -32,6 +33,8 @@ func onceSetup(t *testing.T, respond func(string, int) int) (e *env, b *localrun
 	var opts app.DeliverOptions
 	e = setup(t, options{respond: respond, deliver: func(_ *env, c *config.Deliver, o *app.DeliverOptions) {
 		c.StoreTable, c.DeliveredOnceWindow = table, 24*time.Hour
+		// Webhooks too: by default only email and chat are delivered once.
+		c.DeliveredOnceChannels = notification.Channels
 		cfg, opts = *c, *o
 	}})
 	require.True(t, cfg.DeliveredOnce())

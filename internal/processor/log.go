@@ -151,9 +151,12 @@ func channelOf(r *record) string {
 // records the event source mapping passed, and Paused 0 (this function
 // delivers: the paused alarm, which keeps its state while no data comes,
 // returns to OK with the first batch after a resume), and with a store
-// (Config.Once or Config.Health) StoreErrors, the records whose call to it failed, by
-// function, and with Config.Health DestinationsDisabled, the origins the
-// batch's failures disabled; without one they get an INFO line of their own.
+// (Config.Once or Config.Health) StoreErrors, the records whose call to it
+// failed, by function, and with Config.Health DestinationsDisabled, the
+// origins the batch's failures disabled, each only when not 0: a custom
+// metric costs the same each month whatever its traffic (prorated by the
+// hour it is written in), and their alarms read no data as OK; without one
+// they get an INFO line of their own.
 func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	now := p.cfg.Now()
 	// A batch comes from one queue: a channel queue's Paused 0 is by its
@@ -171,7 +174,9 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 				n++
 			}
 		}
-		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.StoreErrors, Unit: metrics.Count, Value: float64(n)})
+		if n > 0 {
+			batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.StoreErrors, Unit: metrics.Count, Value: float64(n)})
+		}
 	}
 	if p.cfg.Health != nil {
 		n := 0
@@ -180,7 +185,9 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 				n++
 			}
 		}
-		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.DestinationsDisabled, Unit: metrics.Count, Value: float64(n)})
+		if n > 0 {
+			batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.DestinationsDisabled, Unit: metrics.Count, Value: float64(n)})
+		}
 	}
 	pending := true
 	for _, g := range groupByOutcome(recs) {

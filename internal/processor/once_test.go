@@ -236,12 +236,12 @@ func TestOnceStoreFailureRetriesLater(t *testing.T) {
 func TestOnceDeliveredWriteFailsInsideTheCrashWindow(t *testing.T) {
 	t.Parallel()
 	a, b, ddb := twoEnvironments(t, nil, nil)
-	// The claim succeeds, the second PutItem (delivered) fails.
+	// The claim succeeds, the second PutItem (the batch's confirm) fails.
 	ddb.FailAfter("PutItem", 1, 1)
 	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-1", webhookBody("ok-1"), 1))))
 	line := logLines(t, a)["m-1"]
 	require.Equal(t, "delivered", line["outcome"])
-	require.Contains(t, line["store_error"], "delivered")
+	require.Contains(t, line["store_error"], "confirm 1 deliveries")
 	require.Equal(t, float64(1), batchLine(t, a)["StoreErrors"])
 
 	require.Equal(t, []string{"m-1"}, failures(handle(t, b, invocation(t), rec("m-1", webhookBody("ok-1"), 2))))

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -76,9 +77,13 @@ type Config struct {
 	// channel, whose pause would stop the other channels too.
 	Pauser Pauser
 	// Once, when set, delivers each notification once: a lease is taken
-	// before each send and the delivery recorded after it (OnceStore).
+	// before each send, and the batch's deliveries are recorded with one
+	// write after them (OnceStore).
 	// Defaults to nil: every copy SQS hands over is sent.
 	Once OnceStore
+	// OnceChannels are the channels Once applies to; a copy of another
+	// channel's notification is sent again. Defaults to nil: every channel.
+	OnceChannels []notification.Channel
 	// SendOnStoreError sends a notification whose lease the store could not
 	// take (it failed or throttled) without one, instead of retrying it
 	// later. Defaults to false: nothing is sent that might have been sent.
@@ -250,7 +255,11 @@ type record struct {
 	// it was dead-lettered with no reason, none fitting.
 	unfit, reasonless bool
 	duplicate         *record // the earlier record of the batch with the same notification id
-	created           bool    // the producer set created_at (else it is the SentTimestamp)
+	// once is the invocation's batch of delivered-once leases (Config.Once),
+	// lease the record's delivered lease, which confirm records.
+	once    *store.Batch
+	lease   *store.Lease
+	created bool // the producer set created_at (else it is the SentTimestamp)
 }
 
 // Handle delivers the records of ev and returns the records to retry as
@@ -283,8 +292,13 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	var wg sync.WaitGroup
 	batches := groups(ev.Records, recs, receiveCount)
 	prepare(recs)
+	var once *store.Batch
+	if p.cfg.Once != nil {
+		once = p.cfg.Once.NewBatch()
+	}
 	for _, r := range recs {
 		r.queue, r.queueFound = FindQueue(p.queues, r.msg.EventSourceARN)
+		r.once = once
 	}
 	for _, group := range batches {
 		wg.Add(1)
@@ -322,7 +336,14 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	}
 	wg.Wait()
 
+	// The delivered records' one write runs beside the visibility changes.
+	confirmed := make(chan struct{})
+	go func() {
+		defer close(confirmed)
+		p.confirm(ctx, once, recs)
+	}()
 	p.changeVisibility(ctx, recs)
+	<-confirmed
 	p.pauseIfChannelRefuses(ctx, recs)
 
 	var resp events.SQSEventResponse

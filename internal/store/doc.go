@@ -11,7 +11,8 @@
 // in [AttrType]:
 //
 //	item      pk                          sk          attributes
-//	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, updated_at, expires_at
+//	delivery  notification#<channel>#<id> delivery    state, owner, lease_until, batch, seq, digest, updated_at, expires_at
+//	confirm   batch#<batch>               delivery_batch  delivered, updated_at, expires_at
 //	keys      origin#<scheme://host[:port]> keys      version, previous_until, updated_at
 //	health    origin#<scheme://host[:port]> health    failures, failing_since, last_success, last_failure,
 //	          origin#chat:<service>:<digest>          failure_class, probe_until, owner, disabled_at,
@@ -21,16 +22,33 @@
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
-//   - state is "in_progress" while one attempt holds its lease, then
-//     "delivered";
+//   - state is "in_progress" for a lease, "delivered" once recorded so by
+//     [Store.Delivered]; a lease of a batch stays "in_progress" and is
+//     delivered when its batch's confirm item lists its seq;
+//   - batch and seq, for a lease of a batch ([Store.NewBatch]), name the
+//     batch's confirm item and the lease's number in it (from 1);
 //   - owner is the random token of the attempt that holds the lease;
 //   - lease_until is when that lease ends, Unix milliseconds: the end of the
 //     invocation that took it;
+//   - digest is the notification's fingerprint, base64url SHA-256 of the
+//     content every copy shares (package processor, docs/delivery.md
+//     "Duplicates"); a claim with another digest is a *MismatchError;
+//     absent in items of herald before it, which match any;
 //   - updated_at is the last write, Unix milliseconds (for a delivered item,
 //     when it was delivered);
 //   - expires_at is the time-to-live attribute, Unix seconds: a delivered
 //     item is kept for the delivered-once window, an abandoned lease for
 //     the window after its end.
+//
+// A confirm item (type "delivery_batch") records one invocation's
+// deliveries with one write ([Store.Confirm]): delivered is the number set
+// of the seq of each delivered lease of the batch; updated_at, Unix
+// milliseconds, when they were confirmed; expires_at, Unix seconds, the
+// window after the latest lease's end. A lease whose batch's confirm item
+// does not list it was not delivered (failed leases are deleted) or its
+// invocation died after the send and before the confirm: the crash
+// window. So a delivered notification costs one write of its own and a
+// share of its batch's one (docs/reliability.md "Delivered once").
 //
 // A keys item is a webhook origin's key versions (see [Store.Rotate]);
 // the origin is webhook.Origin's form:
@@ -80,6 +98,11 @@
 //   - version counts the item's writes (compare and swap, as for health);
 //   - expires_at is a minute after the later of next and until, Unix
 //     seconds: an idle webhook's item goes.
+//
+// A conditional write refused by a store that does not return the item
+// (ReturnValuesOnConditionCheckFailure is from June 2023; emulators and
+// older compatible stores ignore it) reads the item back with one strongly
+// consistent GetItem.
 //
 // DynamoDB deletes expired items within a few days of expires_at, not at
 // once, and the local stack's DynamoDB (moto) never does; so every read

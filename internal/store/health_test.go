@@ -210,7 +210,7 @@ func TestHealthsScansEveryOrigin(t *testing.T) {
 		_, _, err := b.s.UpdateHealth(ctx, store.Health{Origin: origin}, failure)
 		require.NoError(t, err)
 		want = append(want, origin)
-		_, err = b.s.Claim(ctx, "email", fmt.Sprintf("n-%d", i), b.clock.Now().Add(time.Minute))
+		_, err = b.s.Claim(ctx, nil, "email", fmt.Sprintf("n-%d", i), "", b.clock.Now().Add(time.Minute))
 		require.NoError(t, err)
 	}
 	b.clock.Advance(store.HealthRetention - time.Hour)

@@ -73,11 +73,12 @@ func (s *Store) parsePace(key string, item map[string]types.AttributeValue) Pace
 // absent for version 0, else at p's version. When another writer came
 // first, the condition's failure returns the item it left
 // (ReturnValuesOnConditionCheckFailure), change is applied to it and the
-// write tried again, at most 5 times in all: no read is ever made. change
+// write tried again, at most 5 times in all: no read is made, but for a
+// store that answers a failed condition without the item (emulators,
+// older compatible stores), where one consistent GetItem reads it. change
 // returns false to write nothing; UpdatePace then returns the pace it was
 // applied to and false. It returns the pace written and true, or an *Error
-// when a call failed, every try met another writer, or the store answered
-// a failed condition without the item (then the item is unknown).
+// when a call failed or every try met another writer.
 //
 // Cost: one write unit (an item under 1 KB) per call when this environment
 // was the last writer, one more per other environment that came first.
@@ -122,7 +123,14 @@ func (s *Store) UpdatePace(ctx context.Context, p Pace, change func(*Pace) bool)
 		case errors.As(err, &ccf) && ccf.Item != nil:
 			p = s.parsePace(p.Key, ccf.Item)
 		case errors.As(err, &ccf):
-			return p, false, &Error{Op: "write pace of " + p.Key, Err: errors.New("the condition failed and the store returned no item")}
+			// A store that answers without the item (emulators, older
+			// compatible stores): read it, as every conditional write here does.
+			out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+				TableName: aws.String(s.cfg.Table), Key: paceKey(p.Key), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				return p, false, &Error{Op: "read pace of " + p.Key, Err: err}
+			}
+			p = s.parsePace(p.Key, out.Item)
 		default:
 			return p, false, &Error{Op: "write pace of " + p.Key, Err: err}
 		}

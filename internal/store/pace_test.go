@@ -115,3 +115,39 @@ func TestPaceStoreFailure(t *testing.T) {
 	require.Equal(t, store.ClassThrottled, se.Class())
 	require.NotContains(t, err.Error(), "https://")
 }
+
+// TestPaceSharedWithAStoreWithoutTheItem: a store that answers a failed
+// condition without the item (OmitConditionItem) costs one consistent
+// GetItem per conflict, and the slots are still given once each, in turn.
+func TestPaceSharedWithAStoreWithoutTheItem(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	b.srv.OmitConditionItem(true)
+	ctx := context.Background()
+	start := b.clock.Now().Truncate(time.Millisecond)
+	a, other := store.Pace{Key: paceKey}, store.Pace{Key: paceKey}
+	var slots []time.Time
+	for i := range 4 {
+		mine := &a
+		if i%2 == 1 {
+			mine = &other
+		}
+		var took time.Time
+		var err error
+		*mine, _, err = b.s.UpdatePace(ctx, *mine, func(p *store.Pace) bool {
+			if p.Next.IsZero() {
+				p.Next = start
+			}
+			took = p.Next
+			p.Next = p.Next.Add(time.Second)
+			p.Expires = p.Next.Add(time.Minute)
+			return true
+		})
+		require.NoError(t, err, i)
+		slots = append(slots, took.UTC())
+	}
+	for i, s := range slots {
+		require.True(t, s.Equal(start.Add(time.Duration(i)*time.Second)), "slot %d at %v", i, s)
+	}
+	require.Equal(t, 3, b.srv.Calls("GetItem"), "one read per conflict")
+}

@@ -43,6 +43,16 @@ const (
 	AttrPreviousUntil = "previous_until"
 	// AttrRotationID is a random id of a keys item's last rotation.
 	AttrRotationID = "rotation_id"
+	// AttrBatch is the batch of a delivery item's lease, and AttrSeq its
+	// number in that batch (Store.NewBatch).
+	AttrBatch = "batch"
+	AttrSeq   = "seq"
+	// AttrDelivered is a batch's confirm item's set of delivered sequence
+	// numbers (Store.Confirm).
+	AttrDelivered = "delivered"
+	// AttrDigest is a delivery item's notification digest (package
+	// processor's fingerprint of the content a copy shares).
+	AttrDigest = "digest"
 	// AttrExpiresAt is the table's time-to-live attribute, Unix seconds.
 	AttrExpiresAt = "expires_at"
 )

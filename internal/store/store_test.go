@@ -38,27 +38,27 @@ func TestClaimTwiceIsHeldUntilTheLeaseEnds(t *testing.T) {
 	b := setup(t, time.Hour)
 	ctx := context.Background()
 	until := b.clock.Now().Add(time.Minute)
-	_, err := b.s.Claim(ctx, "email", "n-1", until)
+	_, err := b.s.Claim(ctx, nil, "email", "n-1", "", until)
 	require.NoError(t, err)
 
-	_, err = b.s.Claim(ctx, "email", "n-1", until)
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", until)
 	var held *store.HeldError
 	require.ErrorAs(t, err, &held)
 	require.True(t, held.Until.Equal(until), "held until %s, want %s", held.Until, until)
 
 	// Another channel, or another id, is another notification.
-	_, err = b.s.Claim(ctx, "webhook", "n-1", until)
+	_, err = b.s.Claim(ctx, nil, "webhook", "n-1", "", until)
 	require.NoError(t, err)
-	_, err = b.s.Claim(ctx, "email", "n-2", until)
+	_, err = b.s.Claim(ctx, nil, "email", "n-2", "", until)
 	require.NoError(t, err)
 
 	// One millisecond before the lease ends it still holds; at its end
 	// another attempt takes it.
 	b.clock.Advance(time.Minute - time.Millisecond)
-	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.ErrorAs(t, err, &held)
 	b.clock.Advance(time.Millisecond)
-	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 }
 
@@ -66,7 +66,7 @@ func TestDeliveredIsRememberedForTheWindow(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "webhook", "evt-1", b.clock.Now().Add(time.Minute))
+	l, err := b.s.Claim(ctx, nil, "webhook", "evt-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	b.clock.Advance(2 * time.Second)
 	deliveredAt := b.clock.Now()
@@ -74,7 +74,7 @@ func TestDeliveredIsRememberedForTheWindow(t *testing.T) {
 
 	// Past the lease's end a delivered notification stays delivered.
 	b.clock.Advance(time.Hour - 3*time.Second)
-	_, err = b.s.Claim(ctx, "webhook", "evt-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", "", b.clock.Now().Add(time.Minute))
 	var done *store.DeliveredError
 	require.ErrorAs(t, err, &done)
 	require.True(t, done.At.Equal(deliveredAt), "delivered at %s, want %s", done.At, deliveredAt)
@@ -82,7 +82,7 @@ func TestDeliveredIsRememberedForTheWindow(t *testing.T) {
 	// A window after delivery the item has expired (DynamoDB may not have
 	// deleted it yet; this server never does): it no longer counts.
 	b.clock.Advance(3 * time.Second)
-	_, err = b.s.Claim(ctx, "webhook", "evt-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "webhook", "evt-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.Len(t, b.srv.Items(table), 1)
 }
@@ -91,11 +91,11 @@ func TestReleaseLetsTheNextCopyGo(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	l, err := b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Release(ctx, l))
 	require.Empty(t, b.srv.Items(table))
-	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 }
 
@@ -103,14 +103,14 @@ func TestReleaseLeavesAnotherAttemptsLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	stale, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	stale, err := b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	b.clock.Advance(time.Minute)
-	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 
 	require.NoError(t, b.s.Release(ctx, stale), "losing the lease is not a failure")
-	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	var held *store.HeldError
 	require.ErrorAs(t, err, &held, "the newer lease must survive the stale release")
 }
@@ -119,11 +119,11 @@ func TestReleaseLeavesADelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	l, err := b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Delivered(ctx, l))
 	require.NoError(t, b.s.Release(ctx, l))
-	_, err = b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	_, err = b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	var done *store.DeliveredError
 	require.ErrorAs(t, err, &done)
 }
@@ -132,7 +132,7 @@ func TestTwoWritesPerDelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Hour)
 	ctx := context.Background()
-	l, err := b.s.Claim(ctx, "email", "n-1", b.clock.Now().Add(time.Minute))
+	l, err := b.s.Claim(ctx, nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.NoError(t, b.s.Delivered(ctx, l))
 	require.Equal(t, 2, b.srv.Calls("PutItem"))
@@ -147,7 +147,7 @@ func TestSimultaneousClaimsOneWins(t *testing.T) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = b.s.Claim(context.Background(), "webhook", "evt-same", b.clock.Now().Add(time.Minute))
+			_, errs[i] = b.s.Claim(context.Background(), nil, "webhook", "evt-same", "", b.clock.Now().Add(time.Minute))
 		})
 	}
 	wg.Wait()
@@ -177,7 +177,7 @@ func TestStoreFailuresAreClassified(t *testing.T) {
 			t.Parallel()
 			b := setup(t, time.Hour)
 			tc.fault(b.srv)
-			_, err := b.s.Claim(context.Background(), "email", "n-1", b.clock.Now().Add(time.Minute))
+			_, err := b.s.Claim(context.Background(), nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 			var se *store.Error
 			require.ErrorAs(t, err, &se)
 			require.Equal(t, tc.class, se.Class())
@@ -185,7 +185,7 @@ func TestStoreFailuresAreClassified(t *testing.T) {
 			require.False(t, permanent)
 			require.Equal(t, tc.class, class)
 			// Nothing was written: the next attempt claims.
-			_, err = b.s.Claim(context.Background(), "email", "n-1", b.clock.Now().Add(time.Minute))
+			_, err = b.s.Claim(context.Background(), nil, "email", "n-1", "", b.clock.Now().Add(time.Minute))
 			require.NoError(t, err)
 		})
 	}
@@ -196,7 +196,7 @@ func TestAMissingTableIsAnError(t *testing.T) {
 	srv := dynamotest.New(t)
 	s, err := store.New(srv.Client(), store.Config{Table: "absent"})
 	require.NoError(t, err)
-	_, err = s.Claim(context.Background(), "email", "n-1", time.Now().Add(time.Minute))
+	_, err = s.Claim(context.Background(), nil, "email", "n-1", "", time.Now().Add(time.Minute))
 	var se *store.Error
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, store.ClassUnavailable, se.Class())
