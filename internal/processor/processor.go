@@ -110,6 +110,9 @@ type Config struct {
 	// failure is logged (WARN) and changes nothing else. Defaults to nil:
 	// nothing is published.
 	Announcer Announcer
+	// Tracer, when set, traces each attempted record (package tracing).
+	// Defaults to nil: nothing is traced.
+	Tracer Tracer
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -305,7 +308,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 				}
 				select {
 				case sem <- struct{}{}:
-					p.process(ctx, deliverCtx, r)
+					p.traced(ctx, deliverCtx, r)
 					<-sem
 				case <-deliverCtx.Done():
 					p.notStarted(ctx, r, deliverCtx)
