@@ -23,7 +23,12 @@ type sigV4Transport struct {
 	creds   aws.CredentialsProvider
 	region  string
 	service string
-	signer  v4.Signer
+	signer  *v4.Signer
+}
+
+// newSigV4Transport signs for X-Ray in region what next sends.
+func newSigV4Transport(next http.RoundTripper, creds aws.CredentialsProvider, region string) *sigV4Transport {
+	return &sigV4Transport{next: next, creds: creds, region: region, service: "xray", signer: v4.NewSigner()}
 }
 
 func (t *sigV4Transport) RoundTrip(req *http.Request) (*http.Response, error) {

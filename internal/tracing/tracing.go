@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Tracing, error) {
 			return nil, errors.New("tracing: xray needs AWS credentials to sign its exports")
 		}
 		signed := *client
-		signed.Transport = &sigV4Transport{next: transportOf(client), creds: opts.Credentials, region: cfg.Region, service: "xray"}
+		signed.Transport = newSigV4Transport(transportOf(client), opts.Credentials, cfg.Region)
 		client = &signed
 	}
 	exporter, err := otlptracehttp.New(ctx,
