@@ -22,7 +22,7 @@ import (
 type keyed struct{ err error }
 
 func (k *keyed) Send(context.Context, *notification.Message) error { return k.err }
-func (k *keyed) DestinationKey(*notification.Message) string    { return "key" }
+func (k *keyed) DestinationKey(*notification.Message) string       { return "key" }
 
 func setup(t *testing.T) (*tracing.Tracing, *otlptest.Server) {
 	t.Helper()
