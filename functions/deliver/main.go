@@ -99,7 +99,10 @@ func startTracing(ctx context.Context, awsCfg aws.Config) (*tracing.Tracing, err
 	if err != nil {
 		return nil, err
 	}
-	return tracing.New(ctx, cfg, tracing.Options{Credentials: awsCfg.Credentials})
+	if name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); name != "" {
+		cfg.ServiceName = name
+	}
+	return tracing.New(ctx, cfg, tracing.Options{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
 }
 
 // run builds the deliver function's handler: the processor for the queues

@@ -42,17 +42,16 @@ type Config struct {
 	// Mode is where spans go. Defaults to Off.
 	Mode Mode
 	// Endpoint is the OTLP/HTTP traces URL (…/v1/traces). Defaults to
-	// XRayEndpoint(Region) for XRay; required for OTLP.
+	// XRayEndpoint of the AWS configuration's Region for XRay (New);
+	// required for OTLP.
 	Endpoint string
 	// SampleRatio is the share of invocations traced, from 0 to 1: the
 	// invocation's trace id decides, and its records and calls follow it.
 	// Defaults to DefaultSampleRatio.
 	SampleRatio float64
-	// Region is the AWS Region of the X-Ray endpoint and of SigV4
-	// (AWS_REGION).
-	Region string
-	// ServiceName names the spans' service (service.name): the function's
-	// name (AWS_LAMBDA_FUNCTION_NAME). Defaults to "herald-deliver".
+	// ServiceName names the spans' service (service.name): the deliver
+	// function gives its name (AWS_LAMBDA_FUNCTION_NAME). Defaults to
+	// "herald-deliver".
 	ServiceName string
 }
 
@@ -61,15 +60,13 @@ func XRayEndpoint(region string) string {
 	return "https://xray." + region + ".amazonaws.com/v1/traces"
 }
 
-// LoadConfig reads EnvTracing, EnvEndpoint, EnvSampleRatio, AWS_REGION and
-// AWS_LAMBDA_FUNCTION_NAME, applies the defaults and validates. Its errors
-// name the variable and what it allows.
+// LoadConfig reads EnvTracing, EnvEndpoint and EnvSampleRatio, applies
+// the defaults and validates. Its errors name the variable and what it
+// allows.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{
 		Mode:        Mode(strings.ToLower(strings.TrimSpace(getenv(EnvTracing)))),
 		Endpoint:    strings.TrimSpace(getenv(EnvEndpoint)),
-		Region:      getenv("AWS_REGION"),
-		ServiceName: getenv("AWS_LAMBDA_FUNCTION_NAME"),
 		SampleRatio: -1,
 	}
 	if v := strings.TrimSpace(getenv(EnvSampleRatio)); v != "" {
@@ -95,9 +92,6 @@ func (c Config) WithDefaults() Config {
 	if c.SampleRatio < 0 {
 		c.SampleRatio = DefaultSampleRatio
 	}
-	if c.Mode == XRay && c.Endpoint == "" && c.Region != "" {
-		c.Endpoint = XRayEndpoint(c.Region)
-	}
 	if c.ServiceName == "" {
 		c.ServiceName = "herald-deliver"
 	}
@@ -110,9 +104,6 @@ func (c Config) Validate() error {
 	case Off:
 		return nil
 	case XRay:
-		if c.Region == "" {
-			return fmt.Errorf("%s=xray: AWS_REGION is not set (the X-Ray endpoint's Region and SigV4's)", EnvTracing)
-		}
 	case OTLP:
 		if c.Endpoint == "" {
 			return fmt.Errorf("%s=otlp: %s is required (an OTLP/HTTP traces URL, …/v1/traces)", EnvTracing, EnvEndpoint)
@@ -122,6 +113,9 @@ func (c Config) Validate() error {
 	}
 	if c.SampleRatio < 0 || c.SampleRatio > 1 {
 		return fmt.Errorf("%s %v: must be from 0 to 1", EnvSampleRatio, c.SampleRatio)
+	}
+	if c.Endpoint == "" {
+		return nil // XRay's: New sets it from the Region
 	}
 	u, err := url.Parse(c.Endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

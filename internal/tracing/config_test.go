@@ -19,9 +19,9 @@ func TestLoadConfig(t *testing.T) {
 		{name: "unset is off", env: map[string]string{}, want: tracing.Config{Mode: tracing.Off, SampleRatio: tracing.DefaultSampleRatio, ServiceName: "herald-deliver"}},
 		{name: "off spelled out", env: map[string]string{"HERALD_TRACING": " OFF "}, want: tracing.Config{Mode: tracing.Off, SampleRatio: tracing.DefaultSampleRatio, ServiceName: "herald-deliver"}},
 		{
-			name: "xray defaults to the Region's endpoint",
-			env:  map[string]string{"HERALD_TRACING": "xray", "AWS_REGION": "eu-west-1", "AWS_LAMBDA_FUNCTION_NAME": "herald-deliver-prod"},
-			want: tracing.Config{Mode: tracing.XRay, Endpoint: "https://xray.eu-west-1.amazonaws.com/v1/traces", Region: "eu-west-1", SampleRatio: 0.01, ServiceName: "herald-deliver-prod"},
+			name: "xray leaves the endpoint to the Region (New)",
+			env:  map[string]string{"HERALD_TRACING": "xray", "AWS_REGION": "eu-west-1"},
+			want: tracing.Config{Mode: tracing.XRay, SampleRatio: 0.01, ServiceName: "herald-deliver"},
 		},
 		{
 			name: "otlp with a ratio",
@@ -31,8 +31,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "ratio 0 stays 0", env: map[string]string{"HERALD_TRACING": "otlp", "HERALD_TRACING_ENDPOINT": "http://c/v1/traces", "HERALD_TRACING_SAMPLE_RATIO": "0"}, want: tracing.Config{Mode: tracing.OTLP, Endpoint: "http://c/v1/traces", SampleRatio: 0, ServiceName: "herald-deliver"}},
 		{name: "ratio 1", env: map[string]string{"HERALD_TRACING": "otlp", "HERALD_TRACING_ENDPOINT": "http://c/v1/traces", "HERALD_TRACING_SAMPLE_RATIO": "1"}, want: tracing.Config{Mode: tracing.OTLP, Endpoint: "http://c/v1/traces", SampleRatio: 1, ServiceName: "herald-deliver"}},
 		{name: "unknown mode", env: map[string]string{"HERALD_TRACING": "jaeger"}, err: `HERALD_TRACING "jaeger": must be off, xray or otlp`},
-		{name: "xray without a Region", env: map[string]string{"HERALD_TRACING": "xray"}, err: "AWS_REGION is not set"},
-		{name: "xray over http", env: map[string]string{"HERALD_TRACING": "xray", "AWS_REGION": "us-east-1", "HERALD_TRACING_ENDPOINT": "http://xray.us-east-1.amazonaws.com/v1/traces"}, err: "X-Ray's endpoint is https"},
+		{name: "xray over http", env: map[string]string{"HERALD_TRACING": "xray", "HERALD_TRACING_ENDPOINT": "http://xray.us-east-1.amazonaws.com/v1/traces"}, err: "X-Ray's endpoint is https"},
 		{name: "otlp without an endpoint", env: map[string]string{"HERALD_TRACING": "otlp"}, err: "HERALD_TRACING_ENDPOINT is required"},
 		{name: "relative endpoint", env: map[string]string{"HERALD_TRACING": "otlp", "HERALD_TRACING_ENDPOINT": "/v1/traces"}, err: "HERALD_TRACING_ENDPOINT: must be an absolute http(s) URL"},
 		{name: "ratio above 1", env: map[string]string{"HERALD_TRACING": "otlp", "HERALD_TRACING_ENDPOINT": "http://c/v1/traces", "HERALD_TRACING_SAMPLE_RATIO": "1.5"}, err: "HERALD_TRACING_SAMPLE_RATIO 1.5: must be from 0 to 1"},

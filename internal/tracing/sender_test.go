@@ -90,8 +90,8 @@ func TestSenderSpan(t *testing.T) {
 func TestNewXRaySignsExports(t *testing.T) {
 	t.Parallel()
 	rcv := otlptest.NewTLS(t)
-	tr, err := tracing.New(t.Context(), tracing.Config{Mode: tracing.XRay, Endpoint: rcv.Endpoint(), Region: "us-west-2", SampleRatio: 1},
-		tracing.Options{Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""), HTTPClient: rcv.Client()})
+	tr, err := tracing.New(t.Context(), tracing.Config{Mode: tracing.XRay, Endpoint: rcv.Endpoint(), SampleRatio: 1},
+		tracing.Options{Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""), Region: "us-west-2", HTTPClient: rcv.Client()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
 	_, span := tr.Tracer().Start(t.Context(), "x")
@@ -102,6 +102,8 @@ func TestNewXRaySignsExports(t *testing.T) {
 	require.Len(t, reqs, 1)
 	require.Contains(t, reqs[0].Header.Get("Authorization"), "/us-west-2/xray/aws4_request")
 
-	_, err = tracing.New(t.Context(), tracing.Config{Mode: tracing.XRay, Region: "us-west-2"}, tracing.Options{})
+	_, err = tracing.New(t.Context(), tracing.Config{Mode: tracing.XRay}, tracing.Options{Region: "us-west-2"})
 	require.ErrorContains(t, err, "credentials", "xray cannot sign without them")
+	_, err = tracing.New(t.Context(), tracing.Config{Mode: tracing.XRay}, tracing.Options{Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")})
+	require.ErrorContains(t, err, "AWS_REGION")
 }

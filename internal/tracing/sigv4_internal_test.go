@@ -42,3 +42,24 @@ func TestSigV4Transport(t *testing.T) {
 	require.Equal(t, []byte("spans"), body)
 	require.NotContains(t, auth, "wJalrXUtnFEMI", "the secret key never travels")
 }
+
+// TestNewXRayDefaultsToTheRegionsEndpoint: with no HERALD_TRACING_ENDPOINT
+// the xray mode exports to X-Ray's OTLP endpoint in the Region.
+func TestNewXRayDefaultsToTheRegionsEndpoint(t *testing.T) {
+	t.Parallel()
+	var got string
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = r.URL.String()
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{"Content-Type": {"application/x-protobuf"}}}, nil
+	})}
+	tr, err := New(t.Context(), Config{Mode: XRay, SampleRatio: 1}, Options{Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""), Region: "ap-southeast-2", HTTPClient: client})
+	require.NoError(t, err)
+	_, span := tr.Tracer().Start(t.Context(), "x")
+	span.End()
+	require.NoError(t, tr.Flush(t.Context()))
+	require.Equal(t, "https://xray.ap-southeast-2.amazonaws.com/v1/traces", got)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -36,9 +36,10 @@ type Tracing struct {
 
 // Options adjust New.
 type Options struct {
-	// Credentials sign the XRay exporter's requests (SigV4). Required for
-	// XRay.
+	// Credentials sign the XRay exporter's requests (SigV4), in Region,
+	// whose X-Ray endpoint is the default. Required for XRay.
 	Credentials aws.CredentialsProvider
+	Region      string
 	// HTTPClient sends the exports; nil is a client of its own. The
 	// XRay mode wraps its transport to sign each request.
 	HTTPClient *http.Client
@@ -60,11 +61,17 @@ func New(ctx context.Context, cfg Config, opts Options) (*Tracing, error) {
 		client = &http.Client{Timeout: ExportTimeout}
 	}
 	if cfg.Mode == XRay {
-		if opts.Credentials == nil {
+		switch {
+		case opts.Credentials == nil:
 			return nil, errors.New("tracing: xray needs AWS credentials to sign its exports")
+		case opts.Region == "":
+			return nil, fmt.Errorf("tracing: %s=xray needs an AWS Region (AWS_REGION): the X-Ray endpoint's and SigV4's", EnvTracing)
+		}
+		if cfg.Endpoint == "" {
+			cfg.Endpoint = XRayEndpoint(opts.Region)
 		}
 		signed := *client
-		signed.Transport = newSigV4Transport(transportOf(client), opts.Credentials, cfg.Region)
+		signed.Transport = newSigV4Transport(transportOf(client), opts.Credentials, opts.Region)
 		client = &signed
 	}
 	exporter, err := otlptracehttp.New(ctx,
@@ -82,8 +89,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*Tracing, error) {
 		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
 	attrs := []attribute.KeyValue{KeyServiceName.String(cfg.ServiceName), KeyCloudProvider.String("aws"), KeyFaaSName.String(cfg.ServiceName)}
-	if cfg.Region != "" {
-		attrs = append(attrs, KeyCloudRegion.String(cfg.Region))
+	if opts.Region != "" {
+		attrs = append(attrs, KeyCloudRegion.String(opts.Region))
 	}
 	ratio := sdktrace.TraceIDRatioBased(cfg.SampleRatio)
 	provider := sdktrace.NewTracerProvider(
