@@ -288,3 +288,19 @@ func TestTracingOff(t *testing.T) {
 		require.Empty(t, h.Values("traceparent"), id)
 	}
 }
+
+// TestTracesRatioDecidesUnderLambdasHeader: Lambda's trace header says
+// Sampled=1 (X-Ray's rules sampled the invocation), but herald's ratio
+// decides its own spans: at 0 none is exported.
+func TestTracesRatioDecidesUnderLambdasHeader(t *testing.T) {
+	t.Parallel()
+	d := setupTraced(t, 0)
+	ctx := context.WithValue(context.Background(), "x-amzn-trace-id", //nolint:staticcheck // aws-lambda-go's own key
+		"Root=1-6a7b3c1e-2d4f5a6b7c8d9e0f1a2b3c4d;Parent=1a2b3c4d5e6f7a8b;Sampled=1")
+	_, err := d.handle(ctx, events.SQSEvent{Records: d.batch().Records[:1]})
+	require.NoError(t, err)
+	require.Empty(t, d.otlp.Spans())
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.Equal(t, "00-6a7b3c1e2d4f5a6b7c8d9e0f1a2b3c4d-", d.received["n-ok"].Get("traceparent")[:36], "in Lambda's trace all the same")
+}
