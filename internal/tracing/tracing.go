@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -74,27 +73,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Tracing, error) {
 		signed.Transport = newSigV4Transport(transportOf(client), opts.Credentials, opts.Region)
 		client = &signed
 	}
-	exporter, err := otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(cfg.Endpoint),
-		otlptracehttp.WithHTTPClient(client),
-		otlptracehttp.WithTimeout(ExportTimeout),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{
-			Enabled:         true,
-			InitialInterval: 100 * time.Millisecond,
-			MaxInterval:     500 * time.Millisecond,
-			MaxElapsedTime:  ExportTimeout,
-		}),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
-	}
+	exp := &exporter{endpoint: cfg.Endpoint, client: client}
 	attrs := []attribute.KeyValue{KeyServiceName.String(cfg.ServiceName), KeyCloudProvider.String("aws"), KeyFaaSName.String(cfg.ServiceName)}
 	if opts.Region != "" {
 		attrs = append(attrs, KeyCloudRegion.String(opts.Region))
 	}
 	ratio := sdktrace.TraceIDRatioBased(cfg.SampleRatio)
 	provider := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exporter, sdktrace.WithExportTimeout(ExportTimeout)),
+		sdktrace.WithBatcher(exp, sdktrace.WithExportTimeout(ExportTimeout)),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 		// The ratio decides a trace's root, also under Lambda's own trace
 		// header (Tracing: Active), whose sampling follows X-Ray's rules,
