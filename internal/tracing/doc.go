@@ -14,7 +14,10 @@
 // OpenTelemetry spans to X-Ray now that the X-Ray SDKs and daemon are in
 // maintenance (https://docs.aws.amazon.com/xray/latest/devguide/xray-opentelemetry.html,
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-OTLPEndpoint.html);
-// or to any OTLP/HTTP receiver (a collector, a test). Off (the default),
+// or to any OTLP/HTTP receiver (a collector, a test). The SDK (sdk/trace:
+// provider, batcher, sampler) is OpenTelemetry's; the exporter is herald's
+// own ([exporter]), a protobuf encoder that keeps gRPC out of the
+// bootstrap. Off (the default),
 // nothing of this package is built: no exporter, no tracer, no wrapper.
 //
 // Configuration: docs/configuration.md, "Tracing"; following one
