@@ -176,8 +176,9 @@ func validate(bodies [][]byte) ([]notification.Channel, error) {
 	first := map[string]int{}
 	for i, b := range bodies {
 		if len(b) > notification.MaxMessageBytes {
-			// The producer sends no message attributes: the body is the
-			// message as the deliver function measures it.
+			// The only message attribute the producer sends, traceparent,
+			// is left off a body that leaves no room for it: the body is
+			// then the message as the deliver function measures it.
 			bad = append(bad, Invalid{Index: i, ID: notification.IDOf(b), Err: &notification.InvalidError{Problems: []notification.Problem{
 				{Message: fmt.Sprintf("the message is %d bytes, above %d (notification.MaxMessageBytes: the SQS maximum less the room of a dead letter's reason); the deliver function would dead-letter it unattempted as message_too_large", len(b), notification.MaxMessageBytes)},
 			}}})
@@ -234,6 +235,13 @@ func (c *Client) Send(ctx context.Context, msgs ...*notification.Message) ([]Res
 // group's later entries of that batch, so one per group per batch is the
 // only way to keep the order; a single group sends one notification per
 // call.
+//
+// When ctx carries an OpenTelemetry span, each message carries it for the
+// deliver function's spans to link to: as SQS's AWSTraceHeader system
+// attribute (X-Ray format, not counted in the message's size) and as a
+// W3C traceparent message attribute (72 bytes of the message's size; left
+// off a body within 72 bytes of notification.MaxMessageBytes). Without a
+// span, no attribute is sent.
 func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, error) {
 	if c.SQS == nil || (c.QueueURL == "" && len(c.Queues) == 0) {
 		return nil, errors.New("producer: SQS and Queues or QueueURL are required")
@@ -278,7 +286,7 @@ func (c *Client) SendBodies(ctx context.Context, bodies [][]byte) ([]Result, err
 		if IsFIFO(url) {
 			c.sendFIFO(ctx, url, sub, groups[url], subResults)
 		} else {
-			for _, chunk := range Chunks(sub, MaxBatchEntries, MaxBatchBytes) {
+			for _, chunk := range Chunks(sub, MaxBatchEntries, traceOf(ctx).batchBytes()) {
 				c.sendChunk(ctx, url, sub, chunk, subResults)
 			}
 		}
@@ -405,10 +413,12 @@ func Chunks(bodies [][]byte, maxEntries, maxBytes int) [][]int {
 func (c *Client) sendChunk(ctx context.Context, queueURL string, bodies [][]byte, idx []int, results []Result) {
 	pending := idx // never empty: a chunk has an entry, and a retry too
 	delay := c.retryDelay()
+	tr := traceOf(ctx)
 	for attempt := 1; ; attempt++ {
 		entries := make([]types.SendMessageBatchRequestEntry, len(pending))
 		for k, i := range pending {
 			entries[k] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(bodies[i]))}
+			tr.apply(&entries[k], bodies[i])
 		}
 		if ctx.Err() != nil {
 			return // not sent: SendBodies says why
@@ -482,6 +492,7 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 	}
 	attempts := make([]int, len(bodies))
 	delay := c.retryDelay()
+	tr := traceOf(ctx)
 	for ctx.Err() == nil {
 		var batch []int
 		size := 0
@@ -490,7 +501,7 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 				continue
 			}
 			i := queue[g][0]
-			if len(batch) > 0 && size+len(bodies[i]) > MaxBatchBytes {
+			if len(batch) > 0 && size+len(bodies[i]) > tr.batchBytes() {
 				continue
 			}
 			batch, size = append(batch, i), size+len(bodies[i])
@@ -506,6 +517,7 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 				MessageGroupId:         aws.String(groups[i]),
 				MessageDeduplicationId: aws.String(DeduplicationID(results[i].ID)),
 			}
+			tr.apply(&entries[k], bodies[i])
 		}
 		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		if err != nil {

@@ -51,6 +51,15 @@ type wireEntry struct {
 	MessageBody            string
 	MessageGroupId         string `json:",omitempty"`
 	MessageDeduplicationId string `json:",omitempty"`
+	// MessageAttributes count in the batch's size; MessageSystemAttributes
+	// (AWSTraceHeader) do not (SendMessageBatch).
+	MessageAttributes       map[string]wireAttribute `json:",omitempty"`
+	MessageSystemAttributes map[string]wireAttribute `json:",omitempty"`
+}
+
+type wireAttribute struct {
+	DataType    string
+	StringValue string
 }
 
 func newSQSWire() (*sqsWire, *sqs.Client) {
@@ -92,6 +101,9 @@ func (w *sqsWire) serve(rw http.ResponseWriter, r *http.Request) {
 	ids := map[string]bool{}
 	for _, e := range in.Entries {
 		total += len(e.MessageBody)
+		for name, a := range e.MessageAttributes {
+			total += len(name) + len(a.DataType) + len(a.StringValue)
+		}
 		if ids[e.Id] {
 			w.fault(rw, "BatchEntryIdsNotDistinct", "Id "+e.Id+" repeated")
 			return

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/producer"
 )
@@ -94,10 +95,23 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 				out = e.stdout
 			}
 			logger := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
-			p, err := app.NewDeliverContext(ctx, cfg, awsCfg, app.DeliverOptions{Logger: logger})
+			// The deliver function's tracing (HERALD_TRACING), here a
+			// usage error when it cannot start.
+			tcfg, err := tracing.LoadConfig(getenv)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			tcfg.ServiceName = "herald-run"
+			traces, err := tracing.New(ctx, tcfg, tracing.Options{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
 			if err != nil {
 				return err
 			}
+			defer func() { _ = traces.Shutdown(context.Background()) }()
+			p, err := app.NewDeliverContext(ctx, cfg, awsCfg, app.DeliverOptions{Logger: logger, Tracing: traces})
+			if err != nil {
+				return err
+			}
+			handle := traces.Handler(p.Handle, logger)
 			if err := app.CheckQueues(ctx, cfg, awsCfg, 0); err != nil {
 				return err
 			}
@@ -107,7 +121,7 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 			var names []string
 			for _, dq := range cfg.AllQueues() {
 				runners = append(runners, &localrunner.Runner{
-					SQS: client, QueueURL: dq.URL, Handler: p.Handle,
+					SQS: client, QueueURL: dq.URL, Handler: handle,
 					BatchSize: batchSize, WaitTime: wait, FunctionTimeout: functionTimeout,
 					Region: awsCfg.Region,
 					Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

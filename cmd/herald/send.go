@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/internal/tracecontext"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )
@@ -91,7 +92,7 @@ type sendRow struct {
 }
 
 func newSendCmd(e *env, g *globals) *cobra.Command {
-	var group string
+	var group, traceParent string
 	var skipInvalid, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "send FILE... | -",
@@ -112,13 +113,26 @@ Prints each notification id with its SQS message id, NOT SENT and why, or
 UNKNOWN when the answer cannot be trusted (a wrong MD5, no answer before the
 deadline, a cut connection): SQS may hold it, and the row names the queue and
 how to check before sending it again. --json gives each an outcome: sent,
-not_sent, unknown, invalid or valid_dry_run.`,
+not_sent, unknown, invalid or valid_dry_run.
+
+With --traceparent (or the TRACEPARENT variable a traced process hands its
+children), each message carries that trace context (a traceparent message
+attribute and SQS's AWSTraceHeader) for the deliver function's spans to link
+to (docs/operations.md, "Follow one notification").`,
 		Example: `  herald send testdata/cases/email-multi.json
   jq -c '.[]' batch.json | herald send -
   herald send --dry-run my-notification.json     # validate only`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("send needs FILE arguments, or - for NDJSON on standard input")
+			}
+			if traceParent == "" && e.getenv != nil {
+				traceParent = e.getenv(tracecontext.EnvTraceParent)
+			}
+			if traceParent != "" {
+				if _, err := tracecontext.FromTraceParent(cmd.Context(), traceParent); err != nil {
+					return usagef("--traceparent: %v", err)
+				}
 			}
 			return nil
 		},
@@ -186,7 +200,11 @@ not_sent, unknown, invalid or valid_dry_run.`,
 			// Each notification to its channel's queue (else the queue of
 			// every channel).
 			client := &producer.Client{SQS: sqs.NewFromConfig(cfg), Queues: byChannel, QueueURL: shared, GroupID: group}
-			results, sendErr := client.SendBodies(cmd.Context(), bodies)
+			ctx := cmd.Context()
+			if traceParent != "" {
+				ctx, _ = tracecontext.FromTraceParent(ctx, traceParent) // checked in Args
+			}
+			results, sendErr := client.SendBodies(ctx, bodies)
 			if results == nil && sendErr != nil {
 				return sendErr
 			}
@@ -207,6 +225,7 @@ not_sent, unknown, invalid or valid_dry_run.`,
 	cmd.Flags().StringVar(&group, "group", "", "message group id (FIFO queues only; required there)")
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "send the valid notifications even when some are invalid (exit status 1 still)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate only; send nothing")
+	cmd.Flags().StringVar(&traceParent, "traceparent", "", "W3C trace context the messages carry (default $"+tracecontext.EnvTraceParent+")")
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/pause"
+	"github.com/heraldhq/herald/internal/tracing"
 )
 
 func main() {
@@ -61,7 +62,13 @@ func start(ctx context.Context, stdout, stderr io.Writer) (handler, error) {
 		// the bad setting.
 		Logger: app.LoggerTo(stdout, slog.LevelError),
 	}
-	gate, err := run(ctx, awsCfg, paused, stdout)
+	// Tracing (HERALD_TRACING) is not worth a delivery: a setting it cannot
+	// use turns it off, said once on stderr.
+	traces, err := startTracing(ctx, awsCfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "herald deliver: tracing off: "+err.Error())
+	}
+	gate, err := run(ctx, awsCfg, paused, stdout, traces)
 	if err != nil {
 		// Nothing can be delivered (the configuration itself is bad).
 		degraded := paused
@@ -82,7 +89,20 @@ func start(ctx context.Context, stdout, stderr io.Writer) (handler, error) {
 			fmt.Fprintln(stderr, "herald deliver: pause at start: "+err.Error())
 		}
 	}
-	return gate.Handle, nil
+	return traces.Handler(gate.Handle, paused.Logger), nil
+}
+
+// startTracing builds the function's tracing from HERALD_TRACING and its
+// variables: nil when off (docs/configuration.md, "Tracing").
+func startTracing(ctx context.Context, awsCfg aws.Config) (*tracing.Tracing, error) {
+	cfg, err := tracing.LoadConfig(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); name != "" {
+		cfg.ServiceName = name
+	}
+	return tracing.New(ctx, cfg, tracing.Options{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
 }
 
 // run builds the deliver function's handler: the processor for the queues
@@ -91,7 +111,7 @@ func start(ctx context.Context, stdout, stderr io.Writer) (handler, error) {
 // A channel's own setup error (its sender, an unreadable or malformed
 // signing secret) and a queue that disagrees with the settings stop only
 // the queues concerned.
-func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler, stdout io.Writer) (*pause.Gate, error) {
+func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler, stdout io.Writer, traces *tracing.Tracing) (*pause.Gate, error) {
 	cfg, err := config.LoadDeliver(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -101,8 +121,9 @@ func run(ctx context.Context, awsCfg aws.Config, paused pause.Handler, stdout io
 	// SES answering that the account's sending is paused pauses the email
 	// queue alone, as a setup failure of the channel would.
 	p, down, err := app.NewDeliverChannels(ctx, cfg, awsCfg, app.DeliverOptions{
-		Pauser: pause.QueuePauser{Handler: paused},
-		Logger: app.LoggerTo(stdout, cfg.LogLevel),
+		Pauser:  pause.QueuePauser{Handler: paused},
+		Logger:  app.LoggerTo(stdout, cfg.LogLevel),
+		Tracing: traces,
 	})
 	if err != nil {
 		return nil, err

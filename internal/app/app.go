@@ -28,6 +28,7 @@ import (
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/retention"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
@@ -111,6 +112,9 @@ type DeliverOptions struct {
 	// (processor.Config.Pauser); the deliver function gives package
 	// pause's. Nil: such failures are retried on their schedule.
 	Pauser processor.Pauser
+	// Tracing, when set, traces each record, send and AWS call (package
+	// tracing). Nil: nothing is traced.
+	Tracing *tracing.Tracing
 }
 
 // NewDeliver builds the deliver function's processor: NewDeliverContext
@@ -152,6 +156,11 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	logger := opts.Logger
 	if logger == nil {
 		logger = Logger(cfg.LogLevel)
+	}
+	if opts.Tracing != nil {
+		// Every client built below traces its calls.
+		awsCfg = awsCfg.Copy()
+		awsCfg.APIOptions = append(awsCfg.APIOptions, opts.Tracing.AWSMiddleware)
 	}
 	senders := map[notification.Channel]processor.Sender{}
 	down := map[notification.Channel]error{}
@@ -212,6 +221,13 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		}
 		announcer = pub
 	}
+	var tracer processor.Tracer // nil unless traced: a nil *Tracing would not be nil
+	if opts.Tracing != nil {
+		tracer = opts.Tracing
+		for c, s := range senders {
+			senders[c] = opts.Tracing.Sender(s)
+		}
+	}
 	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
 		QueueURL:             cfg.QueueURL,
 		DeadLetterQueueURL:   cfg.DeadLetterQueueURL,
@@ -229,6 +245,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		CircuitProbeInterval: cfg.CircuitProbeInterval,
 		DisableAfter:         cfg.DestinationDisableAfter,
 		Announcer:            announcer,
+		Tracer:               tracer,
 		Logger:               logger,
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/tracecontext"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
@@ -253,6 +254,9 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", s.userAgent)
+	// The send's span, when traced, for the receiver to join (W3C Trace
+	// Context); nothing when not.
+	tracecontext.InjectHeader(ctx, req.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		var blocked *webhook.BlockedError

@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -37,6 +38,7 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )
@@ -116,6 +118,11 @@ func TestDeployedStack(t *testing.T) {
 	// The deployed environments load, and name exactly what the loaders read.
 	deliverCfg, deliverRead := loadRecorded(d.deliver.Environment.Variables, config.LoadDeliver)
 	require.NoError(t, deliverCfg.err, "the deployed DeliverFunction's environment loads")
+	// The deliver function's second loader: its tracing (off by default).
+	tracingCfg, tracingRead := loadRecorded(d.deliver.Environment.Variables, tracing.LoadConfig)
+	require.NoError(t, tracingCfg.err, "the deployed DeliverFunction's tracing settings load")
+	require.Equal(t, tracing.Off, tracingCfg.v.Mode, "Tracing Off, the default")
+	maps.Copy(deliverRead, tracingRead)
 	retentionCfg, retentionRead := loadRecorded(d.retention.Environment.Variables, config.LoadRetention)
 	require.NoError(t, retentionCfg.err, "the deployed RetentionFunction's environment loads")
 	feedbackCfg, feedbackRead := loadRecorded(d.functions["FeedbackFunction"].Environment.Variables, config.LoadFeedback)

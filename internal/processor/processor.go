@@ -118,6 +118,9 @@ type Config struct {
 	// a minute per environment and origin) or the next `herald
 	// destinations` command on it. Defaults to nil: nothing is published.
 	Announcer Announcer
+	// Tracer, when set, traces each attempted record (package tracing).
+	// Defaults to nil: nothing is traced.
+	Tracer Tracer
 	// Logger receives one line per record. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -323,7 +326,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 				}
 				select {
 				case sem <- struct{}{}:
-					p.process(ctx, deliverCtx, r)
+					p.traced(ctx, deliverCtx, r)
 					<-sem
 				case <-deliverCtx.Done():
 					p.notStarted(ctx, r, deliverCtx)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/tracecontext"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -274,6 +275,9 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	req.Header.Set(HeaderID, m.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
 	req.Header.Set(HeaderSignature, sign(keys, m.ID, at, body))
+	// The send's span, when traced, for the receiver to join (W3C Trace
+	// Context); nothing when not.
+	tracecontext.InjectHeader(ctx, req.Header)
 	t.sent = sentCredentials(u, w.Headers, req.Header.Get(HeaderSignature))
 
 	resp, err := s.client.Do(req)
