@@ -49,7 +49,9 @@ type Config struct {
 	AllowHosts []string
 	// UserAgent is the User-Agent request header. Defaults to "herald/1".
 	UserAgent string
-	// Now is the clock of the rate limits. Defaults to time.Now.
+	// Now is the clock of the rate limits. Defaults to time.Now. A
+	// context's deadline is real time whatever Now reads: a turn is sent
+	// only when its wait ends before time.Until the deadline.
 	Now func() time.Time
 }
 
@@ -188,10 +190,11 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return t.deadline(ctx)
 	}
 
-	now := s.now()
-	turn := s.pace.reserve(svc, c.URL, now)
+	turn := s.pace.reserve(svc, c.URL, s.now())
 	if turn.wait > 0 {
-		if dl, ok := ctx.Deadline(); ok && !now.Add(turn.wait).Before(dl) {
+		// The pace is kept on the Sender's clock, but ctx's deadline is an
+		// instant of the real clock, which only time.Until measures.
+		if dl, ok := ctx.Deadline(); ok && turn.wait >= time.Until(dl) {
 			turn.cancel()
 			return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: turn.wait,
 				Err: t.errorf("the webhook's next turn under its rate limit is in %v, after this invocation ends; not sent, retried then", turn.wait.Round(time.Millisecond))}
