@@ -239,12 +239,17 @@ func TestStalledConnectionFailsItsRequestsAtOnce(t *testing.T) {
 
 // TestStalledTLSHandshake: a receiver that accepts the connection and never
 // answers the ClientHello fails the attempt as a timeout within its
-// Timeout; the next send to a working receiver is not held up by it.
+// Timeout; a send to a working receiver while that handshake is held goes
+// through. (The working send runs beside the stalled one, so the Timeout
+// that ends the stalled attempt is also the working send's whole budget:
+// 2 s, for one TLS handshake and request on loopback, not a race against
+// a machine's load.)
 func TestStalledTLSHandshake(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan struct{}, 1)
 	var held []net.Conn
 	var mu sync.Mutex
 	t.Cleanup(func() {
@@ -263,11 +268,32 @@ func TestStalledTLSHandshake(t *testing.T) {
 			mu.Lock()
 			held = append(held, c) // read nothing, answer nothing
 			mu.Unlock()
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
 		}
 	}()
-	ok := newStallReceiver(t, true)
-	s := stallSender(t, ok, 500*time.Millisecond)
-	err = s.Send(context.Background(), message("https://"+ln.Addr().String()+"/"))
-	requireOutcome(t, err, false, webhook.ClassTimeout)
-	require.NoError(t, s.Send(context.Background(), message(ok.proxy.URL()+"/")))
+	ok, hits := newServer(t, status(http.StatusNoContent))
+	s := newSender(t, ok, func(c *webhook.Config) { c.Timeout = 2 * time.Second })
+	stalled := make(chan error, 1)
+	start := time.Now()
+	go func() { stalled <- s.Send(context.Background(), message("https://"+ln.Addr().String()+"/")) }()
+	select {
+	case <-accepted:
+	case err := <-stalled:
+		t.Fatalf("the stalled send ended before its connection was accepted: %v", err)
+	}
+
+	require.NoError(t, s.Send(context.Background(), message(ok.URL+"/")), "sent while the other handshake is held")
+	require.EqualValues(t, 1, hits.Load())
+	select {
+	case err := <-stalled:
+		requireOutcome(t, err, false, webhook.ClassTimeout)
+		// Ended by the 2 s Timeout, not by the transport's 10 s bound on
+		// a handshake (5 s of slack for a loaded machine).
+		require.Less(t, time.Since(start), 7*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stalled handshake outlived its Timeout")
+	}
 }
