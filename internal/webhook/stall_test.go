@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,18 +115,17 @@ func (p *stallProxy) Stall() {
 
 // stallReceiver is a TLS receiver (HTTP/2 when http2) behind a stallProxy.
 // Its handler answers 204, or for a path of "/headers-then-stall" writes a
-// 200's headers, signals headersOut, waits for bodyGo and writes a body.
+// 200's headers, waits for bodyGo and writes a body.
 type stallReceiver struct {
-	srv        *httptest.Server
-	proxy      *stallProxy
-	protos     sync.Map
-	headersOut chan struct{}
-	bodyGo     chan struct{}
+	srv    *httptest.Server
+	proxy  *stallProxy
+	protos sync.Map
+	bodyGo chan struct{}
 }
 
 func newStallReceiver(t *testing.T, http2 bool) *stallReceiver {
 	t.Helper()
-	r := &stallReceiver{headersOut: make(chan struct{}, 1), bodyGo: make(chan struct{})}
+	r := &stallReceiver{bodyGo: make(chan struct{})}
 	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		_, _ = io.Copy(io.Discard, req.Body)
 		r.protos.Store(req.Proto, true)
@@ -136,7 +136,6 @@ func newStallReceiver(t *testing.T, http2 bool) *stallReceiver {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("{"))
 		w.(http.Flusher).Flush()
-		r.headersOut <- struct{}{}
 		select {
 		case <-r.bodyGo:
 		case <-req.Context().Done():
@@ -192,12 +191,21 @@ func TestStalledConnectionIsReplaced(t *testing.T) {
 			t.Parallel()
 			r := newStallReceiver(t, http2)
 			s := stallSender(t, r, 2*time.Second)
+			// The proxy stalls once the client has the response's first
+			// bytes (the status and headers, in the TLS record the receiver
+			// flushed them in), before the body follows.
+			gotHeaders := make(chan struct{})
+			var once sync.Once
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				GotFirstResponseByte: func() { once.Do(func() { close(gotHeaders) }) },
+			})
 			sent := make(chan error, 1)
-			go func() { sent <- s.Send(context.Background(), message(r.proxy.URL()+"/headers-then-stall")) }()
-			<-r.headersOut
-			// Let the headers cross the proxy (loopback), then stall it
-			// before the body follows.
-			time.Sleep(300 * time.Millisecond)
+			go func() { sent <- s.Send(ctx, message(r.proxy.URL()+"/headers-then-stall")) }()
+			select {
+			case <-gotHeaders:
+			case err := <-sent:
+				t.Fatalf("the send ended before the client read the response: %v", err)
+			}
 			r.proxy.Stall()
 			close(r.bodyGo)
 			require.NoError(t, <-sent, "the receiver answered 200: delivered, whatever became of the body")
