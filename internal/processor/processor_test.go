@@ -346,12 +346,12 @@ func TestHandleBoundsConcurrency(t *testing.T) {
 		if n >= 3 {
 			once.Do(func() { close(three) })
 		}
-		t := time.NewTimer(2 * time.Second)
+		fallback := time.NewTimer(2 * time.Second)
 		select {
 		case <-three:
-		case <-t.C:
+		case <-fallback.C:
 		}
-		t.Stop()
+		fallback.Stop()
 		time.Sleep(20 * time.Millisecond)
 		inFlight.Add(-1)
 		return nil
