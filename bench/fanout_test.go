@@ -79,13 +79,22 @@ func TestSectionFanoutPrintsEachRowsFigures(t *testing.T) {
 			require.InDelta(t, float64(n)*float64(delay)/float64(median), speed, speed*0.1/(float64(median)/1e6)+0.06, "%v", row)
 		}
 		// The warm batch opened the connections a batch needs: few, if
-		// any, are new (fewer than the ten the first warm batch opened).
+		// any, are new (fewer than the ten the first warm batch opened),
+		// in the least of the turns. Any one turn on a loaded machine may
+		// dial again: net/http closes a connection instead of pooling it
+		// when its request's writer has not reported the write done within
+		// 50 ms of the response (maxWriteWaitBeforeConnReuse), a goroutine
+		// a busy machine did not run in time.
+		fewest := -1
 		for _, c := range strings.FieldsFunc(row[4], func(r rune) bool { return r == ' ' || r == '(' || r == ')' || r == '–' }) {
 			conns, err := strconv.Atoi(c)
 			require.NoError(t, err, row[4])
-			require.Less(t, conns, 5, "%v", row)
 			require.GreaterOrEqual(t, conns, 0, "%v", row)
+			if fewest < 0 || conns < fewest {
+				fewest = conns
+			}
 		}
+		require.Less(t, fewest, 5, "%v", row)
 		if strings.HasSuffix(row[1], "store on") {
 			require.Regexp(t, `^[+-]\d+\.\d ms \([+-]\d+\.\d–[+-]\d+\.\d\)$`, row[6])
 		} else {

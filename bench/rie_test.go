@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -28,18 +29,45 @@ import (
 
 // emulatorBin is the aws-lambda-rie binary: HERALD_RIE_BIN, an absolute
 // path (scripts/mutate.sh sets it: gremlins may run the tests in a copy of
-// the module), or the repository's .tools/bin.
+// the module), or the repository's .tools/bin, where a test that finds none
+// has scripts/install-rie.sh put the pinned version (from the Go module
+// proxy, like herald's own modules), so that plain `go test ./...` on a
+// fresh clone needs no step of its own. A failed install fails the test
+// with the script's output and the command to run.
 func emulatorBin(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("HERALD_RIE_BIN")
-	if bin == "" {
-		bin, _ = filepath.Abs(filepath.Join("..", ".tools", "bin", "aws-lambda-rie"))
+	if bin := os.Getenv("HERALD_RIE_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("HERALD_RIE_BIN: the Lambda Runtime Interface Emulator is not at %s: %v", bin, err)
+		}
+		return bin
 	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the Lambda Runtime Interface Emulator is not at %s: install it with scripts/install-rie.sh (make test-unit runs it): %v", bin, err)
+	bin, err := installRIE()
+	if err != nil {
+		t.Fatalf("the Lambda Runtime Interface Emulator is not installed and could not be: %v; run scripts/install-rie.sh (make test-unit runs it)", err)
 	}
 	return bin
 }
+
+// installRIE returns the repository's .tools/bin/aws-lambda-rie, running
+// scripts/install-rie.sh first, once per test binary, when it is missing.
+var installRIE = sync.OnceValues(func() (string, error) {
+	bin, err := filepath.Abs(filepath.Join("..", ".tools", "bin", "aws-lambda-rie"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	out, err := exec.Command(filepath.Join("..", "scripts", "install-rie.sh")).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("scripts/install-rie.sh: %w: %s", err, bytes.TrimSpace(out))
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("scripts/install-rie.sh left no binary: %w", err)
+	}
+	return bin, nil
+})
 
 const (
 	rieAccount = "123456789012"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -48,8 +49,9 @@ type logsWire struct {
 	queries map[string]*logsQuery
 	started []startedQuery
 	stopped []string
-	// slowResults delays each GetQueryResults answer (set before serving);
-	// stopFails makes StopQuery answer 500 ServiceUnavailableException.
+	// slowResults delays each GetQueryResults answer (set before serving),
+	// or less when the client goes first; stopFails makes StopQuery answer
+	// 500 ServiceUnavailableException.
 	slowResults time.Duration
 	stopFails   bool
 }
@@ -69,8 +71,17 @@ type startedQuery struct {
 var eventsQueryShape = regexp.MustCompile(`(?s)^fields ([^\n|]+)\n\| filter id = ("(?:[^"\\]|\\.)*")\n\| sort @timestamp asc$`)
 
 func (w *logsWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("X-Amz-Target") == "Logs_20140328.GetQueryResults" {
-		time.Sleep(w.slowResults)
+	if r.Header.Get("X-Amz-Target") == "Logs_20140328.GetQueryResults" && w.slowResults > 0 {
+		// Read to the end: only then does the server notice the client
+		// going away (r.Context() done).
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		t := time.NewTimer(w.slowResults)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -294,10 +305,13 @@ func TestEmailEventsWaitEndsDuringAPoll(t *testing.T) {
 // without calling StopQuery for a wait that did not end.
 func TestEmailEventsCancelledDuringAPoll(t *testing.T) {
 	t.Parallel()
-	w := &logsWire{running: 1 << 30, slowResults: time.Second, groups: map[string][]logLine{feedbackGroup: nil}}
+	// The results never come while the caller waits; its context ends in
+	// the poll, 2 s after the start: time enough for StartQuery on a loaded
+	// machine (-race beside a CPU hog), whose failure would be another error.
+	w := &logsWire{running: 1 << 30, slowResults: time.Minute, groups: map[string][]logLine{feedbackGroup: nil}}
 	api := newLogsWire(t, w)
 	now := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	q := eventsQuery{logGroups: []string{feedbackGroup}, id: "x", start: now.Add(-time.Hour), end: now, poll: time.Millisecond, wait: time.Minute}
 	_, err := q.run(ctx, api)

@@ -83,11 +83,15 @@ func (p *pacer) hook(key string, now time.Time) *hookPace {
 	return h
 }
 
+// noDeadline is the time left of a send whose context has no deadline.
+const noDeadline time.Duration = -1
+
 // turn is the next turn of the webhook key of svc at now: the wait before
-// sending, and whether it was taken. A turn whose wait ends at or after
-// deadline (when not zero) is not taken: the next one is the same turn.
-// err is the answer that said the webhook is gone, when one did.
-func (p *pacer) turn(ctx context.Context, svc *service, key string, now, deadline time.Time) (wait time.Duration, taken bool, err error) {
+// sending, and whether it was taken. A turn whose wait is left or more
+// (the real time until the invocation's deadline; noDeadline for none) is
+// not taken: the next one is the same turn. err is the answer that said
+// the webhook is gone, when one did.
+func (p *pacer) turn(ctx context.Context, svc *service, key string, now time.Time, left time.Duration) (wait time.Duration, taken bool, err error) {
 	h := p.hook(key, now)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -101,7 +105,7 @@ func (p *pacer) turn(ctx context.Context, svc *service, key string, now, deadlin
 		at := later(x.Next, later(from, x.Until))
 		send := later(later(from, x.Until), at.Add(-svc.tolerance()))
 		wait = send.Sub(now)
-		if wait > 0 && !deadline.IsZero() && !now.Add(wait).Before(deadline) {
+		if wait > 0 && left != noDeadline && wait >= left {
 			return false
 		}
 		x.Next = at.Add(svc.every)

@@ -52,7 +52,9 @@ type Config struct {
 	AllowHosts []string
 	// UserAgent is the User-Agent request header. Defaults to "herald/1".
 	UserAgent string
-	// Now is the clock of the rate limits. Defaults to time.Now.
+	// Now is the clock of the rate limits. Defaults to time.Now. A
+	// context's deadline is real time whatever Now reads: a turn is sent
+	// only when its wait ends before time.Until the deadline.
 	Now func() time.Time
 	// Pace, when set, shares each webhook's pace with every execution
 	// environment (package store's pace items): a send takes its turn
@@ -225,12 +227,13 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return t.deadline(ctx)
 	}
 	defer answered()
-	now := s.now()
-	var deadline time.Time
+	// The pace is kept on the Sender's clock, but ctx's deadline is an
+	// instant of the real clock, which only time.Until measures.
+	left := noDeadline
 	if dl, ok := ctx.Deadline(); ok {
-		deadline = dl
+		left = time.Until(dl)
 	}
-	wait, taken, gone := s.pace.turn(ctx, svc, t.key, now, deadline)
+	wait, taken, gone := s.pace.turn(ctx, svc, t.key, s.now(), left)
 	switch {
 	case gone != nil:
 		return gone

@@ -314,37 +314,59 @@ func TestConcurrentSendsTakeTurns(t *testing.T) {
 }
 
 // A turn after the caller's deadline is not waited for: nothing is sent,
-// and the error asks for a retry after the wait.
+// and the error asks for a retry after the wait. The deadline is real time,
+// whatever day the Sender's clock reads: a clock years behind must not send
+// into a deadline it cannot meet, nor one years ahead refuse a send that
+// has time. A refused turn is given back, so the next send's turn is not
+// pushed later.
 func TestTurnAfterDeadlineRetriesLater(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	// The deadline is compared with the fake clock, and must not pass in
-	// real time while the test runs.
-	b.clock.t = time.Now().Add(time.Hour)
-	start := b.clock.Now()
-	u := b.teams.URL() + b.teams.Create("wf-rate", "sig")
-	ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second))
-	defer cancel()
-	// Teams: 4 at once, then one per 250 ms: turns at 0, 0, 0, 0, 250, 500,
-	// 750 ms; the 8th, at 1 s, is not before the deadline.
-	for i := range 7 {
-		require.NoError(t, b.sender.Send(ctx, message(t, "t", notification.Chat{Service: "teams", URL: u, Text: "x"})), i)
+	for _, tt := range []struct {
+		name  string
+		clock time.Time
+	}{
+		{"clock years behind", time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)},
+		{"clock years ahead", time.Date(2101, 2, 3, 4, 5, 6, 0, time.UTC)},
+		{"clock at real now", time.Now()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.clock.t = tt.clock
+			u := b.slack.URL() + "/services/T/B/paced"
+			send := func(ctx context.Context, id string) error {
+				return b.sender.Send(ctx, message(t, id, notification.Chat{Service: "slack", URL: u, Text: "x"}))
+			}
+			// A 429 holds the webhook for 2 h.
+			b.slack.Answer("paced", http.StatusTooManyRequests, "", "Retry-After", "7200")
+			_, class, after := delivery.Classify(send(context.Background(), "s1"))
+			require.Equal(t, delivery.Class("slack_rate_limited"), class)
+			require.Equal(t, 2*time.Hour, after)
+			b.slack.Answer("paced", http.StatusOK, "ok")
+
+			// An hour left: the turn in 2 h is not waited for, twice.
+			for _, id := range []string{"s2", "s3"} {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+				err := send(ctx, id)
+				cancel()
+				permanent, class, after := delivery.Classify(err)
+				require.False(t, permanent, id)
+				require.Equal(t, delivery.Class("slack_rate_limited"), class, "%s: %v", id, err)
+				require.Equal(t, 2*time.Hour, after, "%s: the turns refused before were given back", id)
+				requireNoSecret(t, err, u)
+			}
+			require.Empty(t, b.clock.Slept(), "nothing waited for")
+			require.Equal(t, []int{http.StatusTooManyRequests}, b.slack.Refused(), "nothing sent")
+
+			// Three hours left: the send waits its turn, 2 h (not 2 h 2 s:
+			// the refused turns were given back), and is sent.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
+			defer cancel()
+			require.NoError(t, send(ctx, "s4"))
+			require.Equal(t, []time.Duration{2 * time.Hour}, b.clock.Slept())
+			require.Equal(t, []int{http.StatusTooManyRequests, http.StatusOK}, b.slack.Refused(), "sent once more")
+		})
 	}
-	require.Equal(t, start.Add(750*time.Millisecond), b.clock.Now())
-	err := b.sender.Send(ctx, message(t, "t8", notification.Chat{Service: "teams", URL: u, Text: "x"}))
-	permanent, class, after := delivery.Classify(err)
-	require.False(t, permanent)
-	require.Equal(t, delivery.Class("teams_rate_limited"), class, "%v", err)
-	require.Equal(t, 250*time.Millisecond, after)
-	require.Len(t, b.teams.Received(), 7, "the 8th was not sent")
-	require.Empty(t, b.teams.Refused())
-	requireNoSecret(t, err, u)
-	// The turn given back is the next send's: at 1 s, not 1.25 s.
-	ctx2, cancel2 := context.WithDeadline(context.Background(), start.Add(2*time.Second))
-	defer cancel2()
-	require.NoError(t, b.sender.Send(ctx2, message(t, "t9", notification.Chat{Service: "teams", URL: u, Text: "x"})))
-	require.Equal(t, start.Add(time.Second), b.clock.Now())
-	require.Empty(t, b.teams.Refused())
 }
 
 func TestHostsAndDestinations(t *testing.T) {
@@ -470,7 +492,9 @@ func TestDiscordBucketResetAfterOutOfRange(t *testing.T) {
 			u := b.discord.URL() + b.discord.Create(id, "tok")
 			b.discord.Answer(id, http.StatusNoContent, "", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", tt.resetAfter)
 			require.NoError(t, b.sender.Send(context.Background(), message(t, "d1", notification.Chat{Service: "discord", URL: u, Text: "x"})))
-			ctx, cancel := context.WithDeadline(context.Background(), b.clock.Now().Add(24*time.Hour))
+			// A real deadline (the fake clock reads another day), far
+			// beyond the capped wait.
+			ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
 			defer cancel()
 			err := b.sender.Send(ctx, message(t, "d2", notification.Chat{Service: "discord", URL: u, Text: "x"}))
 			require.NoError(t, err)

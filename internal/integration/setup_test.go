@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
@@ -120,6 +121,11 @@ func (e *env) send(bodies ...string) []string {
 		out, err := e.sqs.SendMessage(e.ctx, &sqs.SendMessageInput{QueueUrl: aws.String(e.queues.URL), MessageBody: aws.String(b)})
 		require.NoError(e.t, err)
 		ids[i] = aws.ToString(out.MessageId)
+		if attempts, ok := retry.GetAttemptResults(out.ResultMetadata); ok && len(attempts.Results) > 1 {
+			// The SDK retried: an attempt SQS took but whose answer was
+			// lost stored a copy (SendMessage is at least once).
+			e.t.Logf("SendMessage %s took %d attempts: the queue may hold a copy of it", ids[i], len(attempts.Results))
+		}
 	}
 	return ids
 }
@@ -151,17 +157,18 @@ func (e *env) pollUntil(timeout time.Duration, done func() bool) {
 	}
 }
 
-// deadLetters reads the test's dead-letter queue.
-// deadLetters reads the test's dead-letter queue, one per original SQS
-// message: SendMessage is at least once on a standard queue (a retried send
-// that SQS had already taken stores a second copy), so copies with the same
-// herald.reason source_message_id count once, and are logged.
+// deadLetters reads the test's dead-letter queue, one per notification
+// the test sent: SendMessage is at least once on a standard queue (a retried
+// send that SQS had already taken stores a second copy), so copies count
+// once, and are logged: herald's copies of one move (the same herald.reason
+// source_message_id) and copies of the test's own send (the same body; no
+// test sends one body twice).
 func (e *env) deadLetters() []localenv.DeadLetter {
 	e.t.Helper()
 	dl, err := localenv.ReceiveAll(e.ctx, e.sqs, e.queues.DLQURL, 30*time.Second)
 	require.NoError(e.t, err)
 	var out []localenv.DeadLetter
-	seen := map[string]bool{}
+	seen, bodies := map[string]bool{}, map[string]bool{}
 	for _, d := range dl {
 		var r processor.Reason
 		if json.Unmarshal([]byte(d.Attributes[processor.AttrReason]), &r) == nil && r.SourceMessageID != "" {
@@ -171,6 +178,11 @@ func (e *env) deadLetters() []localenv.DeadLetter {
 			}
 			seen[r.SourceMessageID] = true
 		}
+		if bodies[d.Body] {
+			e.t.Logf("dead letter of %s: a copy of a message sent once (at-least-once SendMessage); counted once", r.SourceMessageID)
+			continue
+		}
+		bodies[d.Body] = true
 		out = append(out, d)
 	}
 	return out

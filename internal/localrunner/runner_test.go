@@ -312,11 +312,13 @@ func TestRunReturnsNilWhenCancelledDuringAFailingPoll(t *testing.T) {
 	t.Parallel()
 	b := setup(t, ok)
 	b.sqs.FailAction("ReceiveMessage")
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	// Polls at about 0, 1 and 2 s: the second has 1.5 s of slack for a
+	// loaded machine, and a fourth would come at 3 s, after the end.
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	require.NoError(t, b.r.Run(ctx))
-	require.GreaterOrEqual(t, time.Since(start), 1400*time.Millisecond, "a failed poll with time left is retried, not the end of Run")
+	require.GreaterOrEqual(t, time.Since(start), 2400*time.Millisecond, "a failed poll with time left is retried, not the end of Run")
 	require.Less(t, time.Since(start), 5*time.Second)
 	n := len(b.sqs.Requests("ReceiveMessage"))
 	require.GreaterOrEqual(t, n, 2, "polled again a second after the failure")

@@ -83,8 +83,10 @@ func TestHandleFIFOFailedDeadLetterMoveBlocksItsGroup(t *testing.T) {
 // and the FIFO records behind them follow with the same 0.
 func TestHandleNotStartedRecordsComeBackAtOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil) // Reserve 2 s: with 1 s left, nothing starts, yet SQS calls can be made
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	// 30 s left, a minute reserved: nothing starts, and the SQS calls have
+	// all the time a loaded machine needs.
+	b := setup(t, func(c *processor.Config) { c.Reserve = time.Minute })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := b.p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
 		rec("m1", webhookBody("ok-1"), 3),
@@ -108,8 +110,8 @@ func TestHandleNotStartedRecordsComeBackAtOnce(t *testing.T) {
 // the deadline class, not left to the redrive policy without a reason.
 func TestHandleNotStartedOnLastReceiveIsDeadLettered(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	b := setup(t, func(c *processor.Config) { c.Reserve = time.Minute })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := b.p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec("m1", webhookBody("ok-1"), 5)}})
 	require.NoError(t, err)

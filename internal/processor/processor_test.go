@@ -325,9 +325,16 @@ func TestHandleExpiredContextStartsNothing(t *testing.T) {
 	require.False(t, tried)
 }
 
+// TestHandleBoundsConcurrency: at most Concurrency sends at once, and that
+// many. The first sends wait until three are in flight (a gate, not a sleep
+// that a loaded machine may outlast before the next send starts), or 2 s
+// when fewer ever are; each then stays 20 ms more, time for a fourth to
+// start if the bound let one.
 func TestHandleBoundsConcurrency(t *testing.T) {
 	t.Parallel()
 	var inFlight, peak atomic.Int32
+	three := make(chan struct{})
+	var once sync.Once
 	slow := senderFunc(func(context.Context, *notification.Message) error {
 		n := inFlight.Add(1)
 		for {
@@ -336,6 +343,15 @@ func TestHandleBoundsConcurrency(t *testing.T) {
 				break
 			}
 		}
+		if n >= 3 {
+			once.Do(func() { close(three) })
+		}
+		fallback := time.NewTimer(2 * time.Second)
+		select {
+		case <-three:
+		case <-fallback.C:
+		}
+		fallback.Stop()
 		time.Sleep(20 * time.Millisecond)
 		inFlight.Add(-1)
 		return nil

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,18 +115,17 @@ func (p *stallProxy) Stall() {
 
 // stallReceiver is a TLS receiver (HTTP/2 when http2) behind a stallProxy.
 // Its handler answers 204, or for a path of "/headers-then-stall" writes a
-// 200's headers, signals headersOut, waits for bodyGo and writes a body.
+// 200's headers, waits for bodyGo and writes a body.
 type stallReceiver struct {
-	srv        *httptest.Server
-	proxy      *stallProxy
-	protos     sync.Map
-	headersOut chan struct{}
-	bodyGo     chan struct{}
+	srv    *httptest.Server
+	proxy  *stallProxy
+	protos sync.Map
+	bodyGo chan struct{}
 }
 
 func newStallReceiver(t *testing.T, http2 bool) *stallReceiver {
 	t.Helper()
-	r := &stallReceiver{headersOut: make(chan struct{}, 1), bodyGo: make(chan struct{})}
+	r := &stallReceiver{bodyGo: make(chan struct{})}
 	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		_, _ = io.Copy(io.Discard, req.Body)
 		r.protos.Store(req.Proto, true)
@@ -136,7 +136,6 @@ func newStallReceiver(t *testing.T, http2 bool) *stallReceiver {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("{"))
 		w.(http.Flusher).Flush()
-		r.headersOut <- struct{}{}
 		select {
 		case <-r.bodyGo:
 		case <-req.Context().Done():
@@ -192,12 +191,21 @@ func TestStalledConnectionIsReplaced(t *testing.T) {
 			t.Parallel()
 			r := newStallReceiver(t, http2)
 			s := stallSender(t, r, 2*time.Second)
+			// The proxy stalls once the client has the response's first
+			// bytes (the status and headers, in the TLS record the receiver
+			// flushed them in), before the body follows.
+			gotHeaders := make(chan struct{})
+			var once sync.Once
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				GotFirstResponseByte: func() { once.Do(func() { close(gotHeaders) }) },
+			})
 			sent := make(chan error, 1)
-			go func() { sent <- s.Send(context.Background(), message(r.proxy.URL()+"/headers-then-stall")) }()
-			<-r.headersOut
-			// Let the headers cross the proxy (loopback), then stall it
-			// before the body follows.
-			time.Sleep(300 * time.Millisecond)
+			go func() { sent <- s.Send(ctx, message(r.proxy.URL()+"/headers-then-stall")) }()
+			select {
+			case <-gotHeaders:
+			case err := <-sent:
+				t.Fatalf("the send ended before the client read the response: %v", err)
+			}
 			r.proxy.Stall()
 			close(r.bodyGo)
 			require.NoError(t, <-sent, "the receiver answered 200: delivered, whatever became of the body")
@@ -239,12 +247,17 @@ func TestStalledConnectionFailsItsRequestsAtOnce(t *testing.T) {
 
 // TestStalledTLSHandshake: a receiver that accepts the connection and never
 // answers the ClientHello fails the attempt as a timeout within its
-// Timeout; the next send to a working receiver is not held up by it.
+// Timeout; a send to a working receiver while that handshake is held goes
+// through. (The working send runs beside the stalled one, so the Timeout
+// that ends the stalled attempt is also the working send's whole budget:
+// 2 s, for one TLS handshake and request on loopback, not a race against
+// a machine's load.)
 func TestStalledTLSHandshake(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan struct{}, 1)
 	var held []net.Conn
 	var mu sync.Mutex
 	t.Cleanup(func() {
@@ -263,11 +276,32 @@ func TestStalledTLSHandshake(t *testing.T) {
 			mu.Lock()
 			held = append(held, c) // read nothing, answer nothing
 			mu.Unlock()
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
 		}
 	}()
-	ok := newStallReceiver(t, true)
-	s := stallSender(t, ok, 500*time.Millisecond)
-	err = s.Send(context.Background(), message("https://"+ln.Addr().String()+"/"))
-	requireOutcome(t, err, false, webhook.ClassTimeout)
-	require.NoError(t, s.Send(context.Background(), message(ok.proxy.URL()+"/")))
+	ok, hits := newServer(t, status(http.StatusNoContent))
+	s := newSender(t, ok, func(c *webhook.Config) { c.Timeout = 2 * time.Second })
+	stalled := make(chan error, 1)
+	start := time.Now()
+	go func() { stalled <- s.Send(context.Background(), message("https://"+ln.Addr().String()+"/")) }()
+	select {
+	case <-accepted:
+	case err := <-stalled:
+		t.Fatalf("the stalled send ended before its connection was accepted: %v", err)
+	}
+
+	require.NoError(t, s.Send(context.Background(), message(ok.URL+"/")), "sent while the other handshake is held")
+	require.EqualValues(t, 1, hits.Load())
+	select {
+	case err := <-stalled:
+		requireOutcome(t, err, false, webhook.ClassTimeout)
+		// Ended by the 2 s Timeout, not by the transport's 10 s bound on
+		// a handshake (5 s of slack for a loaded machine).
+		require.Less(t, time.Since(start), 7*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stalled handshake outlived its Timeout")
+	}
 }

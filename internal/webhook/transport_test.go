@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,17 +90,58 @@ const (
 
 // sendAll sends n messages to url at once and returns their errors.
 func sendAll(s *webhook.Sender, url string, n int) []error {
+	return sendAllCtx(context.Background(), s, url, n)
+}
+
+// sendAllCtx is sendAll with ctx (an httptrace.ClientTrace, say).
+func sendAllCtx(ctx context.Context, s *webhook.Sender, url string, n int) []error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			m := message(url)
 			m.ID = fmt.Sprintf("msg_%d", i)
-			errs[i] = s.Send(context.Background(), m)
+			errs[i] = s.Send(ctx, m)
 		})
 	}
 	wg.Wait()
 	return errs
+}
+
+// poolTrace counts, through httptrace, what net/http did with each
+// connection once its response was read: offered to the idle pool and
+// kept, offered and refused (the pool was full), or not offered at all.
+// net/http offers a connection only when the request's writer has reported
+// the write done within 50 ms of the response (maxWriteWaitBeforeConnReuse
+// in net/http/transport.go): a goroutine that a loaded machine does not run
+// for 50 ms costs a connection that herald's pool would have kept.
+type poolTrace struct {
+	kept, responses atomic.Int64
+	mu              sync.Mutex
+	refused         []error
+}
+
+func (p *poolTrace) context() context.Context {
+	return httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotFirstResponseByte: func() { p.responses.Add(1) },
+		PutIdleConn: func(err error) {
+			if err == nil {
+				p.kept.Add(1)
+				return
+			}
+			p.mu.Lock()
+			p.refused = append(p.refused, err)
+			p.mu.Unlock()
+		},
+	})
+}
+
+// notOffered is how many connections net/http closed without offering them
+// to the pool.
+func (p *poolTrace) notOffered() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.responses.Load() - p.kept.Load() - int64(len(p.refused))
 }
 
 func TestSendLimitsRequestsInFlightPerDestination(t *testing.T) {
@@ -170,11 +213,26 @@ func TestSendWarmOpensNoNewConnection(t *testing.T) {
 	g := newGatedServer(t, n, false)
 	s := newSender(t, g.srv, func(c *webhook.Config) { c.Timeout = gatedTimeout })
 
+	// Every connection is offered back to the pool and kept, so each
+	// round after the first finds n idle ones and dials none. The only
+	// connections dialed again replace ones net/http itself did not offer
+	// to the pool (poolTrace): none on an idle machine.
+	var trace poolTrace
 	for round := range 3 {
-		for _, err := range sendAll(s, g.srv.URL, n) {
+		for _, err := range sendAllCtx(trace.context(), s, g.srv.URL, n) {
 			require.NoError(t, err)
 		}
-		require.EqualValues(t, n, g.conns.Load(), "connections accepted after round %d", round+1)
+		trace.mu.Lock()
+		refused := slices.Clone(trace.refused)
+		trace.mu.Unlock()
+		require.Empty(t, refused, "the pool refused %d connections by round %d", len(refused), round+1)
+		dropped := trace.notOffered()
+		require.EqualValues(t, n*(round+1), trace.responses.Load())
+		// Most requests waited at the gate long after their write was
+		// done: a transport that offers none (keep-alives off) fails here.
+		require.Less(t, dropped, int64(n*(round+1)/2), "connections net/http did not offer to the pool by round %d", round+1)
+		require.LessOrEqual(t, g.conns.Load(), n+dropped, "connections accepted after round %d (%d not offered to the pool by net/http)", round+1, dropped)
+		require.GreaterOrEqual(t, g.conns.Load(), int64(n), "round 1 holds n requests at once")
 	}
 	_, h2 := g.protos.Load("HTTP/2.0")
 	require.False(t, h2, "the server offers HTTP/1.1 only")
