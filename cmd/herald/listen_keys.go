@@ -164,14 +164,18 @@ func decodeAll(secrets []string) ([][]byte, error) {
 }
 
 // verify checks r's signature and says with which key set, or why not.
+// The keys --secret gives are the same whatever the request's Host (an
+// HTTP/1.0 request may have none).
 func (k *listenKeys) verify(r *http.Request, body []byte, now time.Time, tolerance time.Duration) (with string, err error) {
-	target := k.url
-	if target == "" {
-		target = "http://" + r.Host
-	}
-	origin, err := webhook.Origin(target)
-	if err != nil {
-		return "", fmt.Errorf("no key for this request's Host: %w", err)
+	origin := ""
+	if k.given == nil && !k.shared {
+		target := k.url
+		if target == "" {
+			target = "http://" + r.Host
+		}
+		if origin, err = webhook.Origin(target); err != nil {
+			return "", fmt.Errorf("no key for this request's Host: %w", err)
+		}
 	}
 	sets, err := k.forOrigin(r.Context(), origin)
 	if err != nil {
