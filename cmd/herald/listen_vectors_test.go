@@ -98,3 +98,20 @@ func TestListenSpecVector(t *testing.T) {
 	}, verdicts, l.out.String())
 }
 
+
+// TestListenJSONEscapesControls: with --json, a sender's event type, path
+// and body reach the terminal with their control characters escaped, C1
+// ones (U+009B, CSI) too, and each line is still the JSON of what came.
+func TestListenJSONEscapesControls(t *testing.T) {
+	t.Parallel()
+	l := startListen(t, nil, "--secret", loadSpecVector(t).Secret, "--json")
+	body := `{"type":"evil\u001b]0;owned\u0007` + "\u009b2J\u007f" + `"}`
+	req := "POST /p%C2%9Bq HTTP/1.1\r\nHost: 127.0.0.1\r\nwebhook-id: evt_c1\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	require.Contains(t, rawRequest(t, l, req), " 200 ")
+	requireNoControls(t, l.out.String())
+	lines := l.jsonLines(t)
+	require.Len(t, lines, 2)
+	require.Equal(t, "evil\x1b]0;owned\x07\u009b2J\x7f", lines[1]["event_type"])
+	require.Equal(t, "/p\u009bq", lines[1]["path"])
+	require.Equal(t, body, lines[1]["body"])
+}
