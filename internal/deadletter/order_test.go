@@ -258,3 +258,65 @@ func TestSendBackInputCarriesTheSequenceNumber(t *testing.T) {
 	require.Len(t, in.MessageAttributes, processor.MaxMessageAttributes)
 	require.NotContains(t, in.MessageAttributes, AttrSequenceNumber, "the producer's attributes first")
 }
+
+// A gap in the chosen letters of a group (--id n-9 --id n-11, or a class
+// that leaves the group's first letter out): the letter not chosen stays,
+// so the later ones are held, not sent ahead of it; other groups go on.
+func TestRedriveHoldsAGroupBehindALetterNotChosen(t *testing.T) {
+	t.Parallel()
+	q := newFIFOQueues(t)
+	for _, id := range []string{"n-9", "n-10", "n-11", "n-12"} {
+		q.byPolicy("n", id)
+	}
+	q.byPolicy("m", "m-1")
+	rep := q.redrive(t, "n-9", "n-11", "n-12", "m-1")
+	require.Equal(t, []string{"n-9", "m-1"}, q.sentIDs())
+	require.Equal(t, 2, rep.Sent)
+	require.Equal(t, 1, rep.Skipped)
+	require.Equal(t, 2, rep.Failed)
+	actions := map[string]Result{}
+	for _, r := range rep.Results {
+		actions[r.NotificationID] = r
+	}
+	for _, id := range []string{"n-11", "n-12"} {
+		require.Equal(t, ActionHeld, actions[id].Action, id)
+		require.Contains(t, actions[id].Error, "(n-10) of message group n, before it, was not chosen and stays", id)
+	}
+	visible, _ := q.w.Counts(fifoDLQ)
+	require.Equal(t, 3, visible, "n-10, n-11 and n-12 stay, visible again")
+	// Chosen together, they go in order.
+	require.Equal(t, 3, q.redrive(t, "n-10", "n-11", "n-12").Sent)
+	require.Equal(t, []string{"n-9", "m-1", "n-10", "n-11", "n-12"}, q.sentIDs())
+
+	// By class: the group's first letter, of another class, stays, and
+	// holds the rest of its group.
+	q = newFIFOQueues(t)
+	q.byPolicy("a", "a-1")
+	q.byHerald(t, "a", "a-2", q.t0.Add(time.Minute))
+	q.byHerald(t, "b", "b-1", q.t0.Add(time.Minute))
+	letters, err := Scan(context.Background(), q.client, fifoDLQ, time.Minute)
+	require.NoError(t, err)
+	f := Filter{Class: "webhook_http_5xx"}
+	rep, err = Redrive(context.Background(), q.client, fifoDLQ, fifoSrcURL, letters, func(l *Letter) bool { return f.Match(l, q.t0) }, true)
+	require.NoError(t, err)
+	require.Equal(t, []Result{
+		{NotificationID: "a-2", MessageID: rep.Results[0].MessageID, Action: ActionHeld, Error: rep.Results[0].Error},
+		{NotificationID: "b-1", MessageID: rep.Results[1].MessageID, Action: ActionWouldSend},
+	}, rep.Results, "a dry run shows it too")
+	require.Contains(t, rep.Results[0].Error, "(a-1) of message group a, before it, was not chosen")
+}
+
+// On a standard queue, which keeps no order, a letter not chosen holds
+// nothing back.
+func TestRedriveStandardQueueGapHoldsNothing(t *testing.T) {
+	t.Parallel()
+	letters := []Letter{
+		{MessageID: "d-1", NotificationID: "n-1", GroupID: "g", Body: `{}`},
+		{MessageID: "d-2", NotificationID: "n-2", GroupID: "g", Body: `{}`},
+	}
+	rep, err := Redrive(context.Background(), nil, "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q", letters,
+		func(l *Letter) bool { return l.NotificationID == "n-2" }, true)
+	require.NoError(t, err)
+	require.Equal(t, ActionWouldSend, rep.Results[0].Action)
+	require.Equal(t, 1, rep.Skipped)
+}
