@@ -98,7 +98,6 @@ func TestListenSpecVector(t *testing.T) {
 	}, verdicts, l.out.String())
 }
 
-
 // TestListenJSONEscapesControls: with --json, a sender's event type, path
 // and body reach the terminal with their control characters escaped, C1
 // ones (U+009B, CSI) too, and each line is still the JSON of what came.
