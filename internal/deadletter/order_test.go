@@ -320,3 +320,35 @@ func TestRedriveStandardQueueGapHoldsNothing(t *testing.T) {
 	require.Equal(t, ActionWouldSend, rep.Results[0].Action)
 	require.Equal(t, 1, rep.Skipped)
 }
+
+// A herald.sequence_number that herald's redrive did not put there (a
+// producer's own attribute of that name: garbage, or a number not smaller
+// than the letter's own SequenceNumber, which a number of an earlier stay
+// always is) does not move the letter in its group; on a standard queue,
+// which keeps no order, none is read.
+func TestForgedSequenceNumberIsIgnored(t *testing.T) {
+	t.Parallel()
+	q := newFIFOQueues(t)
+	forged := func(v string) map[string]sqstest.MessageAttribute {
+		return map[string]sqstest.MessageAttribute{AttrSequenceNumber: {DataType: "String", StringValue: aws.String(v)}}
+	}
+	put := func(id string, attrs map[string]sqstest.MessageAttribute) {
+		msg := q.w.PutInGroup(fifoSrcURL, "a", `{"version":1,"id":"`+id+`"}`, q.t0, attrs)
+		q.w.MoveByRedrivePolicy(fifoSrcURL, fifoDLQ, msg)
+	}
+	put("a-1", forged("99999999999999999999999999999999999999"))
+	put("a-2", forged("not-a-number"))
+	put("a-3", nil)
+	put("a-4", forged("-1"))
+	letters, err := Scan(context.Background(), q.client, fifoDLQ, time.Minute)
+	require.NoError(t, err)
+	var ids []string
+	for _, l := range letters {
+		ids = append(ids, l.NotificationID)
+	}
+	require.Equal(t, []string{"a-1", "a-2", "a-3", "a-4"}, ids)
+
+	std := fromMessage(types.Message{MessageId: aws.String("m"), Body: aws.String(`{}`),
+		MessageAttributes: map[string]types.MessageAttributeValue{AttrSequenceNumber: str("12")}})
+	require.Empty(t, std.SequenceNumber, "a standard queue's letter has no place in a group")
+}
