@@ -413,7 +413,7 @@ func (c *Client) sendChunk(ctx context.Context, queueURL string, bodies [][]byte
 		if ctx.Err() != nil {
 			return // not sent: SendBodies says why
 		}
-		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries}, RetryKnownOutcomesOnly)
 		var retry []int
 		if err != nil {
 			// The SDK has already retried what it retries; the call as a
@@ -507,7 +507,7 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 				MessageDeduplicationId: aws.String(DeduplicationID(results[i].ID)),
 			}
 		}
-		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries}, RetryKnownOutcomesOnly)
 		if err != nil {
 			// The SDK has already retried what it retries; the call as a
 			// whole failed, or its answer cannot be trusted: either way the

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqstest"
 )
@@ -351,4 +353,28 @@ func TestForgedSequenceNumberIsIgnored(t *testing.T) {
 	std := fromMessage(types.Message{MessageId: aws.String("m"), Body: aws.String(`{}`),
 		MessageAttributes: map[string]types.MessageAttributeValue{AttrSequenceNumber: str("12")}})
 	require.Empty(t, std.SequenceNumber, "a standard queue's letter has no place in a group")
+}
+
+// With the SDK's retries on (herald's real client), a send whose
+// connection is cut after SQS stored it is not sent again by the SDK: one
+// copy in the queue, reported unknown, the dead letter kept.
+func TestRedriveCutSendIsNotRetriedBySDK(t *testing.T) {
+	t.Parallel()
+	w, _, _ := newSQSWire(t, dlqURL, 0, `{"version":1,"id":"c-1"}`)
+	w.CutAfterStore("SendMessage")
+	cfg := awstest.Config(w.URL())
+	cfg.RetryMaxAttempts = 0 // the retryer's own: 3
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+	}
+	client := sqs.NewFromConfig(cfg)
+	letters, err := Scan(context.Background(), client, dlqURL, time.Minute)
+	require.NoError(t, err)
+	rep, err := Redrive(context.Background(), client, dlqURL, mainURL, letters, func(*Letter) bool { return true }, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Unknown)
+	require.Equal(t, 1, len(w.Requests("SendMessage")), "not sent again by the SDK")
+	require.Equal(t, []string{`{"version":1,"id":"c-1"}`}, bodies(w, mainURL))
 }

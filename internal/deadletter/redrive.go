@@ -182,7 +182,7 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			keep = append(keep, *l)
 			continue
 		}
-		out, err := api.SendMessage(ctx, SendBackInput(l, queueURL))
+		out, err := api.SendMessage(ctx, SendBackInput(l, queueURL), producer.RetryKnownOutcomesOnly)
 		if err != nil {
 			if producer.OutcomeUnknown(err) {
 				res.Action, res.Error = ActionUnknown, unknownText(l, queueURL, err)
