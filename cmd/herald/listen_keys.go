@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 )
@@ -75,7 +76,11 @@ func newListenKeys(ctx context.Context, e *env, g *globals, f listenFlags) (*lis
 		return nil, err
 	}
 	k.deployment, k.source = secrets, source
-	k.shared = e.getenv("HERALD_WEBHOOK_SECRET_SCOPE") == string(webhook.ScopeShared)
+	scope, err := config.WebhookSecretScope(e.getenv)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	k.shared = scope == webhook.ScopeShared
 	if k.shared {
 		return k, nil
 	}
