@@ -179,7 +179,7 @@ func (k *listenKeys) verify(r *http.Request, body []byte, now time.Time, toleran
 			target = "http://" + r.Host
 		}
 		if origin, err = webhook.Origin(target); err != nil {
-			return "", fmt.Errorf("no key for this request's Host: %w", err)
+			return "", fmt.Errorf("no key for this request's Host (%w): give --url the URL herald sends to, or --secret", err)
 		}
 	}
 	sets, err := k.forOrigin(r.Context(), origin)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // specVector is the Standard Webhooks reference vector of
@@ -113,4 +115,28 @@ func TestListenJSONEscapesControls(t *testing.T) {
 	require.Equal(t, "evil\x1b]0;owned\x07\u009b2J\x7f", lines[1]["event_type"])
 	require.Equal(t, "/p\u009bq", lines[1]["path"])
 	require.Equal(t, body, lines[1]["body"])
+}
+
+// TestListenHostlessRequest: the key herald derives depends on the URL's
+// origin, which a request without a Host (HTTP/1.0) does not name: the
+// line says to give --url, and with --url it verifies.
+func TestListenHostlessRequest(t *testing.T) {
+	t.Parallel()
+	const url = "https://hooks.example.com/h"
+	key, err := webhook.DeriveSecret(deploySecretOld, url)
+	require.NoError(t, err)
+	raw, err := webhook.DecodeSecret(key)
+	require.NoError(t, err)
+	body := `{"type":"a.b"}`
+	now := time.Now()
+	req := "POST /h HTTP/1.0\r\nwebhook-id: evt_hostless\r\nwebhook-timestamp: " + strconv.FormatInt(now.Unix(), 10) +
+		"\r\nwebhook-signature: " + webhook.Sign(raw, "evt_hostless", now, []byte(body)) + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+
+	l := startListen(t, deploymentVars)
+	require.Contains(t, rawRequest(t, l, req), " 200 ")
+	require.Contains(t, l.lineOf(t, "evt_hostless"), "NOT VERIFIED: no key for this request's Host (webhook URL: the host has an empty label): give --url the URL herald sends to, or --secret")
+
+	withURL := startListen(t, deploymentVars, "--url", url)
+	require.Contains(t, rawRequest(t, withURL, req), " 200 ")
+	require.Contains(t, withURL.lineOf(t, "evt_hostless"), "attempt 1  verified (key version 1)")
 }
