@@ -1,10 +1,13 @@
 package producer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 )
 
@@ -49,3 +52,37 @@ func unknownError(cause error, queueURL, id string) error {
 	}
 	return fmt.Errorf("%w (%w): SQS may hold it in %s; %s", ErrOutcomeUnknown, cause, queueURL, check)
 }
+
+// RetryKnownOutcomesOnly is an option of an SQS send call (SendMessage,
+// SendMessageBatch: pass it among optFns) under which the SDK's retryer
+// does not retry an attempt whose outcome is unknown ([OutcomeUnknown]: a
+// connection cut after the request left, an answer after the deadline).
+// The SDK retries those by default (a cut is a connection error to it): on
+// a standard queue each retry of a request SQS stored stores another copy,
+// and the caller sees only the last attempt's error, so an error answer to
+// the retry would read as "not sent". Attempts SQS refused or that never
+// left are retried as before. [Client] sends with it.
+func RetryKnownOutcomesOnly(o *sqs.Options) {
+	if o.Retryer != nil {
+		o.Retryer = knownOutcomeRetryer{o.Retryer}
+	}
+}
+
+// knownOutcomeRetryer is a retryer that retries only what the one it wraps
+// retries and whose outcome is known.
+type knownOutcomeRetryer struct{ aws.Retryer }
+
+func (r knownOutcomeRetryer) IsErrorRetryable(err error) bool {
+	return !OutcomeUnknown(err) && r.Retryer.IsErrorRetryable(err)
+}
+
+// GetAttemptToken is the wrapped retryer's (aws.RetryerV2), or its initial
+// token when it has none, as the SDK does for such a retryer.
+func (r knownOutcomeRetryer) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.GetInitialToken(), nil
+}
+
+var _ aws.RetryerV2 = knownOutcomeRetryer{}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
@@ -87,4 +90,48 @@ func TestRefusedOrNeverSentIsNotSent(t *testing.T) {
 	require.Equal(t, []string{"r-2"}, notSent.IDs)
 	require.False(t, producer.OutcomeUnknown(results[0].Err), "%v", results[0].Err)
 	require.False(t, errors.Is(results[0].Err, producer.ErrOutcomeUnknown))
+}
+
+// The SDK retries a call whose connection was cut (a RequestSendError is a
+// connection error to its retryer), and one without an answer in time: each
+// retry of a call SQS may have stored stores it again, and the last
+// attempt's error is all the caller sees, so an SQS error answer to a retry
+// would read as "not sent". A call whose outcome is unknown is not retried:
+// once stored, once reported unknown, with the SDK's retries on.
+func TestUnknownOutcomeIsNotRetriedBySDK(t *testing.T) {
+	t.Parallel()
+	for _, queue := range []string{"herald", "herald.fifo"} {
+		s := sqstest.New(t)
+		url := s.AddQueue(s.URL()+"/123456789012/"+queue, nil)
+		s.CutAfterStore("SendMessageBatch")
+		cfg := awstest.Config(s.URL())
+		cfg.RetryMaxAttempts = 0 // the retryer's own: 3
+		cfg.Retryer = func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 3
+				o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+			})
+		}
+		c := &producer.Client{SQS: sqs.NewFromConfig(cfg), QueueURL: url, GroupID: "g"}
+		results, err := c.SendBodies(context.Background(), bodies("k-1"))
+		require.Error(t, err, queue)
+		require.ErrorIs(t, results[0].Err, producer.ErrOutcomeUnknown, queue)
+		require.Equal(t, 1, len(s.Requests("SendMessageBatch")), "%s: not sent again by the SDK", queue)
+		require.Len(t, s.Messages(url), 1, queue)
+	}
+	// An error answer (500 InternalError: nothing stored) is still retried.
+	s := sqstest.New(t)
+	url := s.AddQueue(s.URL()+"/123456789012/herald", nil)
+	s.FailAction("SendMessageBatch")
+	cfg := awstest.Config(s.URL())
+	cfg.RetryMaxAttempts = 3
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+	}
+	results, err := (&producer.Client{SQS: sqs.NewFromConfig(cfg), QueueURL: url}).SendBodies(context.Background(), bodies("k-2"))
+	require.Error(t, err)
+	require.NotErrorIs(t, results[0].Err, producer.ErrOutcomeUnknown)
+	require.Equal(t, 3, len(s.Requests("SendMessageBatch")), "retried by the SDK")
 }

@@ -423,7 +423,7 @@ func (c *Client) sendChunk(ctx context.Context, queueURL string, bodies [][]byte
 		if ctx.Err() != nil {
 			return // not sent: SendBodies says why
 		}
-		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries}, RetryKnownOutcomesOnly)
 		var retry []int
 		if err != nil {
 			// The SDK has already retried what it retries; the call as a
@@ -519,7 +519,7 @@ func (c *Client) sendFIFO(ctx context.Context, queueURL string, bodies [][]byte,
 			}
 			tr.apply(&entries[k], bodies[i])
 		}
-		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+		out, err := c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries}, RetryKnownOutcomesOnly)
 		if err != nil {
 			// The SDK has already retried what it retries; the call as a
 			// whole failed, or its answer cannot be trusted: either way the

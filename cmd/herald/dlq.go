@@ -447,7 +447,8 @@ interruption can leave a message in both queues (receivers deduplicate on the
 notification id), never in neither. FIFO queues keep the message group and
 its order: each group's letters go back in their original order (their
 SequenceNumber, whichever moved them: herald or the redrive policy), and a
-group stops at its first letter not sent: the rest of it is "held" and stays.
+group stops at its first letter not sent, or not chosen (--id n-9 --id n-11
+holds n-11 behind n-10): the rest of it is "held" and stays.
 A send whose answer cannot be trusted (a wrong MD5, no answer in time, a cut
 connection) is "unknown": the queue may hold it, the dead letter stays, and
 the row says how to check before redriving it again.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +61,25 @@ func TestListedLeavesProducerDataOut(t *testing.T) {
 	require.NotContains(t, b.String(), "tok_secret")
 	require.Contains(t, b.String(), "webhook_gone")
 	require.Len(t, reason.OverflowAttributes, 1, "the letter itself is left as it was")
+}
+
+// --json output (dlq's writeJSON, listen's lines) is the same JSON value
+// with no control character left raw: encoding/json escapes C0 but writes
+// DEL and C1 (U+009B, CSI) as they are.
+func TestJSONEscapesTerminalControls(t *testing.T) {
+	t.Parallel()
+	value := map[string]string{"a": hostile, "b": "café \u0080\u009f\u00a0 ok"}
+	var b bytes.Buffer
+	require.NoError(t, writeJSON(&b, value))
+	requireNoControls(t, b.String())
+	require.NotContains(t, b.String(), "\u0080")
+	require.NotContains(t, b.String(), "\u009f")
+	require.Contains(t, b.String(), `\u009b31m`)
+	require.Contains(t, b.String(), "\u00a0", "U+00A0 is no control: left as it is")
+	var back map[string]string
+	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	require.Equal(t, strings.ToValidUTF8(value["a"], "\uFFFD"), back["a"], "the same value")
+	require.Equal(t, value["b"], back["b"])
+	same := []byte(`{"plain":"é"}`)
+	require.Equal(t, same, jsonControlsEscaped(same))
 }

@@ -334,7 +334,7 @@ func (l *listener) print(line listenLine) {
 	defer l.outMu.Unlock()
 	if l.json {
 		b, _ := json.Marshal(line) // strings and numbers always marshal
-		l.out.Write(append(b, '\n'))
+		l.out.Write(append(jsonControlsEscaped(b), '\n'))
 		return
 	}
 	verdict := "verified"
@@ -367,7 +367,7 @@ func (l *listener) banner(stderr io.Writer, url, origin, self string) error {
 			Verifying string `json:"verifying_with"`
 		}{"listening", url, origin, l.keys.describe(origin)})
 		l.outMu.Lock()
-		_, err := l.out.Write(append(b, '\n'))
+		_, err := l.out.Write(append(jsonControlsEscaped(b), '\n'))
 		l.outMu.Unlock()
 		if err != nil {
 			return err

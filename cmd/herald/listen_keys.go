@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 )
@@ -75,7 +76,11 @@ func newListenKeys(ctx context.Context, e *env, g *globals, f listenFlags) (*lis
 		return nil, err
 	}
 	k.deployment, k.source = secrets, source
-	k.shared = e.getenv("HERALD_WEBHOOK_SECRET_SCOPE") == string(webhook.ScopeShared)
+	scope, err := config.WebhookSecretScope(e.getenv)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	k.shared = scope == webhook.ScopeShared
 	if k.shared {
 		return k, nil
 	}
@@ -164,14 +169,18 @@ func decodeAll(secrets []string) ([][]byte, error) {
 }
 
 // verify checks r's signature and says with which key set, or why not.
+// The keys --secret gives are the same whatever the request's Host (an
+// HTTP/1.0 request may have none).
 func (k *listenKeys) verify(r *http.Request, body []byte, now time.Time, tolerance time.Duration) (with string, err error) {
-	target := k.url
-	if target == "" {
-		target = "http://" + r.Host
-	}
-	origin, err := webhook.Origin(target)
-	if err != nil {
-		return "", fmt.Errorf("no key for this request's Host: %w", err)
+	origin := ""
+	if k.given == nil && !k.shared {
+		target := k.url
+		if target == "" {
+			target = "http://" + r.Host
+		}
+		if origin, err = webhook.Origin(target); err != nil {
+			return "", fmt.Errorf("no key for this request's Host (%w): give --url the URL herald sends to, or --secret", err)
+		}
 	}
 	sets, err := k.forOrigin(r.Context(), origin)
 	if err != nil {

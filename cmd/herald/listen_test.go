@@ -418,7 +418,7 @@ func TestListenSecretGiven(t *testing.T) {
 // sender has it, the signing secret itself verifies.
 func TestListenSharedScope(t *testing.T) {
 	t.Parallel()
-	l := startListen(t, map[string]string{"HERALD_WEBHOOK_SECRET": deploySecretOld, "HERALD_WEBHOOK_SECRET_SCOPE": "shared"})
+	l := startListen(t, map[string]string{"HERALD_WEBHOOK_SECRET": deploySecretOld, "HERALD_WEBHOOK_SECRET_SCOPE": "Shared"}) // as the deliver function reads it too
 	require.Contains(t, l.errOut.String(), "verifying with the signing secret(s) of HERALD_WEBHOOK_SECRET themselves (HERALD_WEBHOOK_SECRET_SCOPE=shared)")
 	require.NoError(t, listenSender(t, webhook.Config{SecretScope: webhook.ScopeShared}).Send(context.Background(), hookTo(l.url, "evt_sh", "a.b", `{}`)))
 	require.Contains(t, l.lineOf(t, "evt_sh"), "attempt 1  verified (the signing secret)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,12 +59,40 @@ func printable(s string) string {
 	return b.String()
 }
 
-// writeJSON writes v as indented JSON and a line break.
+// writeJSON writes v as indented JSON and a line break, its control
+// characters escaped (jsonControlsEscaped).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonControlsEscaped(buf.Bytes()))
+	return err
+}
+
+// jsonControlsEscaped returns the JSON text b with DEL and the C1 control
+// characters (U+007F–U+009F), which encoding/json writes as they are,
+// written as \u escapes, as it writes C0 ones: the same JSON value (RFC
+// 8259 §7), which cannot drive a terminal it is printed on (U+009B is
+// ECMA-48's CSI, as ESC [ is). Outside strings JSON text has none.
+func jsonControlsEscaped(b []byte) []byte {
+	if !bytes.ContainsFunc(b, func(r rune) bool { return r >= 0x7f && r <= 0x9f }) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r >= 0x7f && r <= 0x9f {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // age formats a duration as operators read ages: 45s, 12m, 3h20m, 2d4h.

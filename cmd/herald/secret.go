@@ -121,7 +121,11 @@ holds that secret: rotate the deployment secret instead.
 			if grace < 0 {
 				return usagef("--grace %s: must not be negative", grace)
 			}
-			if e.getenv("HERALD_WEBHOOK_SECRET_SCOPE") == string(webhook.ScopeShared) {
+			scope, err := config.WebhookSecretScope(e.getenv)
+			if err != nil {
+				return usageError{err}
+			}
+			if scope == webhook.ScopeShared {
 				return usagef("HERALD_WEBHOOK_SECRET_SCOPE=shared here: a deployment with that setting signs with its secret itself, so a key version would change nothing and every receiver holds that secret; rotate the deployment secret (docs/security.md, \"The signing secret\"), or unset the variable if the deployment signs per destination")
 			}
 			st, err := openStore(ctx, g, e.getenv, func() (aws.Config, error) { return g.awsConfig(ctx) }, g.stackOutputs)
@@ -232,7 +236,7 @@ stack's WebhookSigningSecretArn output (--stack), else HERALD_WEBHOOK_SECRET
 				versions = append(versions, ver)
 				all = append(all, derived...)
 			}
-			if e.getenv("HERALD_WEBHOOK_SECRET_SCOPE") == string(webhook.ScopeShared) {
+			if scope, _ := config.WebhookSecretScope(e.getenv); scope == webhook.ScopeShared {
 				fmt.Fprintln(e.stderr, "herald: note: HERALD_WEBHOOK_SECRET_SCOPE=shared here: a deployment with that setting signs with its secrets themselves, not these")
 			}
 			if g.json {

@@ -244,6 +244,11 @@ func TestSecretRotateUsage(t *testing.T) {
 		// itself: refused before the store is read, with or without a table.
 		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_WEBHOOK_SECRET_SCOPE": "shared"}, []string{"secret", "rotate", "https://hooks.example.com/x"}, "HERALD_WEBHOOK_SECRET_SCOPE=shared"},
 		{map[string]string{"HERALD_WEBHOOK_SECRET_SCOPE": "shared"}, []string{"--json", "secret", "rotate", "--grace", "0s", "https://hooks.example.com/x"}, "rotate the deployment secret"},
+		// Spelled as the deliver function reads it (case and space ignored).
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_WEBHOOK_SECRET_SCOPE": " Shared "}, []string{"secret", "rotate", "https://hooks.example.com/x"}, "rotate the deployment secret"},
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_WEBHOOK_SECRET_SCOPE": "SHARED"}, []string{"secret", "rotate", "https://hooks.example.com/x"}, "rotate the deployment secret"},
+		// A value the deliver function refuses to start with is refused here.
+		{map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_WEBHOOK_SECRET_SCOPE": "per-url"}, []string{"secret", "rotate", "https://hooks.example.com/x"}, `HERALD_WEBHOOK_SECRET_SCOPE: "per-url": want destination or shared`},
 	} {
 		r := heraldWith(t, tc.vars, tc.args...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", tc.args, r)
@@ -309,10 +314,12 @@ func TestSecretDeriveJSONVersions(t *testing.T) { // t.Setenv: not parallel
 	require.NoError(t, err)
 	require.Equal(t, other+"\n", r.stdout)
 	require.Empty(t, r.stderr, "no note: one key version, and the scope is the default")
-	vars["HERALD_WEBHOOK_SECRET_SCOPE"] = string(webhook.ScopeShared)
-	r = heraldWith(t, vars, "secret", "derive", "https://other.example.com/")
-	require.Equal(t, exitOK, r.code, "%+v", r)
-	require.Contains(t, r.stderr, "HERALD_WEBHOOK_SECRET_SCOPE=shared here")
+	for _, spelled := range []string{string(webhook.ScopeShared), "Shared "} {
+		vars["HERALD_WEBHOOK_SECRET_SCOPE"] = spelled
+		r = heraldWith(t, vars, "secret", "derive", "https://other.example.com/")
+		require.Equal(t, exitOK, r.code, "%+v", r)
+		require.Contains(t, r.stderr, "HERALD_WEBHOOK_SECRET_SCOPE=shared here", spelled)
+	}
 	delete(vars, "HERALD_WEBHOOK_SECRET_SCOPE")
 
 	// rotate's grace: a day by default; 0 is allowed (the previous version

@@ -265,7 +265,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
 		LogLevel:              r.level("HERALD_LOG_LEVEL"),
 		WebhookStopStatuses:   r.statuses("HERALD_WEBHOOK_STOP_STATUSES", webhook.MinStopStatus, webhook.MaxStopStatus),
-		WebhookSecretScope:    webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared))),
+		WebhookSecretScope:    r.secretScope(),
 		FunctionTimeout:       time.Duration(r.integer("HERALD_FUNCTION_TIMEOUT_SECONDS", 0, 0, 900)) * time.Second,
 		BatchingWindow:        time.Duration(r.integer(EnvBatchingWindow, 0, 0, 300)) * time.Second,
 		WebhookMaxInFlightPerDestination: r.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION",
@@ -353,6 +353,21 @@ func (r *reader) problem(name, msg string) {
 }
 
 func (r *reader) err() error { return errors.Join(r.problems...) }
+
+// WebhookSecretScope reads HERALD_WEBHOOK_SECRET_SCOPE through getenv as
+// [LoadDeliver] does (case and surrounding space ignored; empty:
+// webhook.ScopeDestination), for the herald commands that must agree with
+// the deliver function on it. It returns an error naming the variable when
+// the value is neither scope.
+func WebhookSecretScope(getenv func(string) string) (webhook.SecretScope, error) {
+	r := reader{getenv: getenv}
+	scope := r.secretScope()
+	return scope, r.err()
+}
+
+func (r *reader) secretScope() webhook.SecretScope {
+	return webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared)))
+}
 
 // channelQueues reads each channel's queue and dead-letter queue URLs,
 // both or neither.

@@ -65,3 +65,25 @@ func TestLoadDeliverWebhookPolicyErrors(t *testing.T) {
 		})
 	}
 }
+
+// WebhookSecretScope, which the herald commands read, agrees with
+// LoadDeliver on every spelling.
+func TestWebhookSecretScopeAgreesWithLoadDeliver(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", "shared", "Shared", " SHARED ", "destination", "Destination", "per-url"} {
+		d, derr := config.LoadDeliver(deliverEnv(map[string]string{"HERALD_WEBHOOK_SECRET_SCOPE": v}))
+		scope, err := config.WebhookSecretScope(func(k string) string {
+			if k == "HERALD_WEBHOOK_SECRET_SCOPE" {
+				return v
+			}
+			return ""
+		})
+		if derr != nil {
+			require.Error(t, err, v)
+			require.ErrorContains(t, derr, err.Error(), v)
+			continue
+		}
+		require.NoError(t, err, v)
+		require.Equal(t, d.WebhookSecretScope, scope, v)
+	}
+}

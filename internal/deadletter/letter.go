@@ -160,14 +160,18 @@ func fromMessage(m types.Message) Letter {
 // carriedSequenceNumber is the herald.sequence_number herald's redrive put
 // on the letter: an attribute of the letter, or of the original that
 // herald kept in the reason's overflow_attributes; "" when it has none or
-// it is not a sequence number.
+// it is not a sequence number, or not one of an earlier stay in this
+// dead-letter queue: only a FIFO queue's letter (with a SequenceNumber of
+// its own) carries one, smaller than its own, since SQS's SequenceNumbers
+// increase within a message group ("SequenceNumber", SQS API Reference,
+// Message). Another is the producer's own attribute: ignored.
 func (l *Letter) carriedSequenceNumber() string {
 	a, ok := l.attributes[AttrSequenceNumber]
 	seq := aws.ToString(a.StringValue)
 	if r := l.heraldReason(); !ok && r != nil {
 		seq = aws.ToString(r.OverflowAttributes[AttrSequenceNumber].StringValue)
 	}
-	if !sequencePattern.MatchString(seq) {
+	if !sequencePattern.MatchString(seq) || CompareSequenceNumbers(seq, l.SequenceNumber) >= 0 {
 		return ""
 	}
 	return seq

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/sqstest"
 )
@@ -257,4 +259,122 @@ func TestSendBackInputCarriesTheSequenceNumber(t *testing.T) {
 	in = SendBackInput(l, fifoSrcURL)
 	require.Len(t, in.MessageAttributes, processor.MaxMessageAttributes)
 	require.NotContains(t, in.MessageAttributes, AttrSequenceNumber, "the producer's attributes first")
+}
+
+// A gap in the chosen letters of a group (--id n-9 --id n-11, or a class
+// that leaves the group's first letter out): the letter not chosen stays,
+// so the later ones are held, not sent ahead of it; other groups go on.
+func TestRedriveHoldsAGroupBehindALetterNotChosen(t *testing.T) {
+	t.Parallel()
+	q := newFIFOQueues(t)
+	for _, id := range []string{"n-9", "n-10", "n-11", "n-12"} {
+		q.byPolicy("n", id)
+	}
+	q.byPolicy("m", "m-1")
+	rep := q.redrive(t, "n-9", "n-11", "n-12", "m-1")
+	require.Equal(t, []string{"n-9", "m-1"}, q.sentIDs())
+	require.Equal(t, 2, rep.Sent)
+	require.Equal(t, 1, rep.Skipped)
+	require.Equal(t, 2, rep.Failed)
+	actions := map[string]Result{}
+	for _, r := range rep.Results {
+		actions[r.NotificationID] = r
+	}
+	for _, id := range []string{"n-11", "n-12"} {
+		require.Equal(t, ActionHeld, actions[id].Action, id)
+		require.Contains(t, actions[id].Error, "(n-10) of message group n, before it, was not chosen and stays", id)
+	}
+	visible, _ := q.w.Counts(fifoDLQ)
+	require.Equal(t, 3, visible, "n-10, n-11 and n-12 stay, visible again")
+	// Chosen together, they go in order.
+	require.Equal(t, 3, q.redrive(t, "n-10", "n-11", "n-12").Sent)
+	require.Equal(t, []string{"n-9", "m-1", "n-10", "n-11", "n-12"}, q.sentIDs())
+
+	// By class: the group's first letter, of another class, stays, and
+	// holds the rest of its group.
+	q = newFIFOQueues(t)
+	q.byPolicy("a", "a-1")
+	q.byHerald(t, "a", "a-2", q.t0.Add(time.Minute))
+	q.byHerald(t, "b", "b-1", q.t0.Add(time.Minute))
+	letters, err := Scan(context.Background(), q.client, fifoDLQ, time.Minute)
+	require.NoError(t, err)
+	f := Filter{Class: "webhook_http_5xx"}
+	rep, err = Redrive(context.Background(), q.client, fifoDLQ, fifoSrcURL, letters, func(l *Letter) bool { return f.Match(l, q.t0) }, true)
+	require.NoError(t, err)
+	require.Equal(t, []Result{
+		{NotificationID: "a-2", MessageID: rep.Results[0].MessageID, Action: ActionHeld, Error: rep.Results[0].Error},
+		{NotificationID: "b-1", MessageID: rep.Results[1].MessageID, Action: ActionWouldSend},
+	}, rep.Results, "a dry run shows it too")
+	require.Contains(t, rep.Results[0].Error, "(a-1) of message group a, before it, was not chosen")
+}
+
+// On a standard queue, which keeps no order, a letter not chosen holds
+// nothing back.
+func TestRedriveStandardQueueGapHoldsNothing(t *testing.T) {
+	t.Parallel()
+	letters := []Letter{
+		{MessageID: "d-1", NotificationID: "n-1", GroupID: "g", Body: `{}`},
+		{MessageID: "d-2", NotificationID: "n-2", GroupID: "g", Body: `{}`},
+	}
+	rep, err := Redrive(context.Background(), nil, "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/q", letters,
+		func(l *Letter) bool { return l.NotificationID == "n-2" }, true)
+	require.NoError(t, err)
+	require.Equal(t, ActionWouldSend, rep.Results[0].Action)
+	require.Equal(t, 1, rep.Skipped)
+}
+
+// A herald.sequence_number that herald's redrive did not put there (a
+// producer's own attribute of that name: garbage, or a number not smaller
+// than the letter's own SequenceNumber, which a number of an earlier stay
+// always is) does not move the letter in its group; on a standard queue,
+// which keeps no order, none is read.
+func TestForgedSequenceNumberIsIgnored(t *testing.T) {
+	t.Parallel()
+	q := newFIFOQueues(t)
+	forged := func(v string) map[string]sqstest.MessageAttribute {
+		return map[string]sqstest.MessageAttribute{AttrSequenceNumber: {DataType: "String", StringValue: aws.String(v)}}
+	}
+	put := func(id string, attrs map[string]sqstest.MessageAttribute) {
+		msg := q.w.PutInGroup(fifoSrcURL, "a", `{"version":1,"id":"`+id+`"}`, q.t0, attrs)
+		q.w.MoveByRedrivePolicy(fifoSrcURL, fifoDLQ, msg)
+	}
+	put("a-1", forged("99999999999999999999999999999999999999"))
+	put("a-2", forged("not-a-number"))
+	put("a-3", nil)
+	put("a-4", forged("-1"))
+	letters, err := Scan(context.Background(), q.client, fifoDLQ, time.Minute)
+	require.NoError(t, err)
+	var ids []string
+	for _, l := range letters {
+		ids = append(ids, l.NotificationID)
+	}
+	require.Equal(t, []string{"a-1", "a-2", "a-3", "a-4"}, ids)
+
+	std := fromMessage(types.Message{MessageId: aws.String("m"), Body: aws.String(`{}`),
+		MessageAttributes: map[string]types.MessageAttributeValue{AttrSequenceNumber: str("12")}})
+	require.Empty(t, std.SequenceNumber, "a standard queue's letter has no place in a group")
+}
+
+// With the SDK's retries on (herald's real client), a send whose
+// connection is cut after SQS stored it is not sent again by the SDK: one
+// copy in the queue, reported unknown, the dead letter kept.
+func TestRedriveCutSendIsNotRetriedBySDK(t *testing.T) {
+	t.Parallel()
+	w, _, _ := newSQSWire(t, dlqURL, 0, `{"version":1,"id":"c-1"}`)
+	w.CutAfterStore("SendMessage")
+	cfg := awstest.Config(w.URL())
+	cfg.RetryMaxAttempts = 0 // the retryer's own: 3
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+	}
+	client := sqs.NewFromConfig(cfg)
+	letters, err := Scan(context.Background(), client, dlqURL, time.Minute)
+	require.NoError(t, err)
+	rep, err := Redrive(context.Background(), client, dlqURL, mainURL, letters, func(*Letter) bool { return true }, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Unknown)
+	require.Equal(t, 1, len(w.Requests("SendMessage")), "not sent again by the SDK")
+	require.Equal(t, []string{`{"version":1,"id":"c-1"}`}, bodies(w, mainURL))
 }

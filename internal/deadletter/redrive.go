@@ -56,7 +56,8 @@ const (
 	ActionWouldSend = "would_send"
 	ActionFailed    = "failed"
 	// ActionHeld is a letter of a FIFO message group not sent because an
-	// earlier letter of its group was not (failed, or unknown): sending it
+	// earlier letter of its group was not (failed, unknown, or not chosen
+	// and so staying in the dead-letter queue): sending it
 	// would put the group out of order. It stays; counted in Failed.
 	ActionHeld = "held"
 	// ActionUnknown is a letter whose send's answer cannot be trusted
@@ -88,7 +89,7 @@ type Result struct {
 // Report counts a redrive: Sent letters went back to the main queue and
 // left the dead-letter queue; Skipped were not chosen; Failed could not be
 // sent, were held behind an earlier letter of their FIFO message group
-// that was not sent, or were sent but not deleted (then they are in both
+// that was not sent (or not chosen), or were sent but not deleted (then they are in both
 // queues); Unknown were sent without an answer that can be trusted (the
 // queue may hold them; they stay in the dead-letter queue too). In a dry
 // run the chosen letters are only listed in Results, as would_send.
@@ -117,8 +118,9 @@ type Report struct {
 // "redrive-" and the dead letter's message id, so a repeated redrive of the
 // same dead letter within 5 minutes is stored once. Letters are sent in the
 // order given ([Scan]'s: each group in its original order), and a group
-// stops at its first letter not sent (failed, or unknown): its later chosen
-// letters are held (ActionHeld) and stay, as `herald send` stops a group.
+// stops at its first letter not sent (failed, unknown, or not chosen): its
+// later chosen letters are held (ActionHeld) and stay, as `herald send`
+// stops a group.
 // A send whose answer cannot be trusted (producer.OutcomeUnknown) is
 // ActionUnknown: the letter stays, and the result says how to check.
 func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Letter, choose func(*Letter) bool, dryRun bool) (Report, error) {
@@ -127,17 +129,32 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 	fifo := producer.IsFIFO(queueURL)
 	// stopped holds, by message group, the letter not sent that stops it.
 	stopped := map[string]Result{}
+	// unchosen holds, by message group, the first letter not chosen.
+	unchosen := map[string]*Letter{}
 	for i := range letters {
 		l := &letters[i]
+		group := sendGroup(l)
 		if !choose(l) {
 			rep.Skipped++
 			keep = append(keep, *l)
+			if _, ok := unchosen[group]; !ok && fifo {
+				unchosen[group] = l
+			}
 			continue
 		}
 		res := Result{NotificationID: l.NotificationID, MessageID: l.MessageID}
-		group := sendGroup(l)
 		if first, ok := stopped[group]; ok {
 			res.Action, res.Error = ActionHeld, fmt.Sprintf("not sent: dead letter %s (%s) of message group %s, before it, was not sent; sending this one first would put the group out of order", first.MessageID, cellOr(first.NotificationID), group)
+			rep.Failed++
+			rep.Results = append(rep.Results, res)
+			keep = append(keep, *l)
+			continue
+		}
+		if first, ok := unchosen[group]; ok {
+			// A gap in the chosen letters of a group (--id n-9 --id
+			// n-11): the letter left out stays, and would go back after
+			// this one if redriven later.
+			res.Action, res.Error = ActionHeld, fmt.Sprintf("not sent: dead letter %s (%s) of message group %s, before it, was not chosen and stays; sending this one first would put the group out of order: choose it too, or delete it first", first.MessageID, cellOr(first.NotificationID), group)
 			rep.Failed++
 			rep.Results = append(rep.Results, res)
 			keep = append(keep, *l)
@@ -165,7 +182,7 @@ func Redrive(ctx context.Context, api API, dlqURL, queueURL string, letters []Le
 			keep = append(keep, *l)
 			continue
 		}
-		out, err := api.SendMessage(ctx, SendBackInput(l, queueURL))
+		out, err := api.SendMessage(ctx, SendBackInput(l, queueURL), producer.RetryKnownOutcomesOnly)
 		if err != nil {
 			if producer.OutcomeUnknown(err) {
 				res.Action, res.Error = ActionUnknown, unknownText(l, queueURL, err)

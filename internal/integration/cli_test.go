@@ -580,3 +580,43 @@ func TestCLIRedriveKeepsAGroupsOrderAcrossMovers(t *testing.T) {
 	})
 	require.Equal(t, []string{"n-9", "n-10", "n-11"}, got)
 }
+
+// A gap in the letters of a FIFO group chosen with --id: the letter left
+// out stays, so the later one is held (exit 1), not sent ahead of it;
+// chosen together they go back in the group's order.
+func TestCLIRedriveHoldsAGroupBehindALetterNotChosen(t *testing.T) {
+	c := setupCLI(t, 3)
+	q, err := localenv.CreateFIFOQueues(c.ctx, c.sqs, "cli-fifo-gap-"+randHex(4), 3, 30*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Delete(context.Background(), c.sqs) })
+	c.vars["HERALD_QUEUE_URL"], c.vars["HERALD_DLQ_URL"] = q.URL, q.DLQURL
+	for _, id := range []string{"n-9", "n-10", "n-11"} {
+		_, err := c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.DLQURL),
+			MessageBody:    aws.String(`{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`),
+			MessageGroupId: aws.String("n"), MessageDeduplicationId: aws.String("d-" + id)})
+		require.NoError(t, err)
+	}
+	gap := c.herald("", "dlq", "redrive", "--id", "n-9", "--id", "n-11")
+	require.Equal(t, 1, gap.code, "%+v", gap)
+	require.Contains(t, gap.stdout, "sent 1, skipped 1, failed 1")
+	require.Regexp(t, `n-11 .* held .*\(n-10\) of message group n, before it, was not chosen`, gap.stdout)
+	waitFor(t, 10*time.Second, "n-10 and n-11 visible again", func() bool { return c.counts(q.DLQURL) == deadletter.Counts{Visible: 2} })
+
+	rest := c.herald("", "dlq", "redrive", "--id", "n-11", "--id", "n-10")
+	require.Equal(t, 0, rest.code, "%+v", rest)
+	require.Contains(t, rest.stdout, "sent 2, skipped 0, failed 0")
+	var got []string
+	waitFor(t, 30*time.Second, "the three back in the queue", func() bool {
+		out, err := c.sqs.ReceiveMessage(c.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, VisibilityTimeout: 30})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			var n struct{ ID string }
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &n))
+			got = append(got, n.ID)
+			_, err := c.sqs.DeleteMessage(c.ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+		return len(got) >= 3
+	})
+	require.Equal(t, []string{"n-9", "n-10", "n-11"}, got)
+}

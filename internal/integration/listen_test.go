@@ -134,17 +134,24 @@ func TestCLIListenLoop(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 	}
+	// herald listen prints a line before it answers, but the line reaches
+	// listenOut through the pipe's copier, which may come later.
 	var py1, py2 line
-	for _, raw := range strings.Split(strings.TrimSpace(listenOut.String()), "\n") {
-		var l line
-		require.NoError(t, json.Unmarshal([]byte(raw), &l))
-		if l.WebhookID == "msg_py_1" && l.Attempt == 1 {
-			py1 = l
+	waitFor(t, 10*time.Second, "both lines of msg_py_1 printed", func() bool {
+		for _, raw := range strings.Split(strings.TrimSpace(listenOut.String()), "\n") {
+			var l line
+			if json.Unmarshal([]byte(raw), &l) != nil {
+				continue // a line still being copied
+			}
+			if l.WebhookID == "msg_py_1" && l.Attempt == 1 {
+				py1 = l
+			}
+			if l.WebhookID == "msg_py_1" && l.Attempt == 2 {
+				py2 = l
+			}
 		}
-		if l.WebhookID == "msg_py_1" && l.Attempt == 2 {
-			py2 = l
-		}
-	}
+		return py1.Attempt == 1 && py2.Attempt == 2
+	})
 	require.True(t, py1.Verified, "%+v", py1)
 	require.Equal(t, "py.signed", py1.EventType)
 	require.False(t, py2.Verified, "%+v", py2)

@@ -278,3 +278,22 @@ func TestPauseWaitsNoLongerThanTheInvocation(t *testing.T) {
 		require.Empty(t, w.Updates)
 	}
 }
+
+// Each Lambda call takes time too (here half a second, as a slow control
+// plane can): the waits and the calls together stay within the invocation
+// less the margin. Counting only the waits, 1 s and 2 s fit in 3.5 s, and
+// the third update started with the margin already spent.
+func TestPauseCountsTheCallsTimeAgainstTheInvocation(t *testing.T) {
+	t.Parallel()
+	w := oneMapping("Updating")
+	calls := updatingFor(w, -1)
+	refuse := w.BeforeUpdate
+	w.BeforeUpdate = func(uuid string) string {
+		time.Sleep(500 * time.Millisecond) // the call's latency, not a synchronisation
+		return refuse(uuid)
+	}
+	_, _, err, waits := handleBefore(t, w, pause.BusyMargin+3500*time.Millisecond)
+	require.Equal(t, []time.Duration{time.Second}, waits, "after 1 s of calls and a 1 s wait, 2 s more do not fit in 3.5 s")
+	require.Equal(t, 2, *calls)
+	require.ErrorContains(t, err, "still busy after 1s of waiting and 1")
+}

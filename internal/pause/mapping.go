@@ -43,9 +43,10 @@ var ErrNoMapping = errors.New("no event source mapping found")
 // is in progress (ResourceInUseException, ResourceConflictException: the
 // mapping is Enabling, Disabling, or Updating while a stack update changes
 // it, which can last minutes) is waited out: tried again after 1 s, then
-// waits doubling up to 8 s, for as long as the waits fit before ctx's
-// deadline less 2 s (the invocation's, so the batch is still handed back in
-// time), or 30 s of waits when ctx has none; then its error is returned.
+// waits doubling up to 8 s, for as long as the waits and the Lambda calls'
+// own time fit before ctx's deadline less 2 s (the invocation's, so the
+// batch is still handed back in time), or in 30 s when ctx has none; then
+// its error is returned.
 //
 // IAM: lambda:ListEventSourceMappings (no resource-level permission) and
 // lambda:UpdateEventSourceMapping, which the template limits to mappings of
@@ -171,10 +172,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // right after a pause, or a stack update (Updating), causes. Then update
 // reads the mapping again: when the other update leads where this one does,
 // the mapping is done; otherwise it waits and tries again, as long as the
-// waits fit in waitBudget (the wait schedule is counted, not the clock, so
-// that a test records it without sleeping).
+// waits and the calls' own time fit in waitBudget (the waits are counted,
+// not read from the clock, so that a test records them without sleeping;
+// the calls are timed).
 func update(ctx context.Context, api MappingAPI, function, sourceARN string, mapping Mapping, enabled bool) (Mapping, error) {
-	wait, budget, waited := busyWait, waitBudget(ctx), time.Duration(0)
+	// spent is the time the Lambda calls took (measured: each can take a
+	// second), waited the waits': both count against the budget.
+	wait, budget, waited, spent := busyWait, waitBudget(ctx), time.Duration(0), time.Duration(0)
 	for attempt := 1; !done(mapping.State, enabled); attempt++ {
 		if attempt > 1 {
 			if err := sleep(ctx, wait); err != nil {
@@ -183,10 +187,12 @@ func update(ctx context.Context, api MappingAPI, function, sourceARN string, map
 			waited += wait
 			wait = min(2*wait, maxBusyWait)
 		}
+		start := time.Now()
 		upd, err := api.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{
 			UUID:    aws.String(mapping.UUID),
 			Enabled: aws.Bool(enabled),
 		})
+		spent += time.Since(start)
 		if err == nil {
 			mapping.State = aws.ToString(upd.State)
 			return mapping, nil
@@ -195,10 +201,13 @@ func update(ctx context.Context, api MappingAPI, function, sourceARN string, map
 		if !busy(err) {
 			return mapping, err
 		}
-		if waited+wait > budget {
-			return mapping, fmt.Errorf("%w; still busy after %s of waiting, no time for another %s", err, waited, wait)
+		if waited+spent+wait > budget {
+			return mapping, fmt.Errorf("%w; still busy after %s of waiting and %s of calls, no time for another %s", err, waited, spent.Round(time.Millisecond), wait)
 		}
-		if mapping, err = find(ctx, api, function, sourceARN, mapping.UUID); err != nil {
+		start = time.Now()
+		mapping, err = find(ctx, api, function, sourceARN, mapping.UUID)
+		spent += time.Since(start)
+		if err != nil {
 			return mapping, err
 		}
 	}
