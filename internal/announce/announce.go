@@ -49,9 +49,15 @@ type API interface {
 
 var _ API = (*eventbridge.Client)(nil)
 
-// Event is the detail of a destination event. Times are RFC 3339 UTC,
-// absent when unknown.
+// Event is the detail of a destination event. Times are RFC 3339 UTC with
+// whole seconds, absent when unknown.
 type Event struct {
+	// ID names this event: 32 hex digits given when it is recorded
+	// (AppendPending), the same in every copy put of it. An event is put
+	// at least once; a consumer deduplicates on ID. Two changes of an
+	// origin within one second have the same origin, disabled_at and at,
+	// but never the same ID.
+	ID string `json:"id"`
 	// Origin is scheme://host[:port], as webhook.Origin writes it.
 	Origin string `json:"origin"`
 	// State is the origin's state after the change: "disabled" or "closed".
@@ -69,6 +75,9 @@ type Event struct {
 	DisabledAt          string `json:"disabled_at,omitempty"`
 	// At is when the change was written.
 	At string `json:"at"`
+	// DroppedBefore counts the origin's events recorded before this one
+	// and dropped unpublished (an item keeps MaxPending); absent when none.
+	DroppedBefore int `json:"dropped_before,omitempty"`
 }
 
 // Time formats t for an Event: RFC 3339 UTC, "" for the zero time.
@@ -138,6 +147,10 @@ func retryable(code string) bool {
 // refused the entry for good or on every attempt (the last error code and
 // message).
 func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) error {
+	if e.ID == "" {
+		// Not recorded (AppendPending gives one): its retries below share it.
+		e.ID = newID()
+	}
 	detail, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)

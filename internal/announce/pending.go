@@ -2,6 +2,8 @@ package announce
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -21,20 +23,39 @@ type Pending struct {
 }
 
 // MaxPending bounds the events an item keeps: the oldest goes when an
-// 11th is added. Each is about 400 bytes; an origin changes that often
+// 11th is added, and the oldest kept counts it (Event.DroppedBefore).
+// Each is about 450 bytes and an origin at most about 2 KiB, so the list
+// stays far below DynamoDB's 400 KB item; an origin changes that often
 // only when an operator disables and enables it again and again while
 // the bus refuses every event.
 const MaxPending = 10
 
 // AppendPending returns list (a JSON array of Pending, "" for none) with p
-// added at its end. An unreadable list is replaced.
+// added at its end, given an ID (Event.ID) when it has none. Beyond
+// MaxPending the oldest are dropped and the oldest kept counts them, and
+// those they counted, in DroppedBefore. An unreadable list is replaced.
 func AppendPending(list string, p Pending) string {
 	ps, _ := ParsePending(list)
+	if p.Detail.ID == "" {
+		p.Detail.ID = newID()
+	}
 	ps = append(ps, p)
-	if len(ps) > MaxPending {
-		ps = ps[len(ps)-MaxPending:]
+	if n := len(ps) - MaxPending; n > 0 {
+		dropped := 0
+		for _, d := range ps[:n] {
+			dropped += 1 + d.Detail.DroppedBefore
+		}
+		ps = ps[n:]
+		ps[0].Detail.DroppedBefore += dropped
 	}
 	return encodePending(ps)
+}
+
+// newID returns 32 random hex digits.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // ParsePending reads list, a JSON array of Pending; "" is none.

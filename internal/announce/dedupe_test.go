@@ -1,0 +1,92 @@
+package announce_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/announce"
+	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/eventbridgetest"
+	"github.com/heraldhq/herald/internal/store"
+)
+
+// TestQuickChangesStayDistinctAfterDedupe: an origin disabled, enabled
+// and disabled again within one second records three events whose
+// origin, disabled_at and at are the same (times have whole seconds).
+// Two readers finishing them put each twice (at least once). A consumer
+// deduplicating on the event's id, as docs/operations.md says, sees each
+// of the three once, in order: every recorded event has an id of its
+// own, the same in each copy put.
+func TestQuickChangesStayDistinctAfterDedupe(t *testing.T) {
+	t.Parallel()
+	ddb := dynamotest.New(t)
+	ddb.AddTable("t", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "t"})
+	require.NoError(t, err)
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default")
+	require.NoError(t, err)
+	ctx := context.Background()
+	const origin, second = "https://a.example", "2026-12-01T10:00:00Z"
+	disabled := announce.Pending{DetailType: announce.DestinationDisabled,
+		Detail: announce.Event{Origin: origin, State: "disabled", DisabledBy: "operator", DisabledAt: second, At: second}}
+	recovered := announce.Pending{DetailType: announce.DestinationRecovered,
+		Detail: announce.Event{Origin: origin, State: "closed", DisabledBy: "operator", DisabledAt: second, At: second}}
+	h, _, err := st.UpdateHealth(ctx, store.Health{Origin: origin}, func(h *store.Health) bool {
+		for _, p := range []announce.Pending{disabled, recovered, disabled} {
+			h.PendingEvents = announce.AppendPending(h.PendingEvents, p)
+		}
+		return true
+	})
+	require.NoError(t, err)
+
+	_, err = announce.Finish(ctx, pub, st, h) // one reader
+	require.NoError(t, err)
+	_, err = announce.Finish(ctx, pub, st, h) // another, with the same copy
+	require.NoError(t, err)
+	require.Len(t, eb.Events(), 6, "each put by both readers")
+
+	seen := map[string]bool{}
+	var kept []string
+	for _, e := range eb.Events() {
+		id, _ := e.Detail["id"].(string)
+		require.Regexp(t, `^[0-9a-f]{32}$`, id, "every event has an id")
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		kept = append(kept, e.DetailType)
+	}
+	require.Equal(t, []string{announce.DestinationDisabled, announce.DestinationRecovered, announce.DestinationDisabled}, kept)
+}
+
+// TestDroppedEventsAreCounted: beyond MaxPending events the oldest are
+// dropped, and the oldest kept says how many were dropped before it
+// (dropped_before), so a consumer knows that changes it never saw
+// happened.
+func TestDroppedEventsAreCounted(t *testing.T) {
+	t.Parallel()
+	list := ""
+	total := announce.MaxPending + 3
+	for i := range total {
+		list = announce.AppendPending(list, announce.Pending{DetailType: announce.DestinationDisabled,
+			Detail: announce.Event{Origin: "o", ConsecutiveFailures: i, At: fmt.Sprint(i)}})
+	}
+	ps, err := announce.ParsePending(list)
+	require.NoError(t, err)
+	require.Len(t, ps, announce.MaxPending)
+	require.Equal(t, 3, ps[0].Detail.ConsecutiveFailures)
+	require.Equal(t, 3, ps[0].Detail.DroppedBefore, "events 0, 1 and 2 dropped before it")
+	for _, p := range ps[1:] {
+		require.Zero(t, p.Detail.DroppedBefore)
+	}
+	// One more: the count moves to the new oldest and grows.
+	list = announce.AppendPending(list, announce.Pending{DetailType: announce.DestinationDisabled, Detail: announce.Event{Origin: "o", ConsecutiveFailures: total}})
+	ps, err = announce.ParsePending(list)
+	require.NoError(t, err)
+	require.Equal(t, 4, ps[0].Detail.ConsecutiveFailures)
+	require.Equal(t, 4, ps[0].Detail.DroppedBefore)
+}
