@@ -45,11 +45,14 @@ const (
 	// MaxMetadataEntries, MaxMetadataKeyChars and MaxMetadataValueChars
 	// bound metadata: at most 16 members, names of at most 64 characters,
 	// values of at most 256 (Unicode code points, as the JSON Schema's
-	// maxLength counts). Metadata is written into the deliver function's
-	// log line of every failure (and of every outcome at DEBUG), which
-	// CloudWatch Logs bills per byte ingested: these keep it under about
-	// 5 KiB a line, room for ids a producer correlates with (tenant,
-	// request, trace), not for data, which belongs in the payload. Like
+	// maxLength counts), none of them control or invisible formatting
+	// characters (hiddenChars). Metadata is written into the deliver
+	// function's log line of every failure (and of every outcome at
+	// DEBUG), which CloudWatch Logs bills per byte ingested: these keep it
+	// to 5 KiB of ASCII a line, 20 KiB at worst (every character 4 bytes
+	// of UTF-8; only " and \ are escaped, to 2 bytes), room for ids a
+	// producer correlates with (tenant, request, trace), not for data,
+	// which belongs in the payload. Like
 	// SES message tags (256 characters) and Stripe's metadata (keys of 40,
 	// values of 500 characters), they bound each entry and the count.
 	MaxMetadataEntries    = 16
@@ -215,16 +218,26 @@ func (v *validator) message(m *Message) {
 	if n := len(m.Metadata); n > MaxMetadataEntries {
 		v.add("metadata", "%d members; at most %d", n, MaxMetadataEntries)
 	}
-	longest := 0 // an over-long name is not echoed: it could be anything
+	longest, hidden := 0, false // a bad name is not echoed: it could be anything
 	for k := range m.Metadata {
 		longest = max(longest, utf8.RuneCountInString(k))
+		hidden = hidden || hiddenPattern.MatchString(k)
 	}
 	if longest > MaxMetadataKeyChars {
 		v.add("metadata", "a member name of %d characters; at most %d", longest, MaxMetadataKeyChars)
 	}
+	if hidden {
+		v.add("metadata", "a member name with control or invisible formatting characters")
+	}
 	v.members("metadata", m.Metadata, func(k, val string) string {
-		if n := utf8.RuneCountInString(val); n > MaxMetadataValueChars && utf8.RuneCountInString(k) <= MaxMetadataKeyChars {
+		if utf8.RuneCountInString(k) > MaxMetadataKeyChars || hiddenPattern.MatchString(k) {
+			return ""
+		}
+		if n := utf8.RuneCountInString(val); n > MaxMetadataValueChars {
 			return fmt.Sprintf("%d characters; at most %d", n, MaxMetadataValueChars)
+		}
+		if hiddenPattern.MatchString(val) {
+			return "must not contain control or invisible formatting characters"
 		}
 		return ""
 	})

@@ -155,6 +155,20 @@ func TestParse(t *testing.T) {
 		{name: "metadata value of 257 four-byte characters", body: withMetadata(validEmail, `{"trace":"`+strings.Repeat("😀", 257)+`"}`), wantField: "metadata.trace"},
 		{name: "metadata of a 10 KiB value", body: withMetadata(validWebhook, `{"blob":"`+strings.Repeat("x", 10<<10)+`"}`), wantField: "metadata.blob"},
 		{name: "empty metadata", body: withMetadata(validWebhook, `{}`)},
+		// Metadata is written into operators' log lines: no control or
+		// invisible formatting characters, which a JSON log escapes to 6
+		// bytes each or which reorder what the operator reads (bidi
+		// controls, CVE-2021-42574), in a name or a value.
+		{name: "metadata value with NUL", body: withMetadata(validWebhook, `{"trace":"a\u0000b"}`), wantField: "metadata.trace"},
+		{name: "metadata value with BEL", body: withMetadata(validWebhook, `{"trace":"a\u0007b"}`), wantField: "metadata.trace"},
+		{name: "metadata value with a newline", body: withMetadata(validEmail, `{"trace":"a\nb"}`), wantField: "metadata.trace"},
+		{name: "metadata value with a C1 control", body: withMetadata(validEmail, `{"trace":"a\u0085b"}`), wantField: "metadata.trace"},
+		{name: "metadata value with a right-to-left override", body: withMetadata(validEmail, `{"tenant":"acme\u202Egpj.exe"}`), wantField: "metadata.tenant"},
+		{name: "metadata value with a zero-width space", body: withMetadata(validEmail, `{"tenant":"ac\u200Bme"}`), wantField: "metadata.tenant"},
+		{name: "metadata value of 256 control characters", body: withMetadata(validEmail, `{"t":"`+strings.Repeat(`\u0001`, 256)+`"}`), wantField: "metadata.t"},
+		{name: "metadata name with a byte order mark", body: withMetadata(validWebhook, `{"\uFEFFtrace":"v"}`), wantField: "metadata"},
+		{name: "metadata name with DEL", body: withMetadata(validWebhook, `{"tr\u007Face":"v"}`), wantField: "metadata"},
+		{name: "metadata value of visible non-ASCII", body: withMetadata(validEmail, `{"tenant":"Zürich — 東京 😀","tab-free":"a b"}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,19 +216,36 @@ func TestSchemaMetadataLimitsAreGos(t *testing.T) {
 			Metadata struct {
 				MaxProperties int `json:"maxProperties"`
 				PropertyNames struct {
-					MaxLength int `json:"maxLength"`
+					MaxLength int    `json:"maxLength"`
+					Pattern   string `json:"pattern"`
 				} `json:"propertyNames"`
 				AdditionalProperties struct {
-					MaxLength int `json:"maxLength"`
+					MaxLength int    `json:"maxLength"`
+					Pattern   string `json:"pattern"`
 				} `json:"additionalProperties"`
 			} `json:"metadata"`
 		} `json:"properties"`
+		Defs struct {
+			Email struct {
+				Properties struct {
+					Subject struct {
+						Pattern string `json:"pattern"`
+					} `json:"subject"`
+				} `json:"properties"`
+			} `json:"email"`
+		} `json:"$defs"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &schema))
 	m := schema.Properties.Metadata
 	require.Equal(t, notification.MaxMetadataEntries, m.MaxProperties)
 	require.Equal(t, notification.MaxMetadataKeyChars, m.PropertyNames.MaxLength)
 	require.Equal(t, notification.MaxMetadataValueChars, m.AdditionalProperties.MaxLength)
+	// Names and values refuse the characters a subject refuses (Go's
+	// hiddenChars, for both).
+	visible := schema.Defs.Email.Properties.Subject.Pattern
+	require.NotEmpty(t, visible)
+	require.Equal(t, visible, m.PropertyNames.Pattern)
+	require.Equal(t, visible, m.AdditionalProperties.Pattern)
 }
 
 // TestSamples checks every shared sample against expected.tsv, with both the
