@@ -75,6 +75,14 @@ type Event struct {
 	DisabledAt          string `json:"disabled_at,omitempty"`
 	// At is when the change was written.
 	At string `json:"at"`
+	// Sequence is the version of the origin's health item written with
+	// the change (store.Health.Version): it grows with each change of the
+	// origin, so a consumer that gets the origin's events out of order
+	// (EventBridge does not keep order; two readers may put one late)
+	// keeps the one of the highest Sequence as the origin's state. It
+	// starts again only after the item was forgotten, 30 days without a
+	// write: compare it between events less than 30 days apart (At).
+	Sequence int64 `json:"sequence,omitempty"`
 	// DroppedBefore counts the origin's events recorded before this one
 	// and dropped unpublished (an item keeps MaxPending); absent when none.
 	DroppedBefore int `json:"dropped_before,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -89,4 +90,75 @@ func TestDroppedEventsAreCounted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, ps[0].Detail.ConsecutiveFailures)
 	require.Equal(t, 4, ps[0].Detail.DroppedBefore)
+}
+
+// TestSequenceOrdersQuickChanges: an origin disabled, enabled and
+// disabled again in one second, with another writer's write in between
+// (a failure recorded, which makes the recording write try again on the
+// item it left), records three events whose sequence is the version each
+// change was written with: growing, so a consumer that gets them in any
+// order keeps the last change as the origin's state.
+func TestSequenceOrdersQuickChanges(t *testing.T) {
+	t.Parallel()
+	ddb := dynamotest.New(t)
+	ddb.AddTable("t", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "t"})
+	require.NoError(t, err)
+	ctx := context.Background()
+	const origin, second = "https://a.example", "2026-12-01T10:00:00Z"
+	record := func(detailType, state string) func(store.Health, *store.Health) {
+		return func(_ store.Health, h *store.Health) {
+			announce.Record(h, announce.Pending{DetailType: detailType,
+				Detail: announce.Event{Origin: origin, State: state, DisabledAt: second, At: second}})
+		}
+	}
+	_, changed, err := st.SetDisabled(ctx, origin, true, record(announce.DestinationDisabled, "disabled"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	stale, err := st.Health(ctx, origin)
+	require.NoError(t, err)
+	_, changed, err = st.SetDisabled(ctx, origin, false, record(announce.DestinationRecovered, "closed"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	enabled, err := st.Health(ctx, origin)
+	require.NoError(t, err)
+	// Another writer, from a copy read before the enable, meets it and
+	// writes on what it left (version 3).
+	_, wrote, err := st.UpdateHealth(ctx, stale, func(h *store.Health) bool { h.FailureClass = "webhook_timeout"; return true })
+	require.NoError(t, err)
+	require.True(t, wrote)
+	// The disabling write starts from the copy read before that one: it
+	// meets it and records its event on the item it left.
+	_, wrote, err = st.UpdateHealth(ctx, enabled, func(h *store.Health) bool {
+		if h.Disabled() {
+			return false
+		}
+		h.DisabledAt, h.DisabledBy = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), store.DisabledByOperator
+		record(announce.DestinationDisabled, "disabled")(*h, h)
+		return true
+	})
+	require.NoError(t, err)
+	require.True(t, wrote)
+
+	h, err := st.Health(ctx, origin)
+	require.NoError(t, err)
+	ps, err := announce.ParsePending(h.PendingEvents)
+	require.NoError(t, err)
+	require.Len(t, ps, 3)
+	var seqs []int64
+	for _, p := range ps {
+		seqs = append(seqs, p.Detail.Sequence)
+	}
+	require.Equal(t, []int64{1, 2, 4}, seqs, "the version each change was written with; the other writer's write was 3")
+	require.Equal(t, h.Version(), ps[2].Detail.Sequence)
+
+	// Out of order, the highest sequence is the state now.
+	last := ps[0]
+	for _, p := range []announce.Pending{ps[2], ps[0], ps[1]} {
+		if p.Detail.Sequence > last.Detail.Sequence {
+			last = p
+		}
+	}
+	require.Equal(t, "disabled", last.Detail.State)
+	require.Equal(t, announce.DestinationDisabled, last.DetailType)
 }

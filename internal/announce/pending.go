@@ -51,6 +51,16 @@ func AppendPending(list string, p Pending) string {
 	return encodePending(ps)
 }
 
+// Record adds p to h.PendingEvents (AppendPending) with its Sequence set
+// to the version of the write being made of h: call it in the change
+// function given to store.Store.UpdateHealth (or SetDisabled), which is
+// applied again to another writer's item when that writer came first, so
+// the event written carries the version written.
+func Record(h *store.Health, p Pending) {
+	p.Detail.Sequence = h.Version() + 1
+	h.PendingEvents = AppendPending(h.PendingEvents, p)
+}
+
 // newID returns 32 random hex digits.
 func newID() string {
 	var b [16]byte
