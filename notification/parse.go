@@ -55,6 +55,13 @@ const (
 	// which belongs in the payload. Like
 	// SES message tags (256 characters) and Stripe's metadata (keys of 40,
 	// values of 500 characters), they bound each entry and the count.
+	// MaxHostChars bounds the host of a webhook's or chat webhook's URL:
+	// a domain name is at most 253 characters in text form (RFC 1035
+	// §2.3.4, RFC 1123 §2.1), so a longer host never resolves; counted in
+	// Unicode code points, as the JSON Schema's pattern counts them. It
+	// also bounds the key herald keeps the origin's health under (DynamoDB
+	// refuses a partition key over 2,048 bytes).
+	MaxHostChars          = 253
 	MaxMetadataEntries    = 16
 	MaxMetadataKeyChars   = 64
 	MaxMetadataValueChars = 256
@@ -378,6 +385,8 @@ func (v *validator) webhook(w *Webhook) {
 		v.add("webhook.url", "required: an absolute https URL")
 	} else if u, err := url.Parse(w.URL); err != nil || !(strings.HasPrefix(w.URL, "https://") || strings.HasPrefix(w.URL, "http://")) || u.Hostname() == "" {
 		v.add("webhook.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
+	} else if n := utf8.RuneCountInString(u.Hostname()); n > MaxHostChars {
+		v.add("webhook.url", "a host of %d characters; at most %d", n, MaxHostChars)
 	} else if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			v.add("webhook.url", "port must be from 1 to 65535")
