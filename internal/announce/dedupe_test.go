@@ -162,3 +162,45 @@ func TestSequenceOrdersQuickChanges(t *testing.T) {
 	require.Equal(t, "disabled", last.Detail.State)
 	require.Equal(t, announce.DestinationDisabled, last.DetailType)
 }
+
+// TestFinishRemovesWhatItPutWhenTheListMoved: a reader finishes the
+// MaxPending events it read while another writer adds one more, which
+// drops the oldest and counts it on the next: the events put are still
+// removed (by id), and only the new one stays pending, not put again.
+func TestFinishRemovesWhatItPutWhenTheListMoved(t *testing.T) {
+	t.Parallel()
+	ddb := dynamotest.New(t)
+	ddb.AddTable("t", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "t"})
+	require.NoError(t, err)
+	eb := eventbridgetest.New(t)
+	pub, err := announce.New(eb.Client(), "default")
+	require.NoError(t, err)
+	ctx := context.Background()
+	const origin = "https://a.example"
+	ev := func(i int) announce.Pending {
+		return announce.Pending{DetailType: announce.DestinationDisabled, Detail: announce.Event{Origin: origin, ConsecutiveFailures: i}}
+	}
+	read, _, err := st.UpdateHealth(ctx, store.Health{Origin: origin}, func(h *store.Health) bool {
+		for i := range announce.MaxPending {
+			h.PendingEvents = announce.AppendPending(h.PendingEvents, ev(i))
+		}
+		return true
+	})
+	require.NoError(t, err)
+	_, _, err = st.UpdateHealth(ctx, read, func(h *store.Health) bool {
+		h.PendingEvents = announce.AppendPending(h.PendingEvents, ev(announce.MaxPending))
+		return true
+	})
+	require.NoError(t, err)
+
+	_, err = announce.Finish(ctx, pub, st, read)
+	require.NoError(t, err)
+	require.Len(t, eb.Events(), announce.MaxPending)
+	h, err := st.Health(ctx, origin)
+	require.NoError(t, err)
+	ps, err := announce.ParsePending(h.PendingEvents)
+	require.NoError(t, err)
+	require.Len(t, ps, 1, "only the one added meanwhile")
+	require.Equal(t, announce.MaxPending, ps[0].Detail.ConsecutiveFailures)
+}

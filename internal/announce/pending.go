@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/heraldhq/herald/internal/store"
 )
@@ -61,6 +62,18 @@ func Record(h *store.Health, p Pending) {
 	h.PendingEvents = AppendPending(h.PendingEvents, p)
 }
 
+// published reports whether p is one of done: the same ID (an event keeps
+// it however the list around it changed, DroppedBefore included), or, for
+// an event recorded before events had IDs, the same event.
+func published(done []Pending, p Pending) bool {
+	return slices.ContainsFunc(done, func(d Pending) bool {
+		if p.Detail.ID != "" {
+			return d.Detail.ID == p.Detail.ID
+		}
+		return d == p
+	})
+}
+
 // newID returns 32 random hex digits.
 func newID() string {
 	var b [16]byte
@@ -106,9 +119,9 @@ type HealthWriter interface {
 var _ HealthWriter = (*store.Store)(nil)
 
 // Finish publishes h's pending events oldest first, stopping at the first
-// that is not published, and removes the published ones from the item
-// with one conditional write (an event another writer removed or replaced
-// in between is left as that writer left it). It returns the health as
+// that is not published, and removes the published ones (by ID) from the
+// item with one conditional write: events another writer added in between
+// stay, and one it removed stays removed. It returns the health as
 // last written or read, and an error naming the event not published or
 // the failed write: what was not removed stays pending. An unreadable
 // list is removed, with an error.
@@ -132,14 +145,11 @@ func Finish(ctx context.Context, pub Publishing, st HealthWriter, h store.Health
 			h.PendingEvents = ""
 			return true
 		}
-		n := 0
-		for n < len(now) && n < len(done) && now[n] == done[n] {
-			n++
-		}
-		if n == 0 {
+		left := slices.DeleteFunc(slices.Clone(now), func(p Pending) bool { return published(done, p) })
+		if len(left) == len(now) {
 			return false
 		}
-		h.PendingEvents = encodePending(now[n:])
+		h.PendingEvents = encodePending(left)
 		return true
 	})
 	switch {
