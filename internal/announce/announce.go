@@ -39,7 +39,11 @@ const (
 // of its Source, DetailType and Detail (herald sends no Time and no
 // Resources, which count too). "The maximum size for a PutEvents event
 // entry is 256 KB" (API Reference, PutEvents; User Guide, "Calculating
-// PutEvents event entry size"); herald's detail is far smaller.
+// PutEvents event entry size"); AWS raised it to 1 MB in January 2026
+// (AWS Compute Blog, "More room to build: serverless services now support
+// payloads up to 1 MB"), and herald keeps the older bound, which every
+// region and the local stack accept. herald's detail is under 3 KB: an
+// origin's host is at most notification.MaxHostChars.
 const MaxEntryBytes = 256 * 1024
 
 // API is the EventBridge call a Publisher makes.
