@@ -114,6 +114,8 @@ func (v *validator) chat(c *Chat) {
 		v.add("chat.url", "required: the incoming webhook's absolute https URL")
 	} else if u, err := url.Parse(c.URL); err != nil || !(strings.HasPrefix(c.URL, "https://") || strings.HasPrefix(c.URL, "http://")) || u.Hostname() == "" {
 		v.add("chat.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
+	} else if n := utf8.RuneCountInString(u.Hostname()); n > MaxHostChars {
+		v.add("chat.url", "a host of %d characters; at most %d", n, MaxHostChars)
 	} else if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			v.add("chat.url", "port must be from 1 to 65535")

@@ -45,13 +45,23 @@ const (
 	// MaxMetadataEntries, MaxMetadataKeyChars and MaxMetadataValueChars
 	// bound metadata: at most 16 members, names of at most 64 characters,
 	// values of at most 256 (Unicode code points, as the JSON Schema's
-	// maxLength counts). Metadata is written into the deliver function's
-	// log line of every failure (and of every outcome at DEBUG), which
-	// CloudWatch Logs bills per byte ingested: these keep it under about
-	// 5 KiB a line, room for ids a producer correlates with (tenant,
-	// request, trace), not for data, which belongs in the payload. Like
+	// maxLength counts), none of them control or invisible formatting
+	// characters (hiddenChars). Metadata is written into the deliver
+	// function's log line of every failure (and of every outcome at
+	// DEBUG), which CloudWatch Logs bills per byte ingested: these keep it
+	// to 5 KiB of ASCII a line, 20 KiB at worst (every character 4 bytes
+	// of UTF-8; only " and \ are escaped, to 2 bytes), room for ids a
+	// producer correlates with (tenant, request, trace), not for data,
+	// which belongs in the payload. Like
 	// SES message tags (256 characters) and Stripe's metadata (keys of 40,
 	// values of 500 characters), they bound each entry and the count.
+	// MaxHostChars bounds the host of a webhook's or chat webhook's URL:
+	// a domain name is at most 253 characters in text form (RFC 1035
+	// §2.3.4, RFC 1123 §2.1), so a longer host never resolves; counted in
+	// Unicode code points, as the JSON Schema's pattern counts them. It
+	// also bounds the key herald keeps the origin's health under (DynamoDB
+	// refuses a partition key over 2,048 bytes).
+	MaxHostChars          = 253
 	MaxMetadataEntries    = 16
 	MaxMetadataKeyChars   = 64
 	MaxMetadataValueChars = 256
@@ -215,16 +225,26 @@ func (v *validator) message(m *Message) {
 	if n := len(m.Metadata); n > MaxMetadataEntries {
 		v.add("metadata", "%d members; at most %d", n, MaxMetadataEntries)
 	}
-	longest := 0 // an over-long name is not echoed: it could be anything
+	longest, hidden := 0, false // a bad name is not echoed: it could be anything
 	for k := range m.Metadata {
 		longest = max(longest, utf8.RuneCountInString(k))
+		hidden = hidden || hiddenPattern.MatchString(k)
 	}
 	if longest > MaxMetadataKeyChars {
 		v.add("metadata", "a member name of %d characters; at most %d", longest, MaxMetadataKeyChars)
 	}
+	if hidden {
+		v.add("metadata", "a member name with control or invisible formatting characters")
+	}
 	v.members("metadata", m.Metadata, func(k, val string) string {
-		if n := utf8.RuneCountInString(val); n > MaxMetadataValueChars && utf8.RuneCountInString(k) <= MaxMetadataKeyChars {
+		if utf8.RuneCountInString(k) > MaxMetadataKeyChars || hiddenPattern.MatchString(k) {
+			return ""
+		}
+		if n := utf8.RuneCountInString(val); n > MaxMetadataValueChars {
 			return fmt.Sprintf("%d characters; at most %d", n, MaxMetadataValueChars)
+		}
+		if hiddenPattern.MatchString(val) {
+			return "must not contain control or invisible formatting characters"
 		}
 		return ""
 	})
@@ -365,6 +385,8 @@ func (v *validator) webhook(w *Webhook) {
 		v.add("webhook.url", "required: an absolute https URL")
 	} else if u, err := url.Parse(w.URL); err != nil || !(strings.HasPrefix(w.URL, "https://") || strings.HasPrefix(w.URL, "http://")) || u.Hostname() == "" {
 		v.add("webhook.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
+	} else if n := utf8.RuneCountInString(u.Hostname()); n > MaxHostChars {
+		v.add("webhook.url", "a host of %d characters; at most %d", n, MaxHostChars)
 	} else if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			v.add("webhook.url", "port must be from 1 to 65535")

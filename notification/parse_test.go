@@ -128,7 +128,16 @@ func TestParse(t *testing.T) {
 		{name: "webhook header name not a token", body: strings.Replace(validWebhook, `"payload"`, `"headers":{"X(A)":"1"},"payload"`, 1), wantField: "webhook.headers.X(A)"},
 		{name: "webhook header value control character", body: strings.Replace(validWebhook, `"payload"`, `"headers":{"X-A":"a\u0001b"},"payload"`, 1), wantField: "webhook.headers.X-A"},
 		{name: "webhook url upper-case scheme", body: strings.Replace(validWebhook, `https://`, `HTTPS://`, 1), wantField: "webhook.url"},
-		{name: "webhook url without host", body: strings.Replace(validWebhook, `https://hooks.example.com/x`, `https://:1/x`, 1), wantField: "webhook.url", goOnly: true},
+		{name: "webhook url without host", body: strings.Replace(validWebhook, `https://hooks.example.com/x`, `https://:1/x`, 1), wantField: "webhook.url"},
+		// A host name is at most 253 characters (RFC 1035 §2.3.4, RFC 1123
+		// §2.1); a longer one can never resolve, and its origin would be a
+		// store key over DynamoDB's 2,048-byte partition key.
+		{name: "webhook url host of 253 characters", body: strings.Replace(validWebhook, `hooks.example.com`, longHost(253), 1)},
+		{name: "webhook url host of 253 characters, a port and userinfo", body: strings.Replace(validWebhook, `hooks.example.com`, `u:p@`+longHost(253)+`:8443`, 1)},
+		{name: "webhook url host of 254 characters", body: strings.Replace(validWebhook, `hooks.example.com`, longHost(254), 1), wantField: "webhook.url"},
+		{name: "webhook url host of 254 characters and a port", body: strings.Replace(validWebhook, `hooks.example.com`, longHost(254)+`:8443`, 1), wantField: "webhook.url"},
+		{name: "webhook url host of 3,000 characters", body: strings.Replace(validWebhook, `hooks.example.com`, longHost(3000), 1), wantField: "webhook.url"},
+		{name: "webhook url IPv6 host", body: strings.Replace(validWebhook, `hooks.example.com`, `[2001:db8::1]:8443`, 1)},
 		{name: "webhook url port out of range", body: strings.Replace(validWebhook, `hooks.example.com`, `hooks.example.com:99999`, 1), wantField: "webhook.url", goOnly: true},
 		{name: "timestamp lower-case t", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","expires_at":"2026-11-30t09:15:00Z"`, 1), wantField: "expires_at"},
 		{name: "timestamp leap second", body: strings.Replace(validEmail, `"id":"n-1"`, `"id":"n-1","expires_at":"2026-12-31T23:59:60Z"`, 1), wantField: "expires_at"},
@@ -155,6 +164,20 @@ func TestParse(t *testing.T) {
 		{name: "metadata value of 257 four-byte characters", body: withMetadata(validEmail, `{"trace":"`+strings.Repeat("😀", 257)+`"}`), wantField: "metadata.trace"},
 		{name: "metadata of a 10 KiB value", body: withMetadata(validWebhook, `{"blob":"`+strings.Repeat("x", 10<<10)+`"}`), wantField: "metadata.blob"},
 		{name: "empty metadata", body: withMetadata(validWebhook, `{}`)},
+		// Metadata is written into operators' log lines: no control or
+		// invisible formatting characters, which a JSON log escapes to 6
+		// bytes each or which reorder what the operator reads (bidi
+		// controls, CVE-2021-42574), in a name or a value.
+		{name: "metadata value with NUL", body: withMetadata(validWebhook, `{"trace":"a\u0000b"}`), wantField: "metadata.trace"},
+		{name: "metadata value with BEL", body: withMetadata(validWebhook, `{"trace":"a\u0007b"}`), wantField: "metadata.trace"},
+		{name: "metadata value with a newline", body: withMetadata(validEmail, `{"trace":"a\nb"}`), wantField: "metadata.trace"},
+		{name: "metadata value with a C1 control", body: withMetadata(validEmail, `{"trace":"a\u0085b"}`), wantField: "metadata.trace"},
+		{name: "metadata value with a right-to-left override", body: withMetadata(validEmail, `{"tenant":"acme\u202Egpj.exe"}`), wantField: "metadata.tenant"},
+		{name: "metadata value with a zero-width space", body: withMetadata(validEmail, `{"tenant":"ac\u200Bme"}`), wantField: "metadata.tenant"},
+		{name: "metadata value of 256 control characters", body: withMetadata(validEmail, `{"t":"`+strings.Repeat(`\u0001`, 256)+`"}`), wantField: "metadata.t"},
+		{name: "metadata name with a byte order mark", body: withMetadata(validWebhook, `{"\uFEFFtrace":"v"}`), wantField: "metadata"},
+		{name: "metadata name with DEL", body: withMetadata(validWebhook, `{"tr\u007Face":"v"}`), wantField: "metadata"},
+		{name: "metadata value of visible non-ASCII", body: withMetadata(validEmail, `{"tenant":"Zürich — 東京 😀","tab-free":"a b"}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,6 +197,18 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// longHost is a host name of n characters: labels of 63 "a" and dots.
+func longHost(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strings.Repeat("a", min(63, n-b.Len())))
+	}
+	return b.String()[:n]
+}
+
 // metadata is a metadata object of n members, names of keyLen characters
 // (k0000, k0001, … padded with x) and values of valueLen.
 func metadata(n, keyLen, valueLen int) string {
@@ -191,6 +226,16 @@ func withMetadata(body, m string) string {
 	return strings.Replace(body, `{"version":1,`, `{"version":1,"metadata":`+m+`,`, 1)
 }
 
+// TestSchemaHostLimitIsGos: the JSON Schema's URL patterns bound a host
+// name (or an IPv6 literal) with notification.MaxHostChars.
+func TestSchemaHostLimitIsGos(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("notification.v1.schema.json")
+	require.NoError(t, err)
+	bound := fmt.Sprintf("{1,%d}", notification.MaxHostChars)
+	require.Equal(t, 4, strings.Count(string(raw), bound), "webhook.url and chat.url, each a name or a bracketed literal")
+}
+
 // TestSchemaMetadataLimitsAreGos: the JSON Schema bounds metadata with
 // the Go constants.
 func TestSchemaMetadataLimitsAreGos(t *testing.T) {
@@ -202,19 +247,36 @@ func TestSchemaMetadataLimitsAreGos(t *testing.T) {
 			Metadata struct {
 				MaxProperties int `json:"maxProperties"`
 				PropertyNames struct {
-					MaxLength int `json:"maxLength"`
+					MaxLength int    `json:"maxLength"`
+					Pattern   string `json:"pattern"`
 				} `json:"propertyNames"`
 				AdditionalProperties struct {
-					MaxLength int `json:"maxLength"`
+					MaxLength int    `json:"maxLength"`
+					Pattern   string `json:"pattern"`
 				} `json:"additionalProperties"`
 			} `json:"metadata"`
 		} `json:"properties"`
+		Defs struct {
+			Email struct {
+				Properties struct {
+					Subject struct {
+						Pattern string `json:"pattern"`
+					} `json:"subject"`
+				} `json:"properties"`
+			} `json:"email"`
+		} `json:"$defs"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &schema))
 	m := schema.Properties.Metadata
 	require.Equal(t, notification.MaxMetadataEntries, m.MaxProperties)
 	require.Equal(t, notification.MaxMetadataKeyChars, m.PropertyNames.MaxLength)
 	require.Equal(t, notification.MaxMetadataValueChars, m.AdditionalProperties.MaxLength)
+	// Names and values refuse the characters a subject refuses (Go's
+	// hiddenChars, for both).
+	visible := schema.Defs.Email.Properties.Subject.Pattern
+	require.NotEmpty(t, visible)
+	require.Equal(t, visible, m.PropertyNames.Pattern)
+	require.Equal(t, visible, m.AdditionalProperties.Pattern)
 }
 
 // TestSamples checks every shared sample against expected.tsv, with both the

@@ -280,7 +280,7 @@ so running the command again finishes it.`
 						p = announce.Pending{DetailType: announce.DestinationRecovered, Detail: processor.DisabledEvent(before, e.now())}
 						p.Detail.State = stateClosed
 					}
-					h.PendingEvents = announce.AppendPending(h.PendingEvents, p)
+					announce.Record(h, p)
 				})
 			}
 			h, changed, err := d.st.SetDisabled(cmd.Context(), origin, disable, record...)

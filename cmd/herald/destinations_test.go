@@ -116,6 +116,13 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	require.Equal(t, "closed", evs[1].Detail["state"])
 	require.Equal(t, "operator", evs[1].Detail["disabled_by"])
 	require.Equal(t, evs[0].Detail["disabled_at"], evs[1].Detail["disabled_at"])
+	// Within one second both have the same origin, disabled_at and at:
+	// the id, which consumers deduplicate on, tells them apart, and the
+	// sequence orders them.
+	require.Regexp(t, `^[0-9a-f]{32}$`, evs[0].Detail["id"])
+	require.Regexp(t, `^[0-9a-f]{32}$`, evs[1].Detail["id"])
+	require.NotEqual(t, evs[0].Detail["id"], evs[1].Detail["id"])
+	require.Less(t, evs[0].Detail["sequence"], evs[1].Detail["sequence"])
 	require.NotContains(t, fmt.Sprint(evs), "secret-path")
 	require.NotContains(t, fmt.Sprint(evs), "pw")
 

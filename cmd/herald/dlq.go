@@ -173,10 +173,21 @@ const (
 	maxShownBody  = 4096
 )
 
-// bounded is s cut to n bytes (delivery.Truncate), and whether it was cut.
+// bounded is s as a terminal gets it (printable: control characters
+// escaped, up to 6 bytes each) cut to at most n bytes of that form, on a
+// character or escape boundary and marked with delivery.Ellipsis, and
+// whether it was cut: the bound holds for what is printed, not for what
+// it was escaped from.
 func bounded(s string, n int) (string, bool) {
-	t := delivery.Truncate(s, n)
-	return t, len(t) < len(s)
+	if p, all := printableUpTo(s, n); all {
+		return p, false
+	}
+	if n < len(delivery.Ellipsis) {
+		p, _ := printableUpTo(s, n)
+		return p, true
+	}
+	p, _ := printableUpTo(s, n-len(delivery.Ellipsis))
+	return p + delivery.Ellipsis, true
 }
 
 // lsRow is the table form of a dead letter, each cell at most
@@ -306,9 +317,10 @@ func newDLQShowCmd(e *env, g *globals) *cobra.Command {
 original body and the parsed herald.reason (outcome, error class, error,
 attempts, failed at, source message). Nothing is consumed.
 
-A body is printed up to 4 KiB and each field up to 1 KiB, cut on a character
-boundary and marked "…", with a note when something was cut: --full prints
-everything, as --json does.`,
+A body is printed up to 4 KiB and each field up to 1 KiB as printed (control
+characters escaped), cut on a character or escape boundary and marked "…",
+with a note when something was cut: --full prints everything, as --json
+does.`,
 		Args: exactArgs(1, "one ID (a notification id or a dead-letter SQS message id)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkHold(hold); err != nil {

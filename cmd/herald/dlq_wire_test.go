@@ -298,3 +298,42 @@ func TestDLQRedriveUntrustedAnswerIsUnknown(t *testing.T) {
 	visible, _ := w.Counts(w.URL() + "/dlq.fifo")
 	require.Equal(t, 2, visible)
 }
+
+// TestDLQBoundsWhatItPrintsOfControlCharacters: the bounds hold for what a
+// terminal gets, after control characters are escaped (DEL as \x7f, 4
+// bytes for 1; CSI U+009B as \u009b, 6 bytes for 2), cut between escapes,
+// never inside one.
+func TestDLQBoundsWhatItPrintsOfControlCharacters(t *testing.T) {
+	w := newDLQWire(t, "/dlq", "/q")
+	body := `{"version":1,"id":"ctl-1","channel":"webhook","note":"` + strings.Repeat("\u009b", 3000) + `"}`
+	reason := `{"outcome":"permanent_failure","error_class":"webhook_gone","error":"` + strings.Repeat("\u007f", 2000) + `","attempts":1,"failed_at":"2026-11-30T10:00:00.000Z","source_message_id":"src-1","notification_id":"ctl-1"}`
+	w.Put(w.URL()+"/dlq", body, time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC), map[string]sqstest.MessageAttribute{
+		"herald.reason": {DataType: "String", StringValue: aws.String(reason)},
+	})
+	w.Put(w.URL()+"/dlq", `{"version":1,"id":"ctl-2","channel":"webhook"}`, time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC), map[string]sqstest.MessageAttribute{
+		"herald.reason":      {DataType: "String", StringValue: aws.String("not json")},
+		"herald.error_class": {DataType: "String", StringValue: aws.String(strings.Repeat("\u009b", 500))},
+	})
+	dlq := w.URL() + "/dlq"
+
+	r := heraldCtx(context.Background(), "dlq", "ls", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.NotContains(t, r.stdout, "\u009b")
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		for _, c := range strings.Fields(line) {
+			require.LessOrEqual(t, len(c), maxShownCell, "a cell as printed: %q", c)
+		}
+	}
+	require.Contains(t, r.stdout, strings.Repeat(`\u009b`, (maxShownCell-len("…"))/6)+"…")
+
+	r = heraldCtx(context.Background(), "dlq", "show", "ctl-1", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.NotContains(t, r.stdout, "\u009b")
+	require.NotContains(t, r.stdout, "\u007f")
+	require.Contains(t, r.stdout, "error:           "+strings.Repeat(`\x7f`, (maxShownField-len("…"))/4)+"…\n")
+	require.Less(t, len(r.stdout), maxShownBody+maxShownField+1024, "bounded as printed: %d bytes", len(r.stdout))
+
+	r = heraldCtx(context.Background(), "dlq", "show", "--full", "ctl-1", "--dlq-url", dlq)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, strings.Repeat(`\x7f`, 2000), "--full: all of it, escaped")
+}

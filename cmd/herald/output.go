@@ -43,20 +43,33 @@ func cell(s string) string {
 // written as a Go escape (\x1b, \u009b), so that text from a dead letter
 // cannot drive the terminal (ECMA-48 escape and control sequences).
 func printable(s string) string {
+	p, _ := printableUpTo(s, math.MaxInt)
+	return p
+}
+
+// printableUpTo is printable(s) while it is at most limit bytes, else its
+// longest prefix of whole characters and escapes within limit, and
+// whether it is all of printable(s).
+func printableUpTo(s string, limit int) (string, bool) {
 	var b strings.Builder
+	var piece string
 	for i, r := range s {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, "\\x%02x", s[i])
+			piece = fmt.Sprintf("\\x%02x", s[i])
 		case r == '\n' || r == '\t' || !unicode.IsControl(r):
-			b.WriteRune(r)
+			piece = string(r)
 		case r < 0x80:
-			fmt.Fprintf(&b, "\\x%02x", r)
+			piece = fmt.Sprintf("\\x%02x", r)
 		default:
-			fmt.Fprintf(&b, "\\u%04x", r)
+			piece = fmt.Sprintf("\\u%04x", r)
 		}
+		if b.Len()+len(piece) > limit {
+			return b.String(), false
+		}
+		b.WriteString(piece)
 	}
-	return b.String()
+	return b.String(), true
 }
 
 // writeJSON writes v as indented JSON and a line break, its control

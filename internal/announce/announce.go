@@ -39,7 +39,11 @@ const (
 // of its Source, DetailType and Detail (herald sends no Time and no
 // Resources, which count too). "The maximum size for a PutEvents event
 // entry is 256 KB" (API Reference, PutEvents; User Guide, "Calculating
-// PutEvents event entry size"); herald's detail is far smaller.
+// PutEvents event entry size"); AWS raised it to 1 MB in January 2026
+// (AWS Compute Blog, "More room to build: serverless services now support
+// payloads up to 1 MB"), and herald keeps the older bound, which every
+// region and the local stack accept. herald's detail is under 3 KB: an
+// origin's host is at most notification.MaxHostChars.
 const MaxEntryBytes = 256 * 1024
 
 // API is the EventBridge call a Publisher makes.
@@ -49,9 +53,15 @@ type API interface {
 
 var _ API = (*eventbridge.Client)(nil)
 
-// Event is the detail of a destination event. Times are RFC 3339 UTC,
-// absent when unknown.
+// Event is the detail of a destination event. Times are RFC 3339 UTC with
+// whole seconds, absent when unknown.
 type Event struct {
+	// ID names this event: 32 hex digits given when it is recorded
+	// (AppendPending), the same in every copy put of it. An event is put
+	// at least once; a consumer deduplicates on ID. Two changes of an
+	// origin within one second have the same origin, disabled_at and at,
+	// but never the same ID.
+	ID string `json:"id"`
 	// Origin is scheme://host[:port], as webhook.Origin writes it.
 	Origin string `json:"origin"`
 	// State is the origin's state after the change: "disabled" or "closed".
@@ -69,6 +79,17 @@ type Event struct {
 	DisabledAt          string `json:"disabled_at,omitempty"`
 	// At is when the change was written.
 	At string `json:"at"`
+	// Sequence is the version of the origin's health item written with
+	// the change (store.Health.Version): it grows with each change of the
+	// origin, so a consumer that gets the origin's events out of order
+	// (EventBridge does not keep order; two readers may put one late)
+	// keeps the one of the highest Sequence as the origin's state. It
+	// starts again only after the item was forgotten, 30 days without a
+	// write: compare it between events less than 30 days apart (At).
+	Sequence int64 `json:"sequence,omitempty"`
+	// DroppedBefore counts the origin's events recorded before this one
+	// and dropped unpublished (an item keeps MaxPending); absent when none.
+	DroppedBefore int `json:"dropped_before,omitempty"`
 }
 
 // Time formats t for an Event: RFC 3339 UTC, "" for the zero time.
@@ -138,6 +159,10 @@ func retryable(code string) bool {
 // refused the entry for good or on every attempt (the last error code and
 // message).
 func (p *Publisher) Publish(ctx context.Context, detailType string, e Event) error {
+	if e.ID == "" {
+		// Not recorded (AppendPending gives one): its retries below share it.
+		e.ID = newID()
+	}
 	detail, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("publish %s of %s: %w", detailType, e.Origin, err)

@@ -40,6 +40,7 @@ func TestPublishPutsOneEntry(t *testing.T) {
 	eb.AddBus("ops")
 	disabled := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	e := announce.Event{
+		ID:     "0123456789abcdef0123456789abcdef",
 		Origin: "https://hooks.example.com:8443", State: "disabled", DisabledBy: "herald",
 		ConsecutiveFailures: 7, LastFailureClass: "webhook_http_5xx",
 		FailingSince: announce.Time(disabled.Add(-3 * time.Hour)), LastFailure: announce.Time(disabled),
@@ -55,6 +56,7 @@ func TestPublishPutsOneEntry(t *testing.T) {
 	got := eb.Events()
 	require.Len(t, got, 3)
 	want := map[string]any{
+		"id":     "0123456789abcdef0123456789abcdef",
 		"origin": "https://hooks.example.com:8443", "state": "disabled", "disabled_by": "herald",
 		"consecutive_failures": float64(7), "last_failure_class": "webhook_http_5xx",
 		"failing_since": "2026-12-01T07:00:00Z", "last_failure": "2026-12-01T10:00:00Z",
@@ -63,8 +65,9 @@ func TestPublishPutsOneEntry(t *testing.T) {
 	for _, ev := range got[:2] {
 		require.Equal(t, eventbridgetest.Event{Bus: "ops", Source: "herald", DetailType: "destination.disabled", Detail: want}, ev)
 	}
+	require.Regexp(t, `^[0-9a-f]{32}$`, got[2].Detail["id"], "an event not recorded is given an id")
 	require.Equal(t, eventbridgetest.Event{Bus: "default", Source: "herald", DetailType: "destination.recovered", Detail: map[string]any{
-		"origin": "https://a.example", "state": "closed", "consecutive_failures": float64(0), "at": "2026-12-01T11:00:00Z",
+		"id": got[2].Detail["id"], "origin": "https://a.example", "state": "closed", "consecutive_failures": float64(0), "at": "2026-12-01T11:00:00Z",
 	}}, got[2], "empty members left out, but the failure count")
 }
 
@@ -115,10 +118,11 @@ func TestPublishEntrySize(t *testing.T) {
 	t.Parallel()
 	eb := eventbridgetest.New(t)
 	p := mustNew(t, eb, "default")
-	empty, err := json.Marshal(announce.Event{Origin: "https://"})
+	const id = "0123456789abcdef0123456789abcdef"
+	empty, err := json.Marshal(announce.Event{ID: id, Origin: "https://"})
 	require.NoError(t, err)
 	fill := announce.MaxEntryBytes - len(announce.Source) - len(announce.DestinationDisabled) - len(empty)
-	exact := announce.Event{Origin: "https://" + strings.Repeat("a", fill)}
+	exact := announce.Event{ID: id, Origin: "https://" + strings.Repeat("a", fill)}
 	require.NoError(t, p.Publish(ctx, announce.DestinationDisabled, exact))
 	require.Len(t, eb.Events(), 1)
 

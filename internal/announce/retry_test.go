@@ -2,6 +2,7 @@ package announce_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -127,7 +128,7 @@ func TestFinishPublishesInOrderAndRemovesWhatWentOut(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	ev := func(n int) announce.Pending {
-		return announce.Pending{DetailType: announce.DestinationDisabled, Detail: announce.Event{Origin: "https://a.example", ConsecutiveFailures: n, At: "2026-12-01T10:00:00Z"}}
+		return announce.Pending{DetailType: announce.DestinationDisabled, Detail: announce.Event{ID: fmt.Sprintf("e%d", n), Origin: "https://a.example", ConsecutiveFailures: n, At: "2026-12-01T10:00:00Z"}}
 	}
 	h, _, err := st.UpdateHealth(ctx, store.Health{Origin: "https://a.example"}, func(h *store.Health) bool {
 		for i := range 3 {

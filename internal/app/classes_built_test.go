@@ -1,12 +1,16 @@
 package app_test
 
 import (
+	"bytes"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,86 +18,120 @@ import (
 )
 
 // TestEveryClassIsBuiltByNewClass: the runbook test sees the classes
-// declared with delivery.NewClass (or NewOriginDownClass) only. A class
-// written as a literal elsewhere — a typed constant or variable
-// (`const C delivery.Class = "x"`, how unknown_queue escaped it), a
-// conversion (`delivery.Class("x")`), a literal handed to
-// delivery.Permanent or delivery.Transient, or a PermanentError or
-// TransientError literal with `Class: "x"` — would reach logs, metrics and
-// dead letters with no runbook row. This reads every non-test Go file of
-// the module and finds none.
+// declared with delivery.NewClass (or NewOriginDownClass) only. This
+// type-checks every non-test Go file of the module and finds no other way
+// a delivery.Class value is made:
+//
+//   - no constant of type delivery.Class: a literal, an untyped constant
+//     (`const c = "x"` handed to delivery.Permanent), a typed one
+//     (`const C delivery.Class = "x"`, how unknown_queue escaped), a
+//     conversion (`delivery.Class("x")`), `"a" + "b"`, a `Class: "x"` or
+//     `ErrorClass: "x"` field, `return "x"` from a func returning a class;
+//   - no conversion of a string to delivery.Class but NewClass's own.
+//
+// A constant compared with a class (`c == ""`, a switch case) makes none
+// and is allowed. Each of these would reach logs, metrics and dead letters
+// with no runbook row. Types make the check see through names, packages
+// and import aliases, which a reading of the syntax alone cannot.
 func TestEveryClassIsBuiltByNewClass(t *testing.T) {
 	t.Parallel()
-	root := "../.."
+	const module, deliveryPath = "github.com/heraldhq/herald", "github.com/heraldhq/herald/internal/delivery"
+
+	// Export data of every package the module builds on, and the module's
+	// own packages with their files, from one `go list`.
+	cmd := exec.Command("go", "list", "-export", "-deps", "-f",
+		`{{.ImportPath}}|{{.Export}}|{{if .Module}}{{.Module.Path}}{{end}}|{{.Dir}}|{{join .GoFiles ","}}`, "./...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	exports := map[string]string{}
+	type pkg struct {
+		path, dir string
+		files     []string
+	}
+	var own []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		require.Len(t, f, 5, line)
+		exports[f[0]] = f[1]
+		if f[2] == module && f[4] != "" {
+			own = append(own, pkg{path: f[0], dir: f[3], files: strings.Split(f[4], ",")})
+		}
+	}
 	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exports[path]) })
+
 	var found []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	checked := 0
+	for _, p := range own {
+		var files []*ast.File
+		for _, name := range p.files {
+			f, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, 0)
+			require.NoError(t, err)
+			files = append(files, f)
 		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", ".venv", ".tools", "node_modules", "testdata":
-				return filepath.SkipDir
-			}
-			return nil
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+		_, err := (&types.Config{Importer: imp}).Check(p.path, fset, files, info)
+		require.NoError(t, err, p.path)
+		isClass := func(typ types.Type) bool {
+			n, ok := typ.(*types.Named)
+			return ok && n.Obj().Name() == "Class" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == deliveryPath
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		inDelivery := f.Name.Name == "delivery"
-		// isDelivery reports whether e names delivery's name (from
-		// outside the package, delivery.name; inside it, name).
-		isDelivery := func(e ast.Expr, names ...string) bool {
-			switch x := e.(type) {
-			case *ast.SelectorExpr:
-				pkg, ok := x.X.(*ast.Ident)
-				return ok && pkg.Name == "delivery" && slices.Contains(names, x.Sel.Name)
-			case *ast.Ident:
-				return inDelivery && slices.Contains(names, x.Name)
-			}
-			return false
-		}
-		isLiteral := func(e ast.Expr) bool {
-			lit, ok := e.(*ast.BasicLit)
-			return ok && lit.Kind == token.STRING
-		}
-		report := func(n ast.Node, what string) {
-			found = append(found, fset.Position(n.Pos()).String()+": "+what)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch x := n.(type) {
-			case *ast.ValueSpec:
-				if x.Type != nil && isDelivery(x.Type, "Class") {
-					for _, v := range x.Values {
-						if isLiteral(v) {
-							report(x, "a class declared as a literal")
+		for _, f := range files {
+			var stack []ast.Node
+			compared := func() bool { // under a comparison or a switch case
+				for i := len(stack) - 2; i >= 0; i-- {
+					switch x := stack[i].(type) {
+					case *ast.BinaryExpr:
+						switch x.Op {
+						case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+							return true
 						}
+					case *ast.CaseClause:
+						return true
 					}
 				}
-			case *ast.CallExpr:
-				if len(x.Args) > 0 && isLiteral(x.Args[0]) && isDelivery(x.Fun, "Class", "Permanent", "Transient") {
-					report(x, "a class built from a literal")
-				}
-			case *ast.CompositeLit:
-				if x.Type != nil && isDelivery(x.Type, "PermanentError", "TransientError") {
-					for _, el := range x.Elts {
-						if kv, ok := el.(*ast.KeyValueExpr); ok && isLiteral(kv.Value) {
-							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Class" {
-								report(x, "a class built from a literal")
-							}
-						}
+				return false
+			}
+			inNewClass := func() bool {
+				for _, n := range stack {
+					if fd, ok := n.(*ast.FuncDecl); ok && p.path == deliveryPath && fd.Recv == nil && fd.Name.Name == "NewClass" {
+						return true
 					}
 				}
+				return false
 			}
-			return true
-		})
-		return nil
-	})
-	require.NoError(t, err)
+			ast.Inspect(f, func(n ast.Node) bool {
+				if n == nil {
+					stack = stack[:len(stack)-1]
+					return false
+				}
+				stack = append(stack, n)
+				e, ok := n.(ast.Expr)
+				if !ok {
+					return true
+				}
+				tv, ok := info.Types[e]
+				if !ok || !isClass(tv.Type) {
+					return true
+				}
+				checked++
+				at := fset.Position(e.Pos()).String()
+				switch {
+				case tv.Value != nil && !compared():
+					found = append(found, at+": a class made from the constant "+tv.Value.ExactString())
+					return false
+				case tv.Value == nil:
+					if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 && info.Types[call.Fun].IsType() && !inNewClass() {
+						found = append(found, at+": a class converted from a string")
+					}
+				}
+				return true
+			})
+		}
+	}
+	require.NotZero(t, checked, "no expression of type delivery.Class seen: the check reads nothing")
 	require.Empty(t, found, "build every class with delivery.NewClass, in the package that owns it, so that the runbook test sees it")
 }

@@ -2,7 +2,7 @@ package chat
 
 import (
 	"errors"
-	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -12,7 +12,9 @@ import (
 // anything else that must see two spellings of one webhook as one):
 // RFC 3986 §6.2.2 and §6.2.3 normalization —
 //   - scheme and host in lower case, the host without trailing dots
-//     (hooks.slack.com. is hooks.slack.com);
+//     (hooks.slack.com. is hooks.slack.com); an IPv6 address in RFC 5952's
+//     form ([0:0::1] is [::1]), its zone (RFC 6874, [fe80::1%25en0]) kept
+//     as written;
 //   - the scheme's default port dropped (https :443, http :80);
 //   - percent-encoding normalized in the path and query: an octet of an
 //     unreserved character (A-Z a-z 0-9 - . _ ~) decoded, any other
@@ -36,11 +38,18 @@ func NormalizeURL(raw string) (string, error) {
 	if scheme == "https" && port == "443" || scheme == "http" && port == "80" {
 		port = ""
 	}
-	switch {
-	case port != "":
-		host = net.JoinHostPort(host, port)
-	case strings.Contains(host, ":"): // IPv6
-		host = "[" + host + "]"
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil && a.Is6() {
+		// RFC 5952's text form (lower case, zeros compressed); a zone
+		// (RFC 6874) keeps its case and its "%" escaped as "%25", so the
+		// result parses again.
+		host = "[" + a.WithZone("").String()
+		if z := a.Zone(); z != "" {
+			host += "%25" + url.PathEscape(z)
+		}
+		host += "]"
+	}
+	if port != "" {
+		host += ":" + port
 	}
 	var b strings.Builder
 	b.WriteString(scheme)

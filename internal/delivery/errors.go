@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"errors"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -108,8 +109,15 @@ const Ellipsis = "…"
 // that ends on a rune boundary and, with Ellipsis after it, is at most n
 // bytes: error texts kept in logs and dead letters stay within n bytes, the
 // mark included. When n is below len(Ellipsis) (3) the cut prefix has no
-// mark; when n ≤ 0 it is "".
+// mark; when n ≤ 0 it is "". Invalid UTF-8 in s (a receiver's answer
+// quoted in an error) is first replaced, each run of bad bytes by one
+// U+FFFD, as a JSON encoder would write it: so the result is valid UTF-8,
+// stays within n bytes once encoded, and a run of stray bytes never makes
+// the cut drop the text before it.
 func Truncate(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, string(utf8.RuneError))
+	}
 	if len(s) <= n {
 		return s
 	}

@@ -78,8 +78,16 @@ func TestTruncateCutsOnARuneBoundary(t *testing.T) {
 		{"😀😀", 7, "😀…"},
 		{"😀😀", 3, "…"},
 		{"😀😀", 2, ""},
-		{"\x80\x80\x80\x80", 3, "…"},  // no rune starts before the cut: nothing of it is kept
-		{"a\x80\x80\x80\x80", 4, "…"}, // stray continuation bytes are cut back over, and the rune before them
+		// Invalid UTF-8: each run of bad bytes is one U+FFFD (3 bytes),
+		// as a JSON encoder would write it, so the text before it is kept
+		// and the result stays within n bytes once encoded.
+		{"\x80\x80\x80\x80", 3, "\uFFFD"},
+		{"\x80\x80\x80\x80", 2, ""},
+		{"a\x80\x80\x80\x80", 4, "a\uFFFD"},
+		{"abc\xffxxxxxxxxxx", 10, "abc\uFFFDx…"},
+		{"answered 502: " + strings.Repeat("\x80", 300), 64, "answered 502: \uFFFD"},
+		{"answered 502: " + strings.Repeat("\xbf", 300) + strings.Repeat("z", 100), 24, "answered 502: \uFFFDzzzz…"},
+		{"\xe6\x97", 8, "\uFFFD"}, // a rune cut by its sender
 		{"…………", 7, "……"},
 	} {
 		got := delivery.Truncate(tt.s, tt.n)
@@ -98,9 +106,8 @@ func TestTruncateAtMostNBytes(t *testing.T) {
 		for n := -1; n <= len(s)+1; n++ {
 			got := delivery.Truncate(s, n)
 			require.LessOrEqual(t, len(got), max(n, 0), "Truncate(%q, %d)", s, n)
-			if utf8.ValidString(s) {
-				require.True(t, utf8.ValidString(got), "Truncate(%q, %d) = %q", s, n, got)
-			}
+			require.True(t, utf8.ValidString(got), "Truncate(%q, %d) = %q", s, n, got)
+			s := strings.ToValidUTF8(s, "\uFFFD")
 			if got == s {
 				require.LessOrEqual(t, len(s), max(n, 0))
 				continue

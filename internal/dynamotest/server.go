@@ -16,6 +16,8 @@
 //   - an item over 400 KB (names and values, as DynamoDB sizes them);
 //   - an item without its key attributes, a key of the wrong type or an
 //     empty key value, a Key naming other attributes than the key's;
+//   - a partition key value over 2,048 bytes or a sort key value over
+//     1,024 (Developer Guide, "Constraints": "Partition key length");
 //   - a reserved word used as an attribute name in an expression instead of
 //     an expression attribute name;
 //   - a #name or :value used but not defined, or defined but not used, and
@@ -386,6 +388,13 @@ func unusedKeys[V any](defined map[string]V, used map[string]bool) string {
 	return strings.Join(out, ", ")
 }
 
+// Key value limits (Amazon DynamoDB Developer Guide, "Constraints",
+// "Partition keys and sort keys"), in bytes of the UTF-8 string.
+const (
+	MaxPartitionKeyBytes = 2048
+	MaxSortKeyBytes      = 1024
+)
+
 // keyOf checks that item holds the table's key attributes as non-empty
 // strings (only: when exact) and returns the item's storage key.
 func (t *table) keyOf(item map[string]value, exact bool) (string, *apiError) {
@@ -408,6 +417,10 @@ func (t *table) keyOf(item map[string]value, exact bool) (string, *apiError) {
 			return "", validation("One or more parameter values were invalid: Type mismatch for key %s expected: S actual: %s", n, v.kind())
 		case v.str() == "":
 			return "", validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", n)
+		case n == t.hash && len(v.str()) > MaxPartitionKeyBytes:
+			return "", validation("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of %d bytes", MaxPartitionKeyBytes)
+		case n == t.rng && len(v.str()) > MaxSortKeyBytes:
+			return "", validation("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of %d bytes", MaxSortKeyBytes)
 		}
 		parts = append(parts, strconv.Quote(v.str()))
 	}

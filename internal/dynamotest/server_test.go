@@ -99,20 +99,22 @@ func TestRejectsWhatDynamoDBRejects(t *testing.T) {
 		return m
 	}
 	for name, in := range map[string]*dynamodb.PutItemInput{
-		"reserved word state":  {Item: key, ConditionExpression: aws.String("state = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}},
-		"reserved word TTL":    {Item: key, ConditionExpression: aws.String("attribute_exists(ttl)")},
-		"unused name":          {Item: key, ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeNames: map[string]string{"#x": "x"}},
-		"unused value":         {Item: key, ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeValues: map[string]types.AttributeValue{":x": s("x")}},
-		"undefined name":       {Item: key, ConditionExpression: aws.String("attribute_exists(#x)")},
-		"undefined value":      {Item: key, ConditionExpression: aws.String("pk = :x")},
-		"names, no expression": {Item: key, ExpressionAttributeNames: map[string]string{"#x": "x"}},
-		"syntax":               {Item: key, ConditionExpression: aws.String("pk = ")},
-		"unknown function":     {Item: key, ConditionExpression: aws.String("exists(pk)")},
-		"missing sort key":     {Item: map[string]types.AttributeValue{"pk": s("a")}},
-		"number key":           {Item: map[string]types.AttributeValue{"pk": n("1"), "sk": s("b")}},
-		"empty key":            {Item: map[string]types.AttributeValue{"pk": s(""), "sk": s("b")}},
-		"not a number":         {Item: with(map[string]types.AttributeValue{"n": n("five")})},
-		"item over 400 KB":     {Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", dynamotest.MaxItemBytes))})},
+		"reserved word state":            {Item: key, ConditionExpression: aws.String("state = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}},
+		"reserved word TTL":              {Item: key, ConditionExpression: aws.String("attribute_exists(ttl)")},
+		"unused name":                    {Item: key, ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeNames: map[string]string{"#x": "x"}},
+		"unused value":                   {Item: key, ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeValues: map[string]types.AttributeValue{":x": s("x")}},
+		"undefined name":                 {Item: key, ConditionExpression: aws.String("attribute_exists(#x)")},
+		"undefined value":                {Item: key, ConditionExpression: aws.String("pk = :x")},
+		"names, no expression":           {Item: key, ExpressionAttributeNames: map[string]string{"#x": "x"}},
+		"syntax":                         {Item: key, ConditionExpression: aws.String("pk = ")},
+		"unknown function":               {Item: key, ConditionExpression: aws.String("exists(pk)")},
+		"missing sort key":               {Item: map[string]types.AttributeValue{"pk": s("a")}},
+		"number key":                     {Item: map[string]types.AttributeValue{"pk": n("1"), "sk": s("b")}},
+		"empty key":                      {Item: map[string]types.AttributeValue{"pk": s(""), "sk": s("b")}},
+		"not a number":                   {Item: with(map[string]types.AttributeValue{"n": n("five")})},
+		"item over 400 KB":               {Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", dynamotest.MaxItemBytes))})},
+		"partition key over 2,048 bytes": {Item: map[string]types.AttributeValue{"pk": s(strings.Repeat("é", dynamotest.MaxPartitionKeyBytes/2) + "x"), "sk": s("b")}},
+		"sort key over 1,024 bytes":      {Item: map[string]types.AttributeValue{"pk": s("a"), "sk": s(strings.Repeat("x", dynamotest.MaxSortKeyBytes+1))}},
 	} {
 		require.Equal(t, "ValidationException", code(t, put(c, in)), name)
 	}
@@ -121,7 +123,16 @@ func TestRejectsWhatDynamoDBRejects(t *testing.T) {
 	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", fill))})}))
 	require.Equal(t, "ValidationException", code(t, put(c, &dynamodb.PutItemInput{Item: with(map[string]types.AttributeValue{"body": s(strings.Repeat("x", fill+1))})})))
 
-	_, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s("a")}})
+	// Keys of exactly the limits are accepted, by PutItem and GetItem; a
+	// byte more is refused by GetItem too.
+	long := map[string]types.AttributeValue{"pk": s(strings.Repeat("p", dynamotest.MaxPartitionKeyBytes)), "sk": s(strings.Repeat("s", dynamotest.MaxSortKeyBytes))}
+	require.NoError(t, put(c, &dynamodb.PutItemInput{Item: long}))
+	_, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: long})
+	require.NoError(t, err)
+	_, err = c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s(strings.Repeat("p", dynamotest.MaxPartitionKeyBytes+1)), "sk": s("b")}})
+	require.Equal(t, "ValidationException", code(t, err), "a partition key over 2,048 bytes")
+
+	_, err = c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s("a")}})
 	require.Equal(t, "ValidationException", code(t, err), "a key without its sort key")
 	_, err = c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("absent"), Key: key})
 	require.Equal(t, "ResourceNotFoundException", code(t, err))

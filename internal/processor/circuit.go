@@ -332,8 +332,7 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 func (p *Processor) disableByHerald(h *store.Health, now time.Time) {
 	h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
 	if p.cfg.Announcer != nil {
-		h.PendingEvents = announce.AppendPending(h.PendingEvents, announce.Pending{
-			DetailType: announce.DestinationDisabled, Detail: DisabledEvent(*h, now)})
+		announce.Record(h, announce.Pending{DetailType: announce.DestinationDisabled, Detail: DisabledEvent(*h, now)})
 	}
 }
 

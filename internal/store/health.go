@@ -92,6 +92,12 @@ func healthKey(origin string) map[string]types.AttributeValue {
 	}
 }
 
+// Version is the number of writes of the origin's item when h was read
+// (0: none); the write UpdateHealth makes of a change is Version()+1.
+// It grows with every write until the item is forgotten (HealthRetention
+// without a write, an enabled origin only), then starts again.
+func (h Health) Version() int64 { return h.version }
+
 // Disabled reports whether the origin is disabled.
 func (h Health) Disabled() bool { return !h.DisabledAt.IsZero() }
 
