@@ -203,3 +203,55 @@ func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
 	live := b.discord.URL() + b.discord.Create("96", "tokLive")
 	require.NoError(t, b.sender.Send(context.Background(), message(t, "l", notification.Chat{Service: "discord", URL: live, Text: "x"})))
 }
+
+// Every way a Discord webhook URL is written is posted to Execute
+// Webhook's own path, /api/vN/webhooks/ID/TOKEN, with its version (10 when
+// it has none) and its query, and the message reaches the channel: a
+// trailing /github (Discord's GitHub-compatible endpoint answers 204 to a
+// body that is no GitHub event and posts nothing) or /slack (it reads
+// Slack's text, not herald's content) is dropped, and a trailing slash
+// with it. Uppercase hosts and a percent-encoded token are the same
+// webhook.
+func TestDiscordURLFormsArePostedToExecuteWebhook(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		suffix, posted, query string
+	}{
+		{"", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/github", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/github/", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/slack", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/slack?wait=true", "/api/v10/webhooks/70/tok-7Q", "wait=true"},
+		{"?thread_id=55", "/api/v10/webhooks/70/tok-7Q", "thread_id=55"},
+		{"/github?thread_id=55&wait=true", "/api/v10/webhooks/70/tok-7Q", "thread_id=55&wait=true"},
+		{"v9:/slack", "/api/v9/webhooks/70/tok-7Q", ""},
+		{"v7:/github", "/api/v7/webhooks/70/tok-7Q", ""},
+		{"enc:", "/api/v10/webhooks/70/tok-7Q", ""},
+	} {
+		t.Run(tc.suffix, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			path := b.discord.Create("70", "tok-7Q")
+			suffix := tc.suffix
+			switch {
+			case strings.HasPrefix(suffix, "enc:"):
+				path, suffix = strings.Replace(path, "tok-7Q", "tok%2D7Q", 1), ""
+			case strings.HasPrefix(suffix, "v"):
+				v, rest, _ := strings.Cut(suffix, ":")
+				path, suffix = strings.Replace(path, "/api/", "/api/"+v+"/", 1), rest
+			}
+			u := b.discord.URL() + path + suffix
+			require.NoError(t, b.sender.Send(context.Background(), message(t, "f", notification.Chat{Service: "discord", URL: u, Text: "x"})))
+			got := b.discord.Received()
+			require.Len(t, got, 1, "the message reached the channel")
+			require.Equal(t, tc.posted, got[0].Path)
+			require.Equal(t, tc.query, got[0].Query)
+			key, err := chat.Destination("discord", u)
+			require.NoError(t, err)
+			plain, err := chat.Destination("discord", b.discord.URL()+"/api/webhooks/70/tok-7Q")
+			require.NoError(t, err)
+			require.Equal(t, plain, key, "one webhook, one key")
+		})
+	}
+}

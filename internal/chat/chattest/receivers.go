@@ -44,6 +44,8 @@ type Received struct {
 	Header http.Header
 	// Path is the request's path (Discord: with the API version it ran on).
 	Path string
+	// Query is the request's raw query.
+	Query string
 }
 
 // Receiver is one service's local receiver.
@@ -173,7 +175,7 @@ func (r *Receiver) take(hook string) (remaining int, wait time.Duration) {
 
 func (r *Receiver) accept(hook string, req *http.Request, body []byte) {
 	r.mu.Lock()
-	r.received = append(r.received, Received{Hook: hook, Body: body, At: r.Now(), Header: req.Header.Clone(), Path: req.URL.Path})
+	r.received = append(r.received, Received{Hook: hook, Body: body, At: r.Now(), Header: req.Header.Clone(), Path: req.URL.Path, Query: req.URL.RawQuery})
 	r.mu.Unlock()
 }
 
@@ -291,7 +293,10 @@ func (s *Slack) Remove(token string) { s.Answer(token, http.StatusNotFound, "no_
 // beyond it 429 with {"retry_after"} and Retry-After in the version's
 // unit: milliseconds (whole) up to version 7, seconds from version 8 on
 // (fractional in retry_after, rounded up in Retry-After), as Discord's
-// change log of API v8 says. While Discord.Ban holds, every request gets
+// change log of API v8 says. A path ending /github is the GitHub-compatible
+// endpoint: a body that is no GitHub event is answered 204 and posts
+// nothing; one ending /slack the Slack-compatible endpoint, which reads
+// Slack's text or attachments and answers 200 "ok". While Discord.Ban holds, every request gets
 // Cloudflare's ban: 429 without rate-limit headers.
 type Discord struct {
 	*Receiver
@@ -332,6 +337,10 @@ func NewDiscord() *Discord {
 			return
 		}
 		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
+		compatible := "" // "slack" or "github": Discord's compatible endpoints
+		if n := len(parts); n > 4 && (parts[n-1] == "slack" || parts[n-1] == "github") {
+			compatible, parts = parts[n-1], parts[:n-1]
+		}
 		version := DiscordDefaultVersion
 		if len(parts) == 5 && parts[0] == "api" && strings.HasPrefix(parts[1], "v") {
 			v, err := strconv.Atoi(parts[1][1:])
@@ -390,6 +399,25 @@ func NewDiscord() *Discord {
 		m, ok := jsonObject(req, body)
 		if !ok {
 			discordError(http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
+			return
+		}
+		switch compatible {
+		case "github":
+			// A body that is no GitHub event Discord supports is
+			// answered 204 and posts nothing (discord-api-docs issues
+			// 6957 and 7385).
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case "slack":
+			// Slack's body: text or attachments; "content" is not read.
+			_, text := m["text"]
+			_, attachments := m["attachments"]
+			if !text && !attachments {
+				discordError(http.StatusBadRequest, 50006, "Cannot send an empty message")
+				return
+			}
+			r.accept(id, req, body)
+			_, _ = io.WriteString(w, "ok")
 			return
 		}
 		var content string

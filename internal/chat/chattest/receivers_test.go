@@ -265,6 +265,31 @@ func TestDiscordAcceptsWhatDiscordAccepts(t *testing.T) {
 	require.Empty(t, d.Refused())
 }
 
+// TestDiscordCompatibleEndpoints: /github (Execute GitHub-Compatible
+// Webhook) answers 204 to a body that is no GitHub event and posts nothing
+// (discord-api-docs issues 6957 and 7385); /slack (Execute Slack-Compatible
+// Webhook) reads Slack's text, answers 200 "ok", and refuses a body with
+// Discord's content only as empty (50006).
+func TestDiscordCompatibleEndpoints(t *testing.T) {
+	t.Parallel()
+	d, c := discord(t)
+	url := d.URL() + d.Create("42", "tok")
+	a := postJSON(t, d.Receiver, url+"/github", `{"content":"hi"}`)
+	require.Equal(t, http.StatusNoContent, a.status)
+	require.Empty(t, d.Received(), "nothing posted")
+	c.Advance(time.Second)
+	a = postJSON(t, d.Receiver, url+"/slack", `{"content":"hi"}`)
+	require.Equal(t, http.StatusBadRequest, a.status)
+	require.Contains(t, a.body, "50006")
+	c.Advance(time.Second)
+	a = postJSON(t, d.Receiver, d.URL()+"/api/v10"+strings.TrimPrefix(url, d.URL()+"/api")+"/slack", `{"text":"hi"}`)
+	require.Equal(t, http.StatusOK, a.status)
+	require.Equal(t, "ok", a.body)
+	got := d.Received()
+	require.Len(t, got, 1)
+	require.Equal(t, "/api/v10/webhooks/42/tok/slack", got[0].Path)
+}
+
 // TestDiscordRefusesWhatDiscordRefuses: Discord's JSON errors, each with
 // its status and code.
 func TestDiscordRefusesWhatDiscordRefuses(t *testing.T) {
@@ -307,7 +332,7 @@ func TestDiscordRefusesWhatDiscordRefuses(t *testing.T) {
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodGet, "/api/webhooks/41/tok"},
 		{http.MethodPost, "/api/webhooks/41"},
-		{http.MethodPost, "/api/webhooks/41/tok/slack"},
+		{http.MethodPost, "/api/webhooks/41/tok/teams"},
 		{http.MethodPost, "/v9/webhooks/41/tok"},
 		{http.MethodPost, "/api/hooks/41/tok"},
 	} {
