@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,4 +255,41 @@ func TestDiscordURLFormsArePostedToExecuteWebhook(t *testing.T) {
 			require.Equal(t, plain, key, "one webhook, one key")
 		})
 	}
+}
+
+// A post waiting for its turn when another post meets Discord's ban is not
+// made: the ban came after its turn was given. Its wait is the ban's, past
+// the invocation: it is retried then, and only the one request met the ban.
+func TestDiscordBanMetWhileAPostWaitsForItsTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// The invocation's deadline is the wall clock's (ten minutes away);
+	// the pacer compares its clock's turns with it, so the clock starts at
+	// the wall clock's now.
+	b.clock.t = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	one := b.discord.URL() + b.discord.Create("85", "tok")
+	two := b.discord.URL() + b.discord.Create("86", "tok")
+	for range 5 { // Discord's burst: the sixth post waits
+		require.NoError(t, b.sender.Send(ctx, message(t, "a", notification.Chat{Service: "discord", URL: one, Text: "x"})))
+	}
+	var banErr error
+	var first atomic.Bool
+	chat.SetSleep(b.sender, func(ctx context.Context, d time.Duration) error {
+		if first.CompareAndSwap(false, true) { // while the sixth post waits, another meets the ban
+			b.discord.Ban(chattest.DiscordBanJSON)
+			banErr = b.sender.Send(ctx, message(t, "b", notification.Chat{Service: "discord", URL: two, Text: "x"}))
+		}
+		return b.clock.Sleep(ctx, d)
+	})
+	err := b.sender.Send(ctx, message(t, "a6", notification.Chat{Service: "discord", URL: one, Text: "x"}))
+	_, class, _ := delivery.Classify(banErr)
+	require.Equal(t, delivery.Class("discord_banned"), class, "%v", banErr)
+	permanent, class, after := delivery.Classify(err)
+	require.False(t, permanent)
+	require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
+	require.InDelta(t, chat.DiscordBanPause.Seconds(), after.Seconds(), 3)
+	require.Len(t, b.discord.Refused(), 1, "only the post that met the ban")
+	require.Len(t, b.discord.Received(), 5)
 }

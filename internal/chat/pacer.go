@@ -238,6 +238,25 @@ func (p *pacer) firstAnswer(ctx context.Context, key string, now time.Time) (don
 	}
 }
 
+// heldUntil is when the webhook key of svc may be posted to again after a
+// hold (a 429, an empty Discord bucket) or a ban of svc this process knows
+// of, or the zero time when none holds it at now.
+func (p *pacer) heldUntil(svc *service, key string, now time.Time) time.Time {
+	p.mu.Lock()
+	until := p.banned[svc]
+	h := p.hooks[key]
+	p.mu.Unlock()
+	if h != nil {
+		h.mu.Lock()
+		until = later(until, h.p.Until)
+		h.mu.Unlock()
+	}
+	if !until.After(now) {
+		return time.Time{}
+	}
+	return until
+}
+
 // goneNow returns the answer that said the webhook is gone, when one did
 // within GoneFor before now, else nil.
 func (p *pacer) goneNow(key string, now time.Time) error {

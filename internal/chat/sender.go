@@ -240,8 +240,26 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		if err := s.sleep(ctx, wait); err != nil {
 			return t.deadline(ctx)
 		}
-		if gone := s.pace.goneNow(t.key, s.now()); gone != nil {
-			return gone // answered while this send waited for its turn
+		// While this send waited, another post may have met a 429, an
+		// empty Discord bucket or Discord's ban, or an answer that the
+		// webhook is gone: the wait taken before them does not count.
+		for {
+			now := s.now()
+			if gone := s.pace.goneNow(t.key, now); gone != nil {
+				return gone
+			}
+			until := s.pace.heldUntil(svc, t.key, now)
+			if until.IsZero() {
+				break
+			}
+			held := until.Sub(now)
+			if !deadline.IsZero() && !until.Before(deadline) {
+				return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: held,
+					Err: t.errorf("held for %v by an answer met while this send waited for its turn, after this invocation ends; not sent, retried then", held.Round(time.Millisecond))}
+			}
+			if err := s.sleep(ctx, held); err != nil {
+				return t.deadline(ctx)
+			}
 		}
 	}
 

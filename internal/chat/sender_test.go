@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -557,4 +558,34 @@ func TestDiscordPacesFivePerTwoSeconds(t *testing.T) {
 		require.NoError(t, b.sender.Send(ctx, message(t, "pace", notification.Chat{Service: "discord", URL: u, Text: "alert"})), i)
 	}
 	require.Equal(t, []time.Duration{400 * time.Millisecond, 400 * time.Millisecond}, b.clock.Slept())
+}
+
+// A post waiting for its turn when another post to the same webhook meets
+// a 429 waits out that 429's Retry-After too, when it ends within the
+// invocation: one 429, not two, and the post is made.
+func TestA429MetWhileAPostWaitsForItsTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.slack.URL() + "/services/T1/B1/xWait7Q"
+	require.NoError(t, b.sender.Send(context.Background(), message(t, "a", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	var limitedErr error
+	var first atomic.Bool
+	chat.SetSleep(b.sender, func(ctx context.Context, d time.Duration) error {
+		if first.CompareAndSwap(false, true) { // while the second post waits, a third meets a 429
+			b.slack.Answer("xWait7Q", http.StatusTooManyRequests, "rate_limited", "Retry-After", "30")
+			limitedErr = b.sender.Send(ctx, message(t, "c", notification.Chat{Service: "slack", URL: u, Text: "x"}))
+			b.slack.Unanswer("xWait7Q")
+		}
+		return b.clock.Sleep(ctx, d)
+	})
+	start := b.clock.Now()
+	require.NoError(t, b.sender.Send(context.Background(), message(t, "b", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	_, class, _ := delivery.Classify(limitedErr)
+	require.Equal(t, delivery.Class("slack_rate_limited"), class, "%v", limitedErr)
+	require.Len(t, b.slack.Refused(), 1, "one 429")
+	got := b.slack.Received()
+	require.Len(t, got, 2)
+	// The third post's turn was at +2 s, its 429 holds the webhook 30 s
+	// from then: the second post goes at +32 s.
+	require.Equal(t, start.Add(32*time.Second), got[1].At)
 }
