@@ -83,11 +83,11 @@ func (p *pacer) hook(key string, now time.Time) *hookPace {
 	return h
 }
 
-// turn is the next turn of the webhook key of svc at now: the wait before
+// turn is the next turn of the webhook key of svc, paced at r, at now: the wait before
 // sending, and whether it was taken. A turn whose wait ends at or after
 // deadline (when not zero) is not taken: the next one is the same turn.
 // err is the answer that said the webhook is gone, when one did.
-func (p *pacer) turn(ctx context.Context, svc *service, key string, now, deadline time.Time) (wait time.Duration, taken bool, err error) {
+func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now, deadline time.Time) (wait time.Duration, taken bool, err error) {
 	h := p.hook(key, now)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -99,12 +99,12 @@ func (p *pacer) turn(ctx context.Context, svc *service, key string, now, deadlin
 	p.mu.Unlock()
 	take := func(x *store.Pace) bool {
 		at := later(x.Next, later(from, x.Until))
-		send := later(later(from, x.Until), at.Add(-svc.tolerance()))
+		send := later(later(from, x.Until), at.Add(-r.tolerance()))
 		wait = send.Sub(now)
 		if wait > 0 && !deadline.IsZero() && !now.Add(wait).Before(deadline) {
 			return false
 		}
-		x.Next = at.Add(svc.every)
+		x.Next = at.Add(r.every)
 		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
 		return true
 	}
@@ -128,10 +128,6 @@ func (p *pacer) turn(ctx context.Context, svc *service, key string, now, deadlin
 	}
 	return wait, taken, nil
 }
-
-// tolerance is how far ahead of the theoretical arrival time a send may go:
-// burst-1 intervals.
-func (svc *service) tolerance() time.Duration { return time.Duration(svc.burst-1) * svc.every }
 
 // hold holds every send to the webhook until at least until, in the store
 // too when there is one (one more compare and swap; none when the store

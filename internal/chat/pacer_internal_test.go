@@ -16,7 +16,7 @@ func TestPacerForgetsIdleHooksOnlyAtItsBound(t *testing.T) {
 	t.Parallel()
 	p := newPacer(nil)
 	ctx := context.Background()
-	turn := func(key string, at time.Time) { p.turn(ctx, slack, key, at, time.Time{}) }
+	turn := func(key string, at time.Time) { p.turn(ctx, slack, slack.rate, key, at, time.Time{}) }
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	late := start.Add(10 * idleHookAfter)
 	for i := range maxIdleHooks - 3 {

@@ -229,7 +229,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if dl, ok := ctx.Deadline(); ok {
 		deadline = dl
 	}
-	wait, taken, gone := s.pace.turn(ctx, svc, t.key, now, deadline)
+	wait, taken, gone := s.pace.turn(ctx, svc, svc.rateOf(u), t.key, now, deadline)
 	switch {
 	case gone != nil:
 		return gone

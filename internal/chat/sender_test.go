@@ -326,25 +326,25 @@ func TestTurnAfterDeadlineRetriesLater(t *testing.T) {
 	u := b.teams.URL() + b.teams.Create("wf-rate", "sig")
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second))
 	defer cancel()
-	// Teams: 4 at once, then one per 250 ms: turns at 0, 0, 0, 0, 250, 500,
-	// 750 ms; the 8th, at 1 s, is not before the deadline.
-	for i := range 7 {
+	// A Teams workflow: one per 400 ms, turns at 0, 400 and 800 ms; the
+	// 4th, at 1.2 s, is not before the deadline.
+	for i := range 3 {
 		require.NoError(t, b.sender.Send(ctx, message(t, "t", notification.Chat{Service: "teams", URL: u, Text: "x"})), i)
 	}
-	require.Equal(t, start.Add(750*time.Millisecond), b.clock.Now())
-	err := b.sender.Send(ctx, message(t, "t8", notification.Chat{Service: "teams", URL: u, Text: "x"}))
+	require.Equal(t, start.Add(800*time.Millisecond), b.clock.Now())
+	err := b.sender.Send(ctx, message(t, "t4", notification.Chat{Service: "teams", URL: u, Text: "x"}))
 	permanent, class, after := delivery.Classify(err)
 	require.False(t, permanent)
 	require.Equal(t, delivery.Class("teams_rate_limited"), class, "%v", err)
-	require.Equal(t, 250*time.Millisecond, after)
-	require.Len(t, b.teams.Received(), 7, "the 8th was not sent")
+	require.Equal(t, 400*time.Millisecond, after)
+	require.Len(t, b.teams.Received(), 3, "the 4th was not sent")
 	require.Empty(t, b.teams.Refused())
 	requireNoSecret(t, err, u)
-	// The turn given back is the next send's: at 1 s, not 1.25 s.
+	// The turn given back is the next send's: at 1.2 s, not 1.6 s.
 	ctx2, cancel2 := context.WithDeadline(context.Background(), start.Add(2*time.Second))
 	defer cancel2()
-	require.NoError(t, b.sender.Send(ctx2, message(t, "t9", notification.Chat{Service: "teams", URL: u, Text: "x"})))
-	require.Equal(t, start.Add(time.Second), b.clock.Now())
+	require.NoError(t, b.sender.Send(ctx2, message(t, "t5", notification.Chat{Service: "teams", URL: u, Text: "x"})))
+	require.Equal(t, start.Add(1200*time.Millisecond), b.clock.Now())
 	require.Empty(t, b.teams.Refused())
 }
 
@@ -588,4 +588,50 @@ func TestA429MetWhileAPostWaitsForItsTurn(t *testing.T) {
 	// The third post's turn was at +2 s, its 429 holds the webhook 30 s
 	// from then: the second post goes at +32 s.
 	require.Equal(t, start.Add(32*time.Second), got[1].At)
+}
+
+// herald's pace of a Teams webhook keeps under every limit Teams documents
+// for its kind, with the receiver counting each in a sliding span: a
+// workflow 4 in any second (herald: at most 3), a legacy connector 4 in a
+// second, 60 in 30 s, 100 in an hour, 150 in 2 hours and 1,800 in a day.
+// Paced at 4 a second (burst 4), the legacy connector was throttled from
+// its 61st post on, and the workflow took 8 posts in one second.
+func TestTeamsPaceKeepsUnderEveryTeamsLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		posts  int
+		limits []chattest.Limit
+		url    func(tm *chattest.Teams) string
+	}{
+		{"workflow", 40, chattest.TeamsWorkflowsLimits, func(tm *chattest.Teams) string { return tm.URL() + tm.Create("wf-pace", "sig") }},
+		{"legacy connector", 160, chattest.TeamsLegacyLimits, func(tm *chattest.Teams) string { return tm.URL() + "/webhookb2/g/IncomingWebhook/pace/o" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			u := tc.url(b.teams)
+			for i := range tc.posts {
+				require.NoError(t, b.sender.Send(context.Background(), message(t, "p", notification.Chat{Service: "teams", URL: u, Text: "x"})), i)
+			}
+			require.Empty(t, b.teams.Refused())
+			got := b.teams.Received()
+			require.Len(t, got, tc.posts)
+			for _, l := range tc.limits {
+				for i := range got { // with a post of margin in the busiest second
+					n := 0
+					for _, r := range got[i:] {
+						if r.At.Sub(got[i].At) < l.Span {
+							n++
+						}
+					}
+					limit := l.Max
+					if l.Span == time.Second {
+						limit--
+					}
+					require.LessOrEqual(t, n, limit, "%d posts in %v from post %d", n, l.Span, i)
+				}
+			}
+		})
+	}
 }

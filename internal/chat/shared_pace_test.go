@@ -47,7 +47,8 @@ func sharedStore(t *testing.T, c *clock) (*store.Store, *dynamotest.Server) {
 
 // Two execution environments each send 10 notifications to one webhook,
 // in turns, against the receiver that refuses more than its service
-// allows (Slack one a second, Teams 4 a second, Discord 5 per 2 seconds).
+// allows (Slack one a second, a Teams workflow 4 in any second, Discord 5
+// per 2 seconds).
 // Sharing the webhook's pace through the store, they take successive
 // turns: all 20 are taken, none refused (at most one 429 is the issue's
 // bar; Slack's are a second apart). Pacing alone, each environment sends

@@ -487,16 +487,74 @@ func (d *Discord) Delete(id string) {
 // wrong sig 401 DirectApiInvalidAuthorizationSignature). Legacy incoming
 // webhooks: POST /webhookb2/… with such a message or a MessageCard (which
 // needs a summary or text); 200 "1". A body over 28 KB answers 413, one
-// of the wrong shape 400. Rate: 4 posts per second per webhook; beyond it
-// 429 with Retry-After.
+// of the wrong shape 400. Rate, in sliding spans per webhook: a workflow
+// takes at most 4 posts in any second, beyond which it answers 429
+// WorkflowRequestsThrottled with Retry-After; a legacy webhook at most the
+// rows of TeamsLegacyLimits, beyond which it answers 200 with the text of
+// Teams' 429 (TeamsLegacyThrottled), as "Rate limiting for connectors"
+// says connectors do.
 type Teams struct {
 	*Receiver
-	flows map[string]string // workflow id → sig
+	flows map[string]string      // workflow id → sig
+	posts map[string][]time.Time // each webhook's accepted posts, a day's
+}
+
+// Limit is a rate limit over a sliding span: at most Max requests in any
+// Span.
+type Limit struct {
+	Span time.Duration
+	Max  int
+}
+
+// TeamsLegacyLimits are a legacy connector's limits, "Rate limiting for
+// connectors" (Microsoft Teams platform docs, "Transactions per second
+// thresholds"); TeamsWorkflowsLimits a workflow's, Teams' "more than four
+// requests in a second".
+var (
+	TeamsLegacyLimits = []Limit{
+		{time.Second, 4}, {30 * time.Second, 60}, {time.Hour, 100}, {2 * time.Hour, 150}, {24 * time.Hour, 1800},
+	}
+	TeamsWorkflowsLimits = []Limit{{time.Second, 4}}
+)
+
+// TeamsLegacyThrottled is a legacy connector's 200 answer to a throttled
+// post.
+const TeamsLegacyThrottled = "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 429 with ContextId tcid=0,server=msgapi-production-weu-azsc2-4-170,cv=Y2FmZS4w.0.."
+
+// takeWithin records a post to hook at the receiver's clock unless one of
+// limits is full; then it returns the wait until it is not.
+func (tm *Teams) takeWithin(hook string, limits []Limit) time.Duration {
+	now := tm.Now()
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	var kept []time.Time
+	for _, at := range tm.posts[hook] {
+		if now.Sub(at) < 24*time.Hour {
+			kept = append(kept, at)
+		}
+	}
+	var wait time.Duration
+	for _, l := range limits {
+		var in []time.Time // the posts in (now-Span, now]
+		for _, at := range kept {
+			if now.Sub(at) < l.Span {
+				in = append(in, at)
+			}
+		}
+		if len(in) >= l.Max {
+			wait = max(wait, in[len(in)-l.Max].Add(l.Span).Sub(now))
+		}
+	}
+	if wait == 0 {
+		kept = append(kept, now)
+	}
+	tm.posts[hook] = kept
+	return wait
 }
 
 // NewTeams starts a Teams receiver.
 func NewTeams() *Teams {
-	tm := &Teams{flows: map[string]string{}}
+	tm := &Teams{flows: map[string]string{}, posts: map[string][]time.Time{}}
 	tm.Receiver = newReceiver(250*time.Millisecond, 4, func(r *Receiver, w http.ResponseWriter, req *http.Request, body []byte) {
 		logicError := func(status int, code, msg string) {
 			r.refuse(w, status, fmt.Sprintf(`{"error": {"code": %q, "message": %q}}`, code, msg))
@@ -543,7 +601,13 @@ func NewTeams() *Teams {
 			logicError(http.StatusBadRequest, "InvalidRequestContent", "The message is not a message activity with Adaptive Card attachments.")
 			return
 		}
-		if _, wait := r.take(hook); wait > 0 {
+		if legacy {
+			if wait := tm.takeWithin(hook, TeamsLegacyLimits); wait > 0 {
+				w.Header().Set("Content-Type", "text/plain")
+				r.refuse(w, http.StatusOK, TeamsLegacyThrottled)
+				return
+			}
+		} else if wait := tm.takeWithin(hook, TeamsWorkflowsLimits); wait > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			logicError(http.StatusTooManyRequests, "WorkflowRequestsThrottled", "Rate limit is exceeded.")
 			return

@@ -556,22 +556,45 @@ func TestTeamsRefusesWhatTeamsRefuses(t *testing.T) {
 	require.Equal(t, "webhookb2/g/IncomingWebhook/x/y", got[0].Hook)
 }
 
-// TestTeamsRate: 4 posts a second per webhook, then 429
-// WorkflowRequestsThrottled with Retry-After.
+// TestTeamsRate: a workflow takes 4 posts in any second, then 429
+// WorkflowRequestsThrottled with Retry-After; a legacy webhook the rows of
+// "Rate limiting for connectors", each in a sliding span, then a 200 with
+// Teams' 429 in its text.
 func TestTeamsRate(t *testing.T) {
 	t.Parallel()
 	tm, c := teams(t)
 	flow := tm.URL() + tm.Create("wf", "s")
 	for i := range 4 {
 		require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status, i)
+		c.Advance(200 * time.Millisecond)
 	}
 	a := postJSON(t, tm.Receiver, flow, teamsCard)
-	require.Equal(t, http.StatusTooManyRequests, a.status)
+	require.Equal(t, http.StatusTooManyRequests, a.status, "the fifth within a second")
 	require.Equal(t, "1", a.header.Get("Retry-After"))
 	require.Contains(t, a.body, "WorkflowRequestsThrottled")
-	c.Advance(250 * time.Millisecond)
-	require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status)
-	require.Equal(t, []int{429}, tm.Refused())
+	c.Advance(199 * time.Millisecond)
+	require.Equal(t, http.StatusTooManyRequests, postJSON(t, tm.Receiver, flow, teamsCard).status, "still within the first post's second")
+	c.Advance(time.Millisecond)
+	require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status, "a second after the first")
+	require.Equal(t, []int{429, 429}, tm.Refused())
+
+	legacy := tm.URL() + "/webhookb2/g/IncomingWebhook/x/y"
+	post := func() answer { return postJSON(t, tm.Receiver, legacy, teamsCard) }
+	for i := range 60 { // 60 in 30 s, 4 a second
+		require.Equal(t, "1", post().body, i)
+		c.Advance(250 * time.Millisecond)
+	}
+	a = post()
+	require.Equal(t, http.StatusOK, a.status)
+	require.Equal(t, chattest.TeamsLegacyThrottled, a.body, "the 61st within 30 s")
+	c.Advance(15 * time.Second) // 30 s after the first
+	for i := range 40 {         // 100 in the hour
+		require.Equal(t, "1", post().body, i)
+		c.Advance(time.Second)
+	}
+	require.Equal(t, chattest.TeamsLegacyThrottled, post().body, "the 101st within the hour")
+	c.Advance(time.Hour)
+	require.Equal(t, "1", post().body, "an hour after the first")
 }
 
 // TestRouteSendsEachServiceToItsReceiver: Route points a chat body's URL
