@@ -58,6 +58,14 @@ type hookPace struct {
 	probing  bool
 }
 
+// maxPaceAhead bounds how far ahead of now a webhook's shared pace may put
+// its next turn (beyond the turn's own interval and burst): Lambda's
+// longest invocation, 15 minutes, the longest wait a turn is taken with.
+// A pace further ahead was written by a clock running ahead of this one
+// and is read as that far. A hold (Until) is bounded by MaxRetryAfter the
+// same way.
+const maxPaceAhead = 15 * time.Minute
+
 // maxIdleHooks is how many webhooks the pacer keeps before it forgets the
 // ones idle for idleHookAfter.
 const (
@@ -98,6 +106,14 @@ func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now,
 	from := later(now, p.banned[svc])
 	p.mu.Unlock()
 	take := func(x *store.Pace) bool {
+		// Another environment's clock wrote these: one running ahead
+		// must not hold the webhook beyond what any writer can ask.
+		if limit := now.Add(maxPaceAhead + r.tolerance() + r.every); x.Next.After(limit) {
+			x.Next = limit
+		}
+		if limit := now.Add(MaxRetryAfter); x.Until.After(limit) {
+			x.Until = limit
+		}
 		at := later(x.Next, later(from, x.Until))
 		send := later(later(from, x.Until), at.Add(-r.tolerance()))
 		wait = send.Sub(now)
@@ -249,6 +265,9 @@ func (p *pacer) heldUntil(svc *service, key string, now time.Time) time.Time {
 	}
 	if !until.After(now) {
 		return time.Time{}
+	}
+	if limit := now.Add(MaxRetryAfter); until.After(limit) {
+		return limit // as take bounds a hold another clock wrote
 	}
 	return until
 }

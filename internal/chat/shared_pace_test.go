@@ -184,3 +184,39 @@ func TestDiscordBanHoldsTheWebhooksOfEveryEnvironment(t *testing.T) {
 	require.InDelta(t, chat.DiscordBanPause.Seconds(), after.Seconds(), 1)
 	require.Len(t, d.Refused(), 1, "the ban met once")
 }
+
+// An environment whose clock runs a day ahead writes a webhook's shared
+// pace (its next turn) and a 429's hold a day ahead of the others': a
+// post from an environment with the right clock waits at most Lambda's
+// longest invocation for the turn and 12 hours for the hold, never a day,
+// and never a negative time.
+func TestPaceWrittenByAClockAheadIsBounded(t *testing.T) {
+	t.Parallel()
+	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), advance: true}
+	ahead := &clock{t: c.t.Add(24 * time.Hour), advance: true}
+	slack := chattest.NewSlack()
+	slack.Now = c.Now
+	t.Cleanup(slack.Close)
+	st, ddb := sharedStore(t, c)
+	stAhead, err := store.New(ddb.Client(), store.Config{Table: "herald-store", Now: ahead.Now})
+	require.NoError(t, err)
+	right, wrong := environment(t, c, slack.Receiver, st), environment(t, ahead, slack.Receiver, stAhead)
+	u := slack.URL() + "/services/T1/B1/xSkew7Q"
+	for range 2 { // the wrong clock's turns: its now, +1 s
+		require.NoError(t, wrong.Send(context.Background(), message(t, "w", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	}
+	require.NoError(t, right.Send(context.Background(), message(t, "r", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	slept := c.Slept()
+	require.Len(t, slept, 1)
+	require.Positive(t, slept[0])
+	require.LessOrEqual(t, slept[0], 15*time.Minute+2*time.Second, "bounded by Lambda's longest invocation, not a day")
+
+	u2 := slack.URL() + "/services/T1/B1/xSkewHold7Q"
+	slack.Answer("xSkewHold7Q", http.StatusTooManyRequests, "rate_limited", "Retry-After", "30")
+	require.Error(t, wrong.Send(context.Background(), message(t, "w", notification.Chat{Service: "slack", URL: u2, Text: "x"})))
+	slack.Unanswer("xSkewHold7Q")
+	require.NoError(t, right.Send(context.Background(), message(t, "r", notification.Chat{Service: "slack", URL: u2, Text: "x"})))
+	slept = c.Slept()
+	require.Len(t, slept, 2)
+	require.Equal(t, chat.MaxRetryAfter, slept[1], "a hold is at most 12 h from now")
+}
