@@ -40,6 +40,45 @@ type pacer struct {
 	// this process's address (Discord's Cloudflare ban): every webhook of
 	// the service waits for it.
 	banned map[*service]time.Time
+	// storeDownUntil is when the store is asked again after a call failed:
+	// until then every webhook is paced in this process alone.
+	storeDownUntil time.Time
+}
+
+// paceStoreTimeout bounds one call of the PaceStore, and paceStoreRetry is
+// how long the pacer paces alone after a call failed before it asks the
+// store again: a store that is down or hangs costs one call per
+// paceStoreRetry, not one (and its timeout) per post.
+const (
+	paceStoreTimeout = 2 * time.Second
+	paceStoreRetry   = 10 * time.Second
+)
+
+// updatePace is the store's UpdatePace, bounded by paceStoreTimeout, or
+// false when the store is not to be asked at now (none, or down). A failed
+// call marks the store down for paceStoreRetry.
+func (p *pacer) updatePace(ctx context.Context, now time.Time, x store.Pace, change func(*store.Pace) bool) (store.Pace, bool, bool) {
+	if p.store == nil {
+		return x, false, false
+	}
+	p.mu.Lock()
+	down := now.Before(p.storeDownUntil)
+	p.mu.Unlock()
+	if down {
+		return x, false, false
+	}
+	sctx, cancel := context.WithTimeout(ctx, paceStoreTimeout)
+	defer cancel()
+	got, changed, err := p.store.UpdatePace(sctx, x, change)
+	if err != nil {
+		if ctx.Err() == nil { // the store failed, not the caller's invocation
+			p.mu.Lock()
+			p.storeDownUntil = now.Add(paceStoreRetry)
+			p.mu.Unlock()
+		}
+		return x, false, false
+	}
+	return got, changed, true
 }
 
 type hookPace struct {
@@ -125,17 +164,14 @@ func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now,
 		return true
 	}
 	local := h.p
-	if p.store != nil {
-		got, took, serr := p.store.UpdatePace(ctx, h.p, take)
-		if serr == nil {
-			h.p, taken = got, took
-			if end := now.Add(wait); taken && end.After(h.lastUsed) {
-				h.lastUsed = end
-			}
-			return wait, taken, nil
+	if got, took, ok := p.updatePace(ctx, now, h.p, take); ok {
+		h.p, taken = got, took
+		if end := now.Add(wait); taken && end.After(h.lastUsed) {
+			h.lastUsed = end
 		}
-		// The store failed: this process paces alone until it answers.
+		return wait, taken, nil
 	}
+	// No store, or it failed: this process paces alone until it answers.
 	if taken = take(&local); taken {
 		h.p = local
 		if end := now.Add(wait); end.After(h.lastUsed) {
@@ -163,11 +199,9 @@ func (p *pacer) hold(ctx context.Context, key string, now, until time.Time) {
 		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
 		return true
 	}
-	if p.store != nil {
-		if got, _, err := p.store.UpdatePace(ctx, h.p, extend); err == nil {
-			h.p = got
-			return
-		}
+	if got, _, ok := p.updatePace(ctx, now, h.p, extend); ok {
+		h.p = got
+		return
 	}
 	extend(&h.p)
 }

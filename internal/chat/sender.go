@@ -56,7 +56,9 @@ type Config struct {
 	// Pace, when set, shares each webhook's pace with every execution
 	// environment (package store's pace items): a send takes its turn
 	// there with one conditional write, and a 429's hold is written
-	// there. When it fails, the Sender paces alone until it answers.
+	// there. When a call fails or takes over 2 s, the Sender paces alone
+	// for 10 s, then asks the store again: one failed call per 10 s, not
+	// one per post.
 	// Defaults to nil: each Sender paces what it sends alone.
 	Pace PaceStore
 }
