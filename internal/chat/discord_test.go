@@ -171,8 +171,11 @@ func TestDiscordRateLimitIsNoBan(t *testing.T) {
 
 // Concurrent posts to a webhook that has not answered in this process go
 // one at a time until it answers: 30 at once to a deleted Discord webhook
-// (a burst of 5 is Discord's) make one request, the others return its
-// class without one. Another webhook is not held.
+// (a burst of 5 is Discord's) make one request, whose answer is permanent
+// and says the webhook is gone; the others return its class without a
+// request, retried once GoneFor has passed (when the deliver function's
+// health store decides: disabled, dead-lettered; enabled again, sent).
+// Another webhook is not held.
 func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -189,12 +192,14 @@ func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
 	close(errs)
 	gone := 0
 	for err := range errs {
-		permanent, class, _ := delivery.Classify(err)
-		require.True(t, permanent)
+		permanent, class, after := delivery.Classify(err)
 		require.Equal(t, delivery.Class("discord_unknown_webhook"), class, "%v", err)
 		if delivery.DestinationGone(err) {
+			require.True(t, permanent)
 			gone++
 		} else {
+			require.False(t, permanent, "%v", err)
+			require.Equal(t, chat.GoneFor, after, "retried when the health store has the answer")
 			require.Contains(t, err.Error(), "not sent: the webhook answered discord_unknown_webhook")
 		}
 		requireNoSecret(t, err, deleted)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -87,9 +88,8 @@ type hookPace struct {
 	p        store.Pace
 	lastUsed time.Time // the last turn given
 	// gone is the answer that said the webhook is gone, remembered until
-	// goneUntil.
-	gone      error
-	goneUntil time.Time
+	// its until.
+	gone *goneAnswer
 	// answered is closed once a post to the webhook has been answered (or
 	// failed) in this process; probing says one post is under way before
 	// that.
@@ -133,12 +133,13 @@ func (p *pacer) hook(key string, now time.Time) *hookPace {
 // turn is the next turn of the webhook key of svc, paced at r, at now: the wait before
 // sending, and whether it was taken. A turn whose wait ends at or after
 // deadline (when not zero) is not taken: the next one is the same turn.
-// err is the answer that said the webhook is gone, when one did.
-func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now, deadline time.Time) (wait time.Duration, taken bool, err error) {
+// gone is the answer that said the webhook is gone, when one did within
+// GoneFor.
+func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now, deadline time.Time) (wait time.Duration, taken bool, gone *goneAnswer) {
 	h := p.hook(key, now)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.gone != nil && now.Before(h.goneUntil) {
+	if h.gone != nil && now.Before(h.gone.until) {
 		return 0, false, h.gone
 	}
 	p.mu.Lock()
@@ -229,18 +230,26 @@ func (p *pacer) ban(ctx context.Context, svc *service, now, until time.Time) {
 }
 
 // GoneFor is how long a Sender remembers a webhook that answered it is
-// gone: the sends of the same batch waiting for their turn are not made.
-// Across batches and environments the deliver function's health store
-// remembers it (docs/delivery.md, "A chat webhook that is gone"), and
-// `herald destinations enable` is seen here within GoneFor.
+// gone: the sends of the same batch waiting for their turn are not made,
+// but retried once GoneFor has passed, when the deliver function's health
+// store decides (docs/delivery.md, "A chat webhook that is gone"): disabled,
+// they are dead-lettered without a request; enabled again by `herald
+// destinations enable` meanwhile, they are sent.
 const GoneFor = time.Minute
 
-// markGone makes every turn of the webhook in the next GoneFor return
-// err, without a request.
-func (p *pacer) markGone(key string, now time.Time, err error) {
+// goneAnswer is an answer that said a webhook is gone: its class and time,
+// and the end of the Sender's memory of it.
+type goneAnswer struct {
+	class     delivery.Class
+	at, until time.Time
+}
+
+// markGone makes every turn of the webhook in the next GoneFor return the
+// answer of class at now, without a request.
+func (p *pacer) markGone(key string, now time.Time, class delivery.Class) {
 	h := p.hook(key, now)
 	h.mu.Lock()
-	h.gone, h.goneUntil = err, now.Add(GoneFor)
+	h.gone = &goneAnswer{class: class, at: now, until: now.Add(GoneFor)}
 	h.mu.Unlock()
 }
 
@@ -308,11 +317,11 @@ func (p *pacer) heldUntil(svc *service, key string, now time.Time) time.Time {
 
 // goneNow returns the answer that said the webhook is gone, when one did
 // within GoneFor before now, else nil.
-func (p *pacer) goneNow(key string, now time.Time) error {
+func (p *pacer) goneNow(key string, now time.Time) *goneAnswer {
 	h := p.hook(key, now)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.gone != nil && now.Before(h.goneUntil) {
+	if h.gone != nil && now.Before(h.gone.until) {
 		return h.gone
 	}
 	return nil
@@ -323,7 +332,7 @@ func (p *pacer) goneNow(key string, now time.Time) error {
 func (p *pacer) forget(now time.Time) {
 	for k, h := range p.hooks {
 		if h.mu.TryLock() {
-			idle := now.Sub(h.lastUsed) > idleHookAfter && !h.p.Until.After(now) && !h.goneUntil.After(now)
+			idle := now.Sub(h.lastUsed) > idleHookAfter && !h.p.Until.After(now) && (h.gone == nil || !h.gone.until.After(now))
 			h.mu.Unlock()
 			if idle {
 				delete(p.hooks, k)

@@ -234,7 +234,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	wait, taken, gone := s.pace.turn(ctx, svc, svc.rateOf(u), t.key, now, deadline)
 	switch {
 	case gone != nil:
-		return gone
+		return t.gone(gone, now)
 	case !taken:
 		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait,
 			Err: t.errorf("the webhook's next turn under its rate limit is in %v, after this invocation ends; not sent, retried then", wait.Round(time.Millisecond))}
@@ -248,7 +248,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		for {
 			now := s.now()
 			if gone := s.pace.goneNow(t.key, now); gone != nil {
-				return gone
+				return t.gone(gone, now)
 			}
 			until := s.pace.heldUntil(svc, t.key, now)
 			if until.IsZero() {
@@ -300,9 +300,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	err = s.classify(ctx, t, resp, answer, at)
 	var p *delivery.PermanentError
 	if errors.As(err, &p) && p.Gone {
-		s.pace.markGone(t.key, at, delivery.Permanent(p.Class, t.errorf(
-			"not sent: the webhook answered %s at %s, which says it is gone; `herald destinations enable %s` once it is back",
-			p.Class, at.UTC().Format(time.RFC3339), t.key)))
+		s.pace.markGone(t.key, at, p.Class)
 	}
 	return err
 }
@@ -492,6 +490,16 @@ type target struct {
 
 func (t target) errorf(format string, args ...any) error {
 	return fmt.Errorf("chat %s %s to %s: %s", t.svc.name, t.id, t.endpoint, fmt.Sprintf(format, args...))
+}
+
+// gone is the error of a send not made because the webhook answered g
+// (another send's answer) within GoneFor: retried once GoneFor has passed,
+// when the deliver function's health store says whether the webhook is
+// still disabled, so that a webhook enabled meanwhile loses nothing.
+func (t target) gone(g *goneAnswer, now time.Time) error {
+	return &delivery.TransientError{Class: g.class, RetryAfter: g.until.Sub(now), Err: t.errorf(
+		"not sent: the webhook answered %s at %s, which says it is gone; retried in %v, when %s is disabled (dead-lettered) or enabled again (sent)",
+		g.class, g.at.UTC().Format(time.RFC3339), g.until.Sub(now).Round(time.Second), t.key)}
 }
 
 func (t target) deadline(ctx context.Context) error {
