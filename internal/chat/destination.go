@@ -110,12 +110,23 @@ const DiscordAPIVersion = 10
 // endpoints, which read another body than the one herald sends (the GitHub
 // one answers 204 to a body that is no GitHub event and posts nothing,
 // discord-api-docs issues 6957 and 7385), and a trailing slash with them.
-// A path that is not Execute Webhook's is posted as it is, version 0 (the
-// current unit, seconds, is read).
+// The legacy host discordapp.com is posted to as discord.com, which
+// serves the same webhooks: Discord added a global rate limit to requests
+// to discordapp.com and asks callers to use discord.com
+// (discord-api-docs discussion 6490). A path that is not Execute
+// Webhook's is posted as it is, version 0 (the current unit, seconds, is
+// read).
 func discordVersioned(u *url.URL) (*url.URL, int) {
 	m := discordPath.FindStringSubmatch(u.EscapedPath())
 	if m == nil {
 		return u, 0
+	}
+	host := u.Host
+	if h := strings.TrimSuffix(strings.ToLower(u.Hostname()), "."); h == "discordapp.com" {
+		host = "discord.com"
+		if p := u.Port(); p != "" {
+			host += ":" + p
+		}
 	}
 	version := DiscordAPIVersion
 	if m[2] != "" {
@@ -131,6 +142,6 @@ func discordVersioned(u *url.URL) (*url.URL, int) {
 		return u, 0
 	}
 	v := *u
-	v.Path, v.RawPath = path, escaped
+	v.Host, v.Path, v.RawPath = host, path, escaped
 	return &v, version
 }
