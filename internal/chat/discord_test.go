@@ -298,3 +298,40 @@ func TestDiscordBanMetWhileAPostWaitsForItsTurn(t *testing.T) {
 	require.Len(t, b.discord.Refused(), 1, "only the post that met the ban")
 	require.Len(t, b.discord.Received(), 5)
 }
+
+// Discord's global rate limit (X-RateLimit-Global, X-RateLimit-Scope:
+// global, or "global": true) counts every request of the address, not one
+// webhook's: every Discord webhook of the Sender waits its retry_after,
+// instead of meeting another global 429. A per-webhook 429 holds only its
+// webhook.
+func TestDiscordGlobalRateLimitHoldsEveryDiscordWebhook(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body string
+		header     []string
+		global     bool
+	}{
+		{"header global", `{"message": "You are being rate limited.", "retry_after": 2.5, "global": true}`, []string{"X-RateLimit-Global", "true", "X-RateLimit-Scope", "global", "Retry-After", "3"}, true},
+		{"scope global", `{"message": "You are being rate limited.", "retry_after": 2.5}`, []string{"X-RateLimit-Scope", "global"}, true},
+		{"body global", `{"message": "You are being rate limited.", "retry_after": 2.5, "global": true}`, nil, true},
+		{"webhook's own", `{"message": "You are being rate limited.", "retry_after": 2.5, "global": false}`, []string{"X-RateLimit-Scope", "shared", "Retry-After", "3"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			one := b.discord.URL() + b.discord.Create("87", "tok")
+			two := b.discord.URL() + b.discord.Create("88", "tok")
+			b.discord.Answer("87", http.StatusTooManyRequests, tc.body, tc.header...)
+			err := b.sender.Send(context.Background(), message(t, "g1", notification.Chat{Service: "discord", URL: one, Text: "x"}))
+			_, class, after := delivery.Classify(err)
+			require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
+			require.Equal(t, 2500*time.Millisecond, after)
+			require.NoError(t, b.sender.Send(context.Background(), message(t, "g2", notification.Chat{Service: "discord", URL: two, Text: "x"})))
+			if tc.global {
+				require.Equal(t, []time.Duration{2500 * time.Millisecond}, b.clock.Slept(), "the other webhook waited out the global limit")
+			} else {
+				require.Empty(t, b.clock.Slept(), "another webhook is not held")
+			}
+		})
+	}
+}

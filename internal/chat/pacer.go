@@ -38,8 +38,8 @@ type pacer struct {
 	mu    sync.Mutex
 	hooks map[string]*hookPace
 	// banned is when each service takes requests again after it banned
-	// this process's address (Discord's Cloudflare ban): every webhook of
-	// the service waits for it.
+	// this process's address (Discord's Cloudflare ban) or limited it
+	// globally (holdService): every webhook of the service waits for it.
 	banned map[*service]time.Time
 	// storeDownUntil is when the store is asked again after a call failed:
 	// until then every webhook is paced in this process alone.
@@ -205,6 +205,15 @@ func (p *pacer) hold(ctx context.Context, key string, now, until time.Time) {
 		return
 	}
 	extend(&h.p)
+}
+
+// holdService holds every send to svc from this process until until:
+// Discord's global rate limit, which counts the address's requests to
+// every webhook.
+func (p *pacer) holdService(svc *service, until time.Time) {
+	p.mu.Lock()
+	p.banned[svc] = later(p.banned[svc], until)
+	p.mu.Unlock()
 }
 
 // ban holds every send to svc until until: in this process, every webhook

@@ -365,6 +365,11 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		var wait time.Duration
 		if svc == discord {
 			wait = discordRetryAfter(resp.Header, answer, t.version)
+			if discordGlobal(resp.Header, answer) {
+				// The global limit counts every request from this
+				// address: every Discord webhook waits.
+				s.pace.holdService(svc, now.Add(wait))
+			}
 		} else {
 			wait, _ = webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 		}
@@ -417,6 +422,21 @@ func discordBanned(h http.Header, body []byte) bool {
 		RetryAfter *float64 `json:"retry_after"`
 	}
 	return json.Unmarshal(body, &e) != nil || e.RetryAfter == nil
+}
+
+// discordGlobal reports whether a Discord 429 is its global rate limit,
+// which counts every request of the caller (a webhook's caller is its
+// address) rather than one webhook's: X-RateLimit-Global: true,
+// X-RateLimit-Scope: global, or "global": true in the body (Rate Limits
+// guide, "Exceeding A Rate Limit").
+func discordGlobal(h http.Header, body []byte) bool {
+	if strings.EqualFold(h.Get("X-RateLimit-Global"), "true") || strings.EqualFold(h.Get("X-RateLimit-Scope"), "global") {
+		return true
+	}
+	var e struct {
+		Global bool `json:"global"`
+	}
+	return json.Unmarshal(body, &e) == nil && e.Global
 }
 
 // discordRetryAfter is the wait a Discord 429 asks for, in the unit of
