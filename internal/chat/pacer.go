@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +73,10 @@ func (p *pacer) updatePace(ctx context.Context, now time.Time, x store.Pace, cha
 	defer cancel()
 	got, changed, err := p.store.UpdatePace(sctx, x, change)
 	if err != nil {
-		if ctx.Err() == nil { // the store failed, not the caller's invocation
+		// The store failed, not the caller's invocation, and not because
+		// other environments wrote first (a busy webhook, not a store
+		// that is down: the next post asks it again).
+		if ctx.Err() == nil && !errors.Is(err, store.ErrContended) {
 			p.mu.Lock()
 			p.storeDownUntil = now.Add(paceStoreRetry)
 			p.mu.Unlock()
