@@ -295,6 +295,7 @@ func TestDiscordBanMetWhileAPostWaitsForItsTurn(t *testing.T) {
 	require.False(t, permanent)
 	require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
 	require.InDelta(t, chat.DiscordBanPause.Seconds(), after.Seconds(), 3)
+	requireNoSecret(t, err, one)
 	require.Len(t, b.discord.Refused(), 1, "only the post that met the ban")
 	require.Len(t, b.discord.Received(), 5)
 }

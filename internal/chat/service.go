@@ -250,9 +250,13 @@ var teams = &service{
 }
 
 // teamsLegacy reports whether u is a legacy Office 365 connector's
-// incoming webhook (/webhookb2/… on *.webhook.office.com or
-// outlook.office.com), which answers "1" when it delivered.
-func teamsLegacy(u *url.URL) bool { return strings.HasPrefix(u.Path, "/webhookb2/") }
+// incoming webhook, which answers "1" when it delivered: /webhookb2/… (on
+// *.webhook.office.com), or the older form /webhook/… (on
+// outlook.office.com or outlook.office365.com, before the connectors
+// moved to webhookb2 in 2021).
+func teamsLegacy(u *url.URL) bool {
+	return strings.HasPrefix(u.Path, "/webhookb2/") || strings.HasPrefix(u.Path, "/webhook/")
+}
 
 // teamsErrorAnswer reports whether a Teams 200 reports a failure: a
 // legacy connector's answer other than its "1", or a JSON error envelope

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -59,6 +60,21 @@ func TestTeams200IsDeliveredOnlyWhenItSaysSo(t *testing.T) {
 		require.Equal(t, tt.permanent, permanent, tt.name)
 		requireNoSecret(t, err, u)
 	}
+	// A legacy connector's URL of the older form (outlook.office.com/webhook/…)
+	// is a legacy connector too: its 200 that is not "1" is not delivered,
+	// and it is paced as one (a burst of 3, then one per 50 s).
+	old := b.teams.URL() + "/webhook/g@t/IncomingWebhook/l9/o"
+	b.teams.Answer("webhook/g@t/IncomingWebhook/l9/o", http.StatusOK, "Microsoft.Teams.Connectors.TokenServiceException: Failed to acquire a token")
+	err := b.sender.Send(context.Background(), message(t, "old", notification.Chat{Service: "teams", URL: old, Text: "x"}))
+	_, class, _ := delivery.Classify(err)
+	require.Equal(t, delivery.Class("teams_error_answer"), class, "%v", err)
+	b.teams.Unanswer("webhook/g@t/IncomingWebhook/l9/o")
+	before := len(b.clock.Slept())
+	for range 3 {
+		require.NoError(t, b.sender.Send(context.Background(), message(t, "old", notification.Chat{Service: "teams", URL: old, Text: "x"})))
+	}
+	require.Equal(t, []time.Duration{50 * time.Second}, b.clock.Slept()[before:], "the 4th post of the burst waits 50 s")
+
 	// The receiver's own answers: 202 from a workflow, "1" from a legacy
 	// connector.
 	require.NoError(t, b.sender.Send(context.Background(), message(t, "t202", notification.Chat{Service: "teams", URL: b.teams.URL() + b.teams.Create("wf-ok", "s"), Text: "x"})))

@@ -485,7 +485,7 @@ func (d *Discord) Delete(id string) {
 // activity whose attachments are Adaptive Cards; 202 Accepted. Only the
 // workflows of Teams.Create exist (another answers 404 WorkflowNotFound, a
 // wrong sig 401 DirectApiInvalidAuthorizationSignature). Legacy incoming
-// webhooks: POST /webhookb2/… with such a message or a MessageCard (which
+// webhooks: POST /webhookb2/… (or the older /webhook/…) with such a message or a MessageCard (which
 // needs a summary or text); 200 "1". A body over 28 KB answers 413, one
 // of the wrong shape 400. Rate, in sliding spans per webhook: a workflow
 // takes at most 4 posts in any second, beyond which it answers 429
@@ -560,7 +560,7 @@ func NewTeams() *Teams {
 			r.refuse(w, status, fmt.Sprintf(`{"error": {"code": %q, "message": %q}}`, code, msg))
 		}
 		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
-		legacy := len(parts) > 1 && parts[0] == "webhookb2"
+		legacy := len(parts) > 1 && (parts[0] == "webhookb2" || parts[0] == "webhook")
 		hook := strings.Join(parts, "/")
 		if !legacy {
 			if req.Method != http.MethodPost || len(parts) != 6 || parts[0] != "workflows" || strings.Join(parts[2:], "/") != "triggers/manual/paths/invoke" {
