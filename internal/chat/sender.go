@@ -377,6 +377,14 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait, Err: withBody()}
 	}
 	if token, permanent := svc.reason(code, answer); token != "" {
+		if code != resp.StatusCode && svc.gone[token] {
+			// A Teams 200 whose text names a status that would say the
+			// webhook is gone (404, 410, 401): Teams' connectors answer
+			// 200 for what they deem retryable, so that callers do not
+			// disable the webhook (MicrosoftDocs/msteams-docs issue
+			// 9698, where random 401s came as such 200s). Retried.
+			return delivery.Transient(teams.class("error_answer"), withBody())
+		}
 		if permanent {
 			return &delivery.PermanentError{Class: svc.class(token), Err: withBody(), Gone: svc.gone[token]}
 		}

@@ -259,7 +259,10 @@ func teamsLegacy(u *url.URL) bool {
 }
 
 // teamsErrorAnswer reports whether a Teams 200 reports a failure: a
-// legacy connector's answer other than its "1", or a JSON error envelope
+// legacy connector's answer that is not a number of messages posted (a
+// positive integer, "1" in most cases: "the response can be considered
+// successful only if it returns a number", Teams engineering in
+// MicrosoftDocs/msteams-docs issue 9698), or a JSON error envelope
 // {"error": …} from either kind. A Workflows 200 with another body is what
 // the flow's own Response action said: delivered.
 func teamsErrorAnswer(legacy bool, body []byte) bool {
@@ -270,7 +273,11 @@ func teamsErrorAnswer(legacy bool, body []byte) bool {
 	if json.Unmarshal(body, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
 		return true
 	}
-	return legacy && string(body) != "1"
+	if !legacy {
+		return false
+	}
+	n, err := strconv.ParseUint(string(body), 10, 32)
+	return err != nil || n == 0 || body[0] == '+'
 }
 
 func goneSet(reasons ...string) map[string]bool {
