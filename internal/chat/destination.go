@@ -32,7 +32,9 @@ const DestinationPrefix = "chat:"
 //     sorted.
 //
 // A URL on a host that is not the service's own (Config.AllowHosts) keeps
-// its host and port in the address. It returns an error when the service
+// its host and port in the address. Hosts are compared in lower case
+// without a trailing dot or https's own port 443 (a Workflows URL is
+// copied both with :443 and without it). It returns an error when the service
 // is unknown or the URL does not parse.
 func Destination(service notification.ChatService, rawURL string) (string, error) {
 	svc := services[service]
@@ -64,7 +66,10 @@ func ServiceOfHost(host string) notification.ChatService {
 
 func (svc *service) destination(u *url.URL) string {
 	var b strings.Builder
-	host := strings.TrimSuffix(strings.ToLower(u.Host), ".")
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if p := u.Port(); p != "" && !(p == "443" && strings.EqualFold(u.Scheme, "https")) {
+		host += ":" + p // 443 is https's own: a Workflows URL is copied with and without it
+	}
 	if svc != teams && svc.ownHost(u.Hostname()) {
 		// Every Discord host serves every Discord webhook; Slack has one.
 		host = string(svc.name)
