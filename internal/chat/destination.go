@@ -32,7 +32,9 @@ const DestinationPrefix = "chat:"
 //     sorted.
 //
 // A URL on a host that is not the service's own (Config.AllowHosts) keeps
-// its host and port in the address. It returns an error when the service
+// its host and port in the address. Hosts are compared in lower case
+// without a trailing dot or https's own port 443 (a Workflows URL is
+// copied both with :443 and without it). It returns an error when the service
 // is unknown or the URL does not parse.
 func Destination(service notification.ChatService, rawURL string) (string, error) {
 	svc := services[service]
@@ -69,7 +71,10 @@ func ServiceOfHost(host string) notification.ChatService {
 
 func (svc *service) destination(u *url.URL) string {
 	var b strings.Builder
-	host := strings.TrimSuffix(strings.ToLower(u.Host), ".")
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if p := u.Port(); p != "" && !(p == "443" && strings.EqualFold(u.Scheme, "https")) {
+		host += ":" + p // 443 is https's own: a Workflows URL is copied with and without it
+	}
 	if svc != teams && svc.ownHost(u.Hostname()) {
 		// Every Discord host serves every Discord webhook; Slack has one.
 		host = string(svc.name)
@@ -78,7 +83,11 @@ func (svc *service) destination(u *url.URL) string {
 	switch {
 	case svc == discord && discordPath.MatchString(u.EscapedPath()):
 		m := discordPath.FindStringSubmatch(u.EscapedPath())
-		b.WriteString("/webhooks/" + m[3] + "/" + m[4])
+		token := m[4]
+		if t, err := url.PathUnescape(token); err == nil {
+			token = url.PathEscape(t) // one spelling of the token: %2D is -
+		}
+		b.WriteString("/webhooks/" + m[3] + "/" + token)
 	case svc == teams:
 		b.WriteString(u.EscapedPath())
 		if u.RawQuery != "" {
@@ -103,26 +112,46 @@ var discordPath = regexp.MustCompile(`^/api(/v(\d+))?/webhooks/(\d+)/([^/]+)(/sl
 // in seconds (Discord's change log, "API and Gateway V8").
 const DiscordAPIVersion = 10
 
-// discordVersioned returns u with Discord's API version put in its path
-// when it has none, and the version it runs on: 0 for a path that is not
-// Execute Webhook's (the current unit, seconds, is read).
+// discordVersioned returns the URL herald posts a Discord webhook URL u to,
+// and the API version it runs on: Execute Webhook's own path,
+// /api/vN/webhooks/ID/TOKEN, with u's version (DiscordAPIVersion when it
+// has none) and u's query (?wait=true, ?thread_id=…). A trailing /slack or
+// /github is dropped: those are Discord's Slack- and GitHub-compatible
+// endpoints, which read another body than the one herald sends (the GitHub
+// one answers 204 to a body that is no GitHub event and posts nothing,
+// discord-api-docs issues 6957 and 7385), and a trailing slash with them.
+// The legacy host discordapp.com is posted to as discord.com, which
+// serves the same webhooks: Discord added a global rate limit to requests
+// to discordapp.com and asks callers to use discord.com
+// (discord-api-docs discussion 6490). A path that is not Execute
+// Webhook's is posted as it is, version 0 (the current unit, seconds, is
+// read).
 func discordVersioned(u *url.URL) (*url.URL, int) {
 	m := discordPath.FindStringSubmatch(u.EscapedPath())
 	if m == nil {
 		return u, 0
 	}
+	host := u.Host
+	if h := strings.TrimSuffix(strings.ToLower(u.Hostname()), "."); h == "discordapp.com" {
+		host = "discord.com"
+		if p := u.Port(); p != "" {
+			host += ":" + p
+		}
+	}
+	version := DiscordAPIVersion
 	if m[2] != "" {
 		v, err := strconv.Atoi(m[2])
 		if err != nil {
 			return u, 0
 		}
-		return u, v
+		version = v
+	}
+	escaped := "/api/v" + strconv.Itoa(version) + "/webhooks/" + m[3] + "/" + m[4]
+	path, err := url.PathUnescape(escaped)
+	if err != nil {
+		return u, 0
 	}
 	v := *u
-	v.Path = "/api/v" + strconv.Itoa(DiscordAPIVersion) + strings.TrimPrefix(u.Path, "/api")
-	v.RawPath = ""
-	if u.RawPath != "" {
-		v.RawPath = "/api/v" + strconv.Itoa(DiscordAPIVersion) + strings.TrimPrefix(u.RawPath, "/api")
-	}
-	return &v, DiscordAPIVersion
+	v.Host, v.Path, v.RawPath = host, path, escaped
+	return &v, version
 }

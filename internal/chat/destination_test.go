@@ -33,6 +33,8 @@ func TestDestinationKeysAWebhookNotAURL(t *testing.T) {
 			"https://prod-1.westeurope.logic.azure.com/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0",
 			"https://prod-1.westeurope.logic.azure.com/workflows/w1/triggers/manual/paths/invoke?sv=1.0&sp=%2Ftriggers%2Fmanual%2Frun&sig=sSecret7Q&api-version=2016-06-01",
 			"https://PROD-1.westeurope.logic.azure.com:443/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2ftriggers%2fmanual%2frun&sv=1.0",
+			"https://prod-1.westeurope.logic.azure.com:443/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0",
+			"https://PROD-1.westeurope.logic.azure.com./workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0",
 		},
 	}
 	seen := map[string]bool{}
@@ -61,6 +63,8 @@ func TestDestinationKeysAWebhookNotAURL(t *testing.T) {
 		{"discord", "https://discord.com/api/webhooks/123456/tokOther"},
 		{"discord", "https://discord.com/api/webhooks/654321/tokSecret7Q"},
 		{"discord", "https://127.0.0.1:8443/api/webhooks/123456/tokSecret7Q"}, // a relay is another destination
+		{"discord", "https://127.0.0.1:8444/api/webhooks/123456/tokSecret7Q"}, // and another port another relay
+		{"teams", "https://prod-1.westeurope.logic.azure.com:8443/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=sSecret7Q&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0"},
 		{"slack", "https://hooks.slack.com/services/T1/B1/xOther"},
 		{"slack", "https://hooks.slack.com/services/T1/B2/xSecret7Q"},
 		{"teams", "https://prod-1.westeurope.logic.azure.com/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=other"},

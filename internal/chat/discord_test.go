@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,8 +171,11 @@ func TestDiscordRateLimitIsNoBan(t *testing.T) {
 
 // Concurrent posts to a webhook that has not answered in this process go
 // one at a time until it answers: 30 at once to a deleted Discord webhook
-// (a burst of 5 is Discord's) make one request, the others return its
-// class without one. Another webhook is not held.
+// (a burst of 5 is Discord's) make one request, whose answer is permanent
+// and says the webhook is gone; the others return its class without a
+// request, retried once GoneFor has passed (when the deliver function's
+// health store decides: disabled, dead-lettered; enabled again, sent).
+// Another webhook is not held.
 func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -188,12 +192,14 @@ func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
 	close(errs)
 	gone := 0
 	for err := range errs {
-		permanent, class, _ := delivery.Classify(err)
-		require.True(t, permanent)
+		permanent, class, after := delivery.Classify(err)
 		require.Equal(t, delivery.Class("discord_unknown_webhook"), class, "%v", err)
 		if delivery.DestinationGone(err) {
+			require.True(t, permanent)
 			gone++
 		} else {
+			require.False(t, permanent, "%v", err)
+			require.Equal(t, chat.GoneFor, after, "retried when the health store has the answer")
 			require.Contains(t, err.Error(), "not sent: the webhook answered discord_unknown_webhook")
 		}
 		requireNoSecret(t, err, deleted)
@@ -202,4 +208,131 @@ func TestConcurrentPostsToAGoneWebhookMakeOneRequest(t *testing.T) {
 	require.Len(t, b.discord.Refused(), 1, "one request to the deleted webhook")
 	live := b.discord.URL() + b.discord.Create("96", "tokLive")
 	require.NoError(t, b.sender.Send(context.Background(), message(t, "l", notification.Chat{Service: "discord", URL: live, Text: "x"})))
+}
+
+// Every way a Discord webhook URL is written is posted to Execute
+// Webhook's own path, /api/vN/webhooks/ID/TOKEN, with its version (10 when
+// it has none) and its query, and the message reaches the channel: a
+// trailing /github (Discord's GitHub-compatible endpoint answers 204 to a
+// body that is no GitHub event and posts nothing) or /slack (it reads
+// Slack's text, not herald's content) is dropped, and a trailing slash
+// with it. Uppercase hosts and a percent-encoded token are the same
+// webhook.
+func TestDiscordURLFormsArePostedToExecuteWebhook(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		suffix, posted, query string
+	}{
+		{"", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/github", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/github/", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/slack", "/api/v10/webhooks/70/tok-7Q", ""},
+		{"/slack?wait=true", "/api/v10/webhooks/70/tok-7Q", "wait=true"},
+		{"?thread_id=55", "/api/v10/webhooks/70/tok-7Q", "thread_id=55"},
+		{"/github?thread_id=55&wait=true", "/api/v10/webhooks/70/tok-7Q", "thread_id=55&wait=true"},
+		{"v9:/slack", "/api/v9/webhooks/70/tok-7Q", ""},
+		{"v7:/github", "/api/v7/webhooks/70/tok-7Q", ""},
+		{"enc:", "/api/v10/webhooks/70/tok-7Q", ""},
+	} {
+		t.Run(tc.suffix, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			path := b.discord.Create("70", "tok-7Q")
+			suffix := tc.suffix
+			switch {
+			case strings.HasPrefix(suffix, "enc:"):
+				path, suffix = strings.Replace(path, "tok-7Q", "tok%2D7Q", 1), ""
+			case strings.HasPrefix(suffix, "v"):
+				v, rest, _ := strings.Cut(suffix, ":")
+				path, suffix = strings.Replace(path, "/api/", "/api/"+v+"/", 1), rest
+			}
+			u := b.discord.URL() + path + suffix
+			require.NoError(t, b.sender.Send(context.Background(), message(t, "f", notification.Chat{Service: "discord", URL: u, Text: "x"})))
+			got := b.discord.Received()
+			require.Len(t, got, 1, "the message reached the channel")
+			require.Equal(t, tc.posted, got[0].Path)
+			require.Equal(t, tc.query, got[0].Query)
+			key, err := chat.Destination("discord", u)
+			require.NoError(t, err)
+			plain, err := chat.Destination("discord", b.discord.URL()+"/api/webhooks/70/tok-7Q")
+			require.NoError(t, err)
+			require.Equal(t, plain, key, "one webhook, one key")
+		})
+	}
+}
+
+// A post waiting for its turn when another post meets Discord's ban is not
+// made: the ban came after its turn was given. Its wait is the ban's, past
+// the invocation: it is retried then, and only the one request met the ban.
+func TestDiscordBanMetWhileAPostWaitsForItsTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// The invocation's deadline is the wall clock's (ten minutes away);
+	// the pacer compares its clock's turns with it, so the clock starts at
+	// the wall clock's now.
+	b.clock.t = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	one := b.discord.URL() + b.discord.Create("85", "tok")
+	two := b.discord.URL() + b.discord.Create("86", "tok")
+	for range 5 { // Discord's burst: the sixth post waits
+		require.NoError(t, b.sender.Send(ctx, message(t, "a", notification.Chat{Service: "discord", URL: one, Text: "x"})))
+	}
+	var banErr error
+	var first atomic.Bool
+	chat.SetSleep(b.sender, func(ctx context.Context, d time.Duration) error {
+		if first.CompareAndSwap(false, true) { // while the sixth post waits, another meets the ban
+			b.discord.Ban(chattest.DiscordBanJSON)
+			banErr = b.sender.Send(ctx, message(t, "b", notification.Chat{Service: "discord", URL: two, Text: "x"}))
+		}
+		return b.clock.Sleep(ctx, d)
+	})
+	err := b.sender.Send(ctx, message(t, "a6", notification.Chat{Service: "discord", URL: one, Text: "x"}))
+	_, class, _ := delivery.Classify(banErr)
+	require.Equal(t, delivery.Class("discord_banned"), class, "%v", banErr)
+	permanent, class, after := delivery.Classify(err)
+	require.False(t, permanent)
+	require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
+	require.InDelta(t, chat.DiscordBanPause.Seconds(), after.Seconds(), 3)
+	requireNoSecret(t, err, one)
+	require.Len(t, b.discord.Refused(), 1, "only the post that met the ban")
+	require.Len(t, b.discord.Received(), 5)
+}
+
+// Discord's global rate limit (X-RateLimit-Global, X-RateLimit-Scope:
+// global, or "global": true) counts every request of the address, not one
+// webhook's: every Discord webhook of the Sender waits its retry_after,
+// instead of meeting another global 429. A per-webhook 429 holds only its
+// webhook.
+func TestDiscordGlobalRateLimitHoldsEveryDiscordWebhook(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body string
+		header     []string
+		global     bool
+	}{
+		{"header global", `{"message": "You are being rate limited.", "retry_after": 2.5, "global": true}`, []string{"X-RateLimit-Global", "true", "X-RateLimit-Scope", "global", "Retry-After", "3"}, true},
+		{"scope global", `{"message": "You are being rate limited.", "retry_after": 2.5}`, []string{"X-RateLimit-Scope", "global"}, true},
+		{"body global", `{"message": "You are being rate limited.", "retry_after": 2.5, "global": true}`, nil, true},
+		{"webhook's own", `{"message": "You are being rate limited.", "retry_after": 2.5, "global": false}`, []string{"X-RateLimit-Scope", "shared", "Retry-After", "3"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			one := b.discord.URL() + b.discord.Create("87", "tok")
+			two := b.discord.URL() + b.discord.Create("88", "tok")
+			b.discord.Answer("87", http.StatusTooManyRequests, tc.body, tc.header...)
+			err := b.sender.Send(context.Background(), message(t, "g1", notification.Chat{Service: "discord", URL: one, Text: "x"}))
+			_, class, after := delivery.Classify(err)
+			require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
+			require.Equal(t, 2500*time.Millisecond, after)
+			require.NoError(t, b.sender.Send(context.Background(), message(t, "g2", notification.Chat{Service: "discord", URL: two, Text: "x"})))
+			if tc.global {
+				require.Equal(t, []time.Duration{2500 * time.Millisecond}, b.clock.Slept(), "the other webhook waited out the global limit")
+			} else {
+				require.Empty(t, b.clock.Slept(), "another webhook is not held")
+			}
+		})
+	}
 }

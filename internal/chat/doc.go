@@ -22,12 +22,20 @@
 //     time, never failed. A 429's wait (Discord: its retry_after, in the
 //     unit of the API version posted to; a URL without one is posted to
 //     [DiscordAPIVersion]) holds every send to that webhook until it
-//     passes; Discord's Cloudflare ban (a 429 without rate-limit headers)
-//     holds every Discord webhook for [DiscordBanPause].
+//     passes; Discord's global 429 holds every Discord webhook for its
+//     wait, and its Cloudflare ban (a 429 without rate-limit headers) for
+//     [DiscordBanPause]. A send that waited for its turn waits out a hold
+//     met meanwhile too. Teams is paced per kind: a legacy connector under
+//     its 1 s to one-day table, a workflow at most 3 in any second.
+//   - A Discord URL is posted to Execute Webhook's own path on discord.com
+//     (a trailing /slack or /github, Discord's compatible endpoints, is
+//     dropped).
 //   - An answer that says the webhook is gone (Discord's Unknown Webhook,
 //     Slack's no_service …) is a *delivery.PermanentError with Gone set:
-//     the deliver function disables the destination's key. Until a webhook
-//     has answered once in the process, its posts go one at a time.
+//     the deliver function disables the destination's key. The Sender
+//     holds back the sends already under way for [GoneFor] and returns them
+//     retried then, when the key's health decides. Until a webhook has
+//     answered once in the process, its posts go one at a time.
 //   - A Teams legacy connector's 200 that is not its "1" is not delivered.
 //
 // Services: Slack incoming webhooks

@@ -2,10 +2,12 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -37,9 +39,51 @@ type pacer struct {
 	mu    sync.Mutex
 	hooks map[string]*hookPace
 	// banned is when each service takes requests again after it banned
-	// this process's address (Discord's Cloudflare ban): every webhook of
-	// the service waits for it.
+	// this process's address (Discord's Cloudflare ban) or limited it
+	// globally (holdService): every webhook of the service waits for it.
 	banned map[*service]time.Time
+	// storeDownUntil is when the store is asked again after a call failed:
+	// until then every webhook is paced in this process alone.
+	storeDownUntil time.Time
+}
+
+// paceStoreTimeout bounds one call of the PaceStore, and paceStoreRetry is
+// how long the pacer paces alone after a call failed before it asks the
+// store again: a store that is down or hangs costs one call per
+// paceStoreRetry, not one (and its timeout) per post.
+const (
+	paceStoreTimeout = 2 * time.Second
+	paceStoreRetry   = 10 * time.Second
+)
+
+// updatePace is the store's UpdatePace, bounded by paceStoreTimeout, or
+// false when the store is not to be asked at now (none, or down). A failed
+// call marks the store down for paceStoreRetry.
+func (p *pacer) updatePace(ctx context.Context, now time.Time, x store.Pace, change func(*store.Pace) bool) (store.Pace, bool, bool) {
+	if p.store == nil {
+		return x, false, false
+	}
+	p.mu.Lock()
+	down := now.Before(p.storeDownUntil)
+	p.mu.Unlock()
+	if down {
+		return x, false, false
+	}
+	sctx, cancel := context.WithTimeout(ctx, paceStoreTimeout)
+	defer cancel()
+	got, changed, err := p.store.UpdatePace(sctx, x, change)
+	if err != nil {
+		// The store failed, not the caller's invocation, and not because
+		// other environments wrote first (a busy webhook, not a store
+		// that is down: the next post asks it again).
+		if ctx.Err() == nil && !errors.Is(err, store.ErrContended) {
+			p.mu.Lock()
+			p.storeDownUntil = now.Add(paceStoreRetry)
+			p.mu.Unlock()
+		}
+		return x, false, false
+	}
+	return got, changed, true
 }
 
 type hookPace struct {
@@ -48,15 +92,22 @@ type hookPace struct {
 	p        store.Pace
 	lastUsed time.Time // the last turn given
 	// gone is the answer that said the webhook is gone, remembered until
-	// goneUntil.
-	gone      error
-	goneUntil time.Time
+	// its until.
+	gone *goneAnswer
 	// answered is closed once a post to the webhook has been answered (or
 	// failed) in this process; probing says one post is under way before
 	// that.
 	answered chan struct{}
 	probing  bool
 }
+
+// maxPaceAhead bounds how far ahead of now a webhook's shared pace may put
+// its next turn (beyond the turn's own interval and burst): Lambda's
+// longest invocation, 15 minutes, the longest wait a turn is taken with.
+// A pace further ahead was written by a clock running ahead of this one
+// and is read as that far. A hold (Until) is bounded by MaxRetryAfter the
+// same way.
+const maxPaceAhead = 15 * time.Minute
 
 // maxIdleHooks is how many webhooks the pacer keeps before it forgets the
 // ones idle for idleHookAfter.
@@ -86,44 +137,50 @@ func (p *pacer) hook(key string, now time.Time) *hookPace {
 // noDeadline is the time left of a send whose context has no deadline.
 const noDeadline time.Duration = -1
 
-// turn is the next turn of the webhook key of svc at now: the wait before
-// sending, and whether it was taken. A turn whose wait is left or more
-// (the real time until the invocation's deadline; noDeadline for none) is
-// not taken: the next one is the same turn. err is the answer that said
-// the webhook is gone, when one did.
-func (p *pacer) turn(ctx context.Context, svc *service, key string, now time.Time, left time.Duration) (wait time.Duration, taken bool, err error) {
+// turn is the next turn of the webhook key of svc, paced at r, at now: the
+// wait before sending, and whether it was taken. A turn whose wait is left
+// or more (the real time until the invocation's deadline, which the
+// Sender's clock does not measure; noDeadline for none) is not taken: the
+// next one is the same turn. gone is the answer that said the webhook is
+// gone, when one did within GoneFor.
+func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now time.Time, left time.Duration) (wait time.Duration, taken bool, gone *goneAnswer) {
 	h := p.hook(key, now)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.gone != nil && now.Before(h.goneUntil) {
+	if h.gone != nil && now.Before(h.gone.until) {
 		return 0, false, h.gone
 	}
 	p.mu.Lock()
 	from := later(now, p.banned[svc])
 	p.mu.Unlock()
 	take := func(x *store.Pace) bool {
+		// Another environment's clock wrote these: one running ahead
+		// must not hold the webhook beyond what any writer can ask.
+		if limit := now.Add(maxPaceAhead + r.tolerance() + r.every); x.Next.After(limit) {
+			x.Next = limit
+		}
+		if limit := now.Add(MaxRetryAfter); x.Until.After(limit) {
+			x.Until = limit
+		}
 		at := later(x.Next, later(from, x.Until))
-		send := later(later(from, x.Until), at.Add(-svc.tolerance()))
+		send := later(later(from, x.Until), at.Add(-r.tolerance()))
 		wait = send.Sub(now)
 		if wait > 0 && left != noDeadline && wait >= left {
 			return false
 		}
-		x.Next = at.Add(svc.every)
+		x.Next = at.Add(r.every)
 		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
 		return true
 	}
 	local := h.p
-	if p.store != nil {
-		got, took, serr := p.store.UpdatePace(ctx, h.p, take)
-		if serr == nil {
-			h.p, taken = got, took
-			if end := now.Add(wait); taken && end.After(h.lastUsed) {
-				h.lastUsed = end
-			}
-			return wait, taken, nil
+	if got, took, ok := p.updatePace(ctx, now, h.p, take); ok {
+		h.p, taken = got, took
+		if end := now.Add(wait); taken && end.After(h.lastUsed) {
+			h.lastUsed = end
 		}
-		// The store failed: this process paces alone until it answers.
+		return wait, taken, nil
 	}
+	// No store, or it failed: this process paces alone until it answers.
 	if taken = take(&local); taken {
 		h.p = local
 		if end := now.Add(wait); end.After(h.lastUsed) {
@@ -132,10 +189,6 @@ func (p *pacer) turn(ctx context.Context, svc *service, key string, now time.Tim
 	}
 	return wait, taken, nil
 }
-
-// tolerance is how far ahead of the theoretical arrival time a send may go:
-// burst-1 intervals.
-func (svc *service) tolerance() time.Duration { return time.Duration(svc.burst-1) * svc.every }
 
 // hold holds every send to the webhook until at least until, in the store
 // too when there is one (one more compare and swap; none when the store
@@ -155,13 +208,20 @@ func (p *pacer) hold(ctx context.Context, key string, now, until time.Time) {
 		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
 		return true
 	}
-	if p.store != nil {
-		if got, _, err := p.store.UpdatePace(ctx, h.p, extend); err == nil {
-			h.p = got
-			return
-		}
+	if got, _, ok := p.updatePace(ctx, now, h.p, extend); ok {
+		h.p = got
+		return
 	}
 	extend(&h.p)
+}
+
+// holdService holds every send to svc from this process until until:
+// Discord's global rate limit, which counts the address's requests to
+// every webhook.
+func (p *pacer) holdService(svc *service, until time.Time) {
+	p.mu.Lock()
+	p.banned[svc] = later(p.banned[svc], until)
+	p.mu.Unlock()
 }
 
 // ban holds every send to svc until until: in this process, every webhook
@@ -187,18 +247,26 @@ func (p *pacer) ban(ctx context.Context, svc *service, now, until time.Time) {
 }
 
 // GoneFor is how long a Sender remembers a webhook that answered it is
-// gone: the sends of the same batch waiting for their turn are not made.
-// Across batches and environments the deliver function's health store
-// remembers it (docs/delivery.md, "A chat webhook that is gone"), and
-// `herald destinations enable` is seen here within GoneFor.
+// gone: the sends of the same batch waiting for their turn are not made,
+// but retried once GoneFor has passed, when the deliver function's health
+// store decides (docs/delivery.md, "A chat webhook that is gone"): disabled,
+// they are dead-lettered without a request; enabled again by `herald
+// destinations enable` meanwhile, they are sent.
 const GoneFor = time.Minute
 
-// markGone makes every turn of the webhook in the next GoneFor return
-// err, without a request.
-func (p *pacer) markGone(key string, now time.Time, err error) {
+// goneAnswer is an answer that said a webhook is gone: its class and time,
+// and the end of the Sender's memory of it.
+type goneAnswer struct {
+	class     delivery.Class
+	at, until time.Time
+}
+
+// markGone makes every turn of the webhook in the next GoneFor return the
+// answer of class at now, without a request.
+func (p *pacer) markGone(key string, now time.Time, class delivery.Class) {
 	h := p.hook(key, now)
 	h.mu.Lock()
-	h.gone, h.goneUntil = err, now.Add(GoneFor)
+	h.gone = &goneAnswer{class: class, at: now, until: now.Add(GoneFor)}
 	h.mu.Unlock()
 }
 
@@ -242,13 +310,35 @@ func (p *pacer) firstAnswer(ctx context.Context, key string, now time.Time) (don
 	}
 }
 
+// heldUntil is when the webhook key of svc may be posted to again after a
+// hold (a 429, an empty Discord bucket) or a ban of svc this process knows
+// of, or the zero time when none holds it at now.
+func (p *pacer) heldUntil(svc *service, key string, now time.Time) time.Time {
+	p.mu.Lock()
+	until := p.banned[svc]
+	h := p.hooks[key]
+	p.mu.Unlock()
+	if h != nil {
+		h.mu.Lock()
+		until = later(until, h.p.Until)
+		h.mu.Unlock()
+	}
+	if !until.After(now) {
+		return time.Time{}
+	}
+	if limit := now.Add(MaxRetryAfter); until.After(limit) {
+		return limit // as take bounds a hold another clock wrote
+	}
+	return until
+}
+
 // goneNow returns the answer that said the webhook is gone, when one did
 // within GoneFor before now, else nil.
-func (p *pacer) goneNow(key string, now time.Time) error {
+func (p *pacer) goneNow(key string, now time.Time) *goneAnswer {
 	h := p.hook(key, now)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.gone != nil && now.Before(h.goneUntil) {
+	if h.gone != nil && now.Before(h.gone.until) {
 		return h.gone
 	}
 	return nil
@@ -259,7 +349,7 @@ func (p *pacer) goneNow(key string, now time.Time) error {
 func (p *pacer) forget(now time.Time) {
 	for k, h := range p.hooks {
 		if h.mu.TryLock() {
-			idle := now.Sub(h.lastUsed) > idleHookAfter && !h.p.Until.After(now) && !h.goneUntil.After(now)
+			idle := now.Sub(h.lastUsed) > idleHookAfter && !h.p.Until.After(now) && (h.gone == nil || !h.gone.until.After(now))
 			h.mu.Unlock()
 			if idle {
 				delete(p.hooks, k)

@@ -3,8 +3,14 @@ package chat
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/store"
 )
 
 // TestPacerForgetsIdleHooksOnlyAtItsBound: the pacer keeps every webhook
@@ -16,7 +22,7 @@ func TestPacerForgetsIdleHooksOnlyAtItsBound(t *testing.T) {
 	t.Parallel()
 	p := newPacer(nil)
 	ctx := context.Background()
-	turn := func(key string, at time.Time) { p.turn(ctx, slack, key, at, noDeadline) }
+	turn := func(key string, at time.Time) { p.turn(ctx, slack, slack.rate, key, at, noDeadline) }
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	late := start.Add(10 * idleHookAfter)
 	for i := range maxIdleHooks - 3 {
@@ -37,4 +43,35 @@ func TestPacerForgetsIdleHooksOnlyAtItsBound(t *testing.T) {
 	if len(p.hooks) != 4 {
 		t.Fatalf("%d hooks, want 4 (the idle ones forgotten; edge, held, last and next kept)", len(p.hooks))
 	}
+}
+
+// Contention is not a store failure: when every try of a webhook's pace
+// meets another environment's write, that post is paced alone, but the
+// store is asked again by the next post, not skipped for paceStoreRetry as
+// after a failed call.
+func TestPaceContentionDoesNotSkipTheStore(t *testing.T) {
+	t.Parallel()
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	p := newPacer(st)
+	ctx := context.Background()
+	now := time.Now()
+	key := "chat:slack:" + strings.Repeat("0", 32)
+	other := store.Pace{Key: key}
+	take := func(x *store.Pace) bool {
+		var werr error
+		other, _, werr = st.UpdatePace(ctx, other, func(o *store.Pace) bool { o.Next = o.Next.Add(time.Second); return true })
+		require.NoError(t, werr)
+		x.Next = x.Next.Add(time.Second)
+		return true
+	}
+	_, _, ok := p.updatePace(ctx, now, store.Pace{Key: key}, take)
+	require.False(t, ok, "contended: paced alone")
+	require.True(t, p.storeDownUntil.IsZero(), "the store is not down")
+	ddb.Fail("PutItem", 1)
+	_, _, ok = p.updatePace(ctx, now, other, func(x *store.Pace) bool { x.Next = x.Next.Add(time.Second); return true })
+	require.False(t, ok)
+	require.Equal(t, now.Add(paceStoreRetry), p.storeDownUntil, "a failed call skips the store")
 }

@@ -59,7 +59,9 @@ type Config struct {
 	// Pace, when set, shares each webhook's pace with every execution
 	// environment (package store's pace items): a send takes its turn
 	// there with one conditional write, and a 429's hold is written
-	// there. When it fails, the Sender paces alone until it answers.
+	// there. When a call fails or takes over 2 s, the Sender paces alone
+	// for 10 s, then asks the store again: one failed call per 10 s, not
+	// one per post.
 	// Defaults to nil: each Sender paces what it sends alone.
 	Pace PaceStore
 }
@@ -229,14 +231,17 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	defer answered()
 	// The pace is kept on the Sender's clock, but ctx's deadline is an
 	// instant of the real clock, which only time.Until measures.
-	left := noDeadline
-	if dl, ok := ctx.Deadline(); ok {
-		left = time.Until(dl)
+	left := func() time.Duration {
+		if dl, ok := ctx.Deadline(); ok {
+			return time.Until(dl)
+		}
+		return noDeadline
 	}
-	wait, taken, gone := s.pace.turn(ctx, svc, t.key, s.now(), left)
+	now := s.now()
+	wait, taken, gone := s.pace.turn(ctx, svc, svc.rateOf(u), t.key, now, left())
 	switch {
 	case gone != nil:
-		return gone
+		return t.gone(gone, now)
 	case !taken:
 		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait,
 			Err: t.errorf("the webhook's next turn under its rate limit is in %v, after this invocation ends; not sent, retried then", wait.Round(time.Millisecond))}
@@ -244,8 +249,26 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		if err := s.sleep(ctx, wait); err != nil {
 			return t.deadline(ctx)
 		}
-		if gone := s.pace.goneNow(t.key, s.now()); gone != nil {
-			return gone // answered while this send waited for its turn
+		// While this send waited, another post may have met a 429, an
+		// empty Discord bucket or Discord's ban, or an answer that the
+		// webhook is gone: the wait taken before them does not count.
+		for {
+			now := s.now()
+			if gone := s.pace.goneNow(t.key, now); gone != nil {
+				return t.gone(gone, now)
+			}
+			until := s.pace.heldUntil(svc, t.key, now)
+			if until.IsZero() {
+				break
+			}
+			held := until.Sub(now)
+			if l := left(); l != noDeadline && held >= l {
+				return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: held,
+					Err: t.errorf("held for %v by an answer met while this send waited for its turn, after this invocation ends; not sent, retried then", held.Round(time.Millisecond))}
+			}
+			if err := s.sleep(ctx, held); err != nil {
+				return t.deadline(ctx)
+			}
 		}
 	}
 
@@ -287,9 +310,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	err = s.classify(ctx, t, resp, answer, at)
 	var p *delivery.PermanentError
 	if errors.As(err, &p) && p.Gone {
-		s.pace.markGone(t.key, at, delivery.Permanent(p.Class, t.errorf(
-			"not sent: the webhook answered %s at %s, which says it is gone; `herald destinations enable %s` once it is back",
-			p.Class, at.UTC().Format(time.RFC3339), t.key)))
+		s.pace.markGone(t.key, at, p.Class)
 	}
 	return err
 }
@@ -354,6 +375,11 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		var wait time.Duration
 		if svc == discord {
 			wait = discordRetryAfter(resp.Header, answer, t.version)
+			if discordGlobal(resp.Header, answer) {
+				// The global limit counts every request from this
+				// address: every Discord webhook waits.
+				s.pace.holdService(svc, now.Add(wait))
+			}
 		} else {
 			wait, _ = webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 		}
@@ -361,6 +387,14 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait, Err: withBody()}
 	}
 	if token, permanent := svc.reason(code, answer); token != "" {
+		if code != resp.StatusCode && svc.gone[token] {
+			// A Teams 200 whose text names a status that would say the
+			// webhook is gone (404, 410, 401): Teams' connectors answer
+			// 200 for what they deem retryable, so that callers do not
+			// disable the webhook (MicrosoftDocs/msteams-docs issue
+			// 9698, where random 401s came as such 200s). Retried.
+			return delivery.Transient(teams.class("error_answer"), withBody())
+		}
 		if permanent {
 			return &delivery.PermanentError{Class: svc.class(token), Err: withBody(), Gone: svc.gone[token]}
 		}
@@ -406,6 +440,21 @@ func discordBanned(h http.Header, body []byte) bool {
 		RetryAfter *float64 `json:"retry_after"`
 	}
 	return json.Unmarshal(body, &e) != nil || e.RetryAfter == nil
+}
+
+// discordGlobal reports whether a Discord 429 is its global rate limit,
+// which counts every request of the caller (a webhook's caller is its
+// address) rather than one webhook's: X-RateLimit-Global: true,
+// X-RateLimit-Scope: global, or "global": true in the body (Rate Limits
+// guide, "Exceeding A Rate Limit").
+func discordGlobal(h http.Header, body []byte) bool {
+	if strings.EqualFold(h.Get("X-RateLimit-Global"), "true") || strings.EqualFold(h.Get("X-RateLimit-Scope"), "global") {
+		return true
+	}
+	var e struct {
+		Global bool `json:"global"`
+	}
+	return json.Unmarshal(body, &e) == nil && e.Global
 }
 
 // discordRetryAfter is the wait a Discord 429 asks for, in the unit of
@@ -479,6 +528,16 @@ type target struct {
 
 func (t target) errorf(format string, args ...any) error {
 	return fmt.Errorf("chat %s %s to %s: %s", t.svc.name, t.id, t.endpoint, fmt.Sprintf(format, args...))
+}
+
+// gone is the error of a send not made because the webhook answered g
+// (another send's answer) within GoneFor: retried once GoneFor has passed,
+// when the deliver function's health store says whether the webhook is
+// still disabled, so that a webhook enabled meanwhile loses nothing.
+func (t target) gone(g *goneAnswer, now time.Time) error {
+	return &delivery.TransientError{Class: g.class, RetryAfter: g.until.Sub(now), Err: t.errorf(
+		"not sent: the webhook answered %s at %s, which says it is gone; retried in %v, when %s is disabled (dead-lettered) or enabled again (sent)",
+		g.class, g.at.UTC().Format(time.RFC3339), g.until.Sub(now).Round(time.Second), t.key)}
 }
 
 func (t target) deadline(ctx context.Context) error {

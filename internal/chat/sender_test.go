@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -486,8 +487,9 @@ func TestDiscordBucketResetAfterOutOfRange(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.resetAfter, func(t *testing.T) {
 			t.Parallel()
+			// The clock moves as the Sender sleeps: a send that waited
+			// out a hold looks again (a hold met meanwhile) and finds none.
 			b := setup(t)
-			b.clock.advance = false
 			id := strconv.Itoa(70 + i)
 			u := b.discord.URL() + b.discord.Create(id, "tok")
 			b.discord.Answer(id, http.StatusNoContent, "", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", tt.resetAfter)
@@ -581,4 +583,80 @@ func TestDiscordPacesFivePerTwoSeconds(t *testing.T) {
 		require.NoError(t, b.sender.Send(ctx, message(t, "pace", notification.Chat{Service: "discord", URL: u, Text: "alert"})), i)
 	}
 	require.Equal(t, []time.Duration{400 * time.Millisecond, 400 * time.Millisecond}, b.clock.Slept())
+}
+
+// A post waiting for its turn when another post to the same webhook meets
+// a 429 waits out that 429's Retry-After too, when it ends within the
+// invocation: one 429, not two, and the post is made.
+func TestA429MetWhileAPostWaitsForItsTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.slack.URL() + "/services/T1/B1/xWait7Q"
+	require.NoError(t, b.sender.Send(context.Background(), message(t, "a", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	var limitedErr error
+	var first atomic.Bool
+	chat.SetSleep(b.sender, func(ctx context.Context, d time.Duration) error {
+		if first.CompareAndSwap(false, true) { // while the second post waits, a third meets a 429
+			b.slack.Answer("xWait7Q", http.StatusTooManyRequests, "rate_limited", "Retry-After", "30")
+			limitedErr = b.sender.Send(ctx, message(t, "c", notification.Chat{Service: "slack", URL: u, Text: "x"}))
+			b.slack.Unanswer("xWait7Q")
+		}
+		return b.clock.Sleep(ctx, d)
+	})
+	start := b.clock.Now()
+	require.NoError(t, b.sender.Send(context.Background(), message(t, "b", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	_, class, _ := delivery.Classify(limitedErr)
+	require.Equal(t, delivery.Class("slack_rate_limited"), class, "%v", limitedErr)
+	require.Len(t, b.slack.Refused(), 1, "one 429")
+	got := b.slack.Received()
+	require.Len(t, got, 2)
+	// The third post's turn was at +2 s, its 429 holds the webhook 30 s
+	// from then: the second post goes at +32 s.
+	require.Equal(t, start.Add(32*time.Second), got[1].At)
+}
+
+// herald's pace of a Teams webhook keeps under every limit Teams documents
+// for its kind, with the receiver counting each in a sliding span: a
+// workflow 4 in any second (herald: at most 3), a legacy connector 4 in a
+// second, 60 in 30 s, 100 in an hour, 150 in 2 hours and 1,800 in a day.
+// Paced at 4 a second (burst 4), the legacy connector was throttled from
+// its 61st post on, and the workflow took 8 posts in one second.
+func TestTeamsPaceKeepsUnderEveryTeamsLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		posts  int
+		limits []chattest.Limit
+		url    func(tm *chattest.Teams) string
+	}{
+		{"workflow", 40, chattest.TeamsWorkflowsLimits, func(tm *chattest.Teams) string { return tm.URL() + tm.Create("wf-pace", "sig") }},
+		{"legacy connector", 160, chattest.TeamsLegacyLimits, func(tm *chattest.Teams) string { return tm.URL() + "/webhookb2/g/IncomingWebhook/pace/o" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			u := tc.url(b.teams)
+			for i := range tc.posts {
+				require.NoError(t, b.sender.Send(context.Background(), message(t, "p", notification.Chat{Service: "teams", URL: u, Text: "x"})), i)
+			}
+			require.Empty(t, b.teams.Refused())
+			got := b.teams.Received()
+			require.Len(t, got, tc.posts)
+			for _, l := range tc.limits {
+				for i := range got { // with a post of margin in the busiest second
+					n := 0
+					for _, r := range got[i:] {
+						if r.At.Sub(got[i].At) < l.Span {
+							n++
+						}
+					}
+					limit := l.Max
+					if l.Span == time.Second {
+						limit--
+					}
+					require.LessOrEqual(t, n, limit, "%d posts in %v from post %d", n, l.Span, i)
+				}
+			}
+		})
+	}
 }

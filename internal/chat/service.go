@@ -22,10 +22,10 @@ type service struct {
 	// hosts are the host names its webhooks use: exact names, and
 	// ".suffix" for every name under suffix.
 	hosts []string
-	// every and burst are its documented per-webhook rate: at most burst
-	// requests at once, then one per every.
-	every time.Duration
-	burst int
+	// rate is the pace herald keeps to each of its webhooks, under the
+	// service's documented per-webhook limit (rateOf: a Teams legacy
+	// connector has its own).
+	rate rate
 	// body builds the request body of c.
 	body func(c *notification.Chat) ([]byte, error)
 	// reason reads a failed response's body: the service's reason token
@@ -67,8 +67,7 @@ func DefaultHosts(s notification.ChatService) []string {
 var slack = &service{
 	name:  notification.ChatSlack,
 	hosts: []string{"hooks.slack.com"},
-	every: time.Second,
-	burst: 1,
+	rate:  rate{every: time.Second, burst: 1},
 	body: func(c *notification.Chat) ([]byte, error) {
 		return marshal(struct {
 			Text   string          `json:"text,omitempty"`
@@ -124,8 +123,7 @@ var slackReasons = map[string]bool{
 var discord = &service{
 	name:  notification.ChatDiscord,
 	hosts: []string{"discord.com", "discordapp.com", "canary.discord.com", "ptb.discord.com"},
-	every: 400 * time.Millisecond,
-	burst: 5,
+	rate:  rate{every: 400 * time.Millisecond, burst: 5},
 	body: func(c *notification.Chat) ([]byte, error) {
 		return marshal(struct {
 			Content         string          `json:"content,omitempty"`
@@ -165,13 +163,48 @@ var discordReasons = map[int]string{
 	40005: "request_entity_too_large",
 }
 
+// rate is a webhook's pace (the generic cell rate algorithm): at most
+// burst posts at once, then one per every. In any span W it lets through
+// at most burst + W/every posts, the bound each service's pace is chosen
+// by.
+type rate struct {
+	every time.Duration
+	burst int
+}
+
+// tolerance is how far ahead of the theoretical arrival time a send may go:
+// burst-1 intervals.
+func (r rate) tolerance() time.Duration { return time.Duration(r.burst-1) * r.every }
+
+// rateOf is the pace of svc's webhook at u.
+func (svc *service) rateOf(u *url.URL) rate {
+	if svc == teams && teamsLegacy(u) {
+		return teamsLegacyRate
+	}
+	return svc.rate
+}
+
+// Teams' paces. A legacy connector's limits are a table ("Rate limiting
+// for connectors", Microsoft Teams platform docs): at most 4 requests in
+// 1 s, 60 in 30 s, 100 in an hour, 150 in 2 hours and 1,800 in a day per
+// webhook, and Teams blocks a webhook that exceeds one for hours
+// (MicrosoftDocs/msteams-docs issue 4155). One post per 50 s after a
+// burst of 3 keeps under every row with a margin (in the worst span: 3
+// in 1 s, 75 in an hour, 147 in 2 hours, 1,731 in a day). A Workflows
+// webhook is held to "more than four requests … in a second" with one
+// request of margin, for a network delay that bunches posts: one per
+// 400 ms, no burst, is at most 3 in any second.
+var (
+	teamsLegacyRate    = rate{every: 50 * time.Second, burst: 3}
+	teamsWorkflowsRate = rate{every: 400 * time.Millisecond, burst: 1}
+)
+
 // teams posts a message activity with one Adaptive Card attachment, the
 // form both Teams Workflows ("When a Teams webhook request is received")
 // and legacy incoming webhooks take. Workflows answer 202 Accepted, legacy
 // webhooks 200 with the text "1"; a legacy webhook may also answer 200 with
 // the text of the error Teams gave it ("… returned HTTP error 429 …"), read
-// as that status. Rate: "more than four requests … in a second" are
-// throttled (incoming webhooks guide): herald sends at most 4 per second.
+// as that status. Rate: teamsLegacyRate and teamsWorkflowsRate.
 // Errors carry no reason tokens herald relies on: the class names the status.
 var teams = &service{
 	name: notification.ChatTeams,
@@ -181,8 +214,7 @@ var teams = &service{
 		".logic.azure.us", ".environment.api.gov.powerplatform.microsoft.us", // Workflows, US Government (GCC)
 		".environment.api.high.powerplatform.microsoft.us", ".environment.api.appsplatform.us", // GCC High, DoD
 	},
-	every: 250 * time.Millisecond,
-	burst: 4,
+	rate: teamsWorkflowsRate,
 	body: func(c *notification.Chat) ([]byte, error) {
 		card := c.Card
 		summary := c.Text
@@ -218,12 +250,19 @@ var teams = &service{
 }
 
 // teamsLegacy reports whether u is a legacy Office 365 connector's
-// incoming webhook (/webhookb2/… on *.webhook.office.com or
-// outlook.office.com), which answers "1" when it delivered.
-func teamsLegacy(u *url.URL) bool { return strings.HasPrefix(u.Path, "/webhookb2/") }
+// incoming webhook, which answers "1" when it delivered: /webhookb2/… (on
+// *.webhook.office.com), or the older form /webhook/… (on
+// outlook.office.com or outlook.office365.com, before the connectors
+// moved to webhookb2 in 2021).
+func teamsLegacy(u *url.URL) bool {
+	return strings.HasPrefix(u.Path, "/webhookb2/") || strings.HasPrefix(u.Path, "/webhook/")
+}
 
 // teamsErrorAnswer reports whether a Teams 200 reports a failure: a
-// legacy connector's answer other than its "1", or a JSON error envelope
+// legacy connector's answer that is not a number of messages posted (a
+// positive integer, "1" in most cases: "the response can be considered
+// successful only if it returns a number", Teams engineering in
+// MicrosoftDocs/msteams-docs issue 9698), or a JSON error envelope
 // {"error": …} from either kind. A Workflows 200 with another body is what
 // the flow's own Response action said: delivered.
 func teamsErrorAnswer(legacy bool, body []byte) bool {
@@ -234,7 +273,11 @@ func teamsErrorAnswer(legacy bool, body []byte) bool {
 	if json.Unmarshal(body, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
 		return true
 	}
-	return legacy && string(body) != "1"
+	if !legacy {
+		return false
+	}
+	n, err := strconv.ParseUint(string(body), 10, 32)
+	return err != nil || n == 0 || body[0] == '+'
 }
 
 func goneSet(reasons ...string) map[string]bool {

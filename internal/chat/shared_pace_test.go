@@ -3,12 +3,15 @@ package chat_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/chat/chattest"
 	"github.com/heraldhq/herald/internal/delivery"
@@ -47,7 +50,8 @@ func sharedStore(t *testing.T, c *clock) (*store.Store, *dynamotest.Server) {
 
 // Two execution environments each send 10 notifications to one webhook,
 // in turns, against the receiver that refuses more than its service
-// allows (Slack one a second, Teams 4 a second, Discord 5 per 2 seconds).
+// allows (Slack one a second, a Teams workflow 4 in any second, Discord 5
+// per 2 seconds).
 // Sharing the webhook's pace through the store, they take successive
 // turns: all 20 are taken, none refused (at most one 429 is the issue's
 // bar; Slack's are a second apart). Pacing alone, each environment sends
@@ -136,7 +140,9 @@ func TestA429HoldsTheWebhookInEveryEnvironment(t *testing.T) {
 }
 
 // When the store fails, each environment paces alone: the post is sent,
-// not failed.
+// not failed, and the store is asked again only 10 s after the failed
+// call, not once per post (each failed call costs a request and its
+// retries). Once it answers, the pace is shared again.
 func TestPaceStoreFailurePacesAlone(t *testing.T) {
 	t.Parallel()
 	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), advance: true}
@@ -147,10 +153,47 @@ func TestPaceStoreFailurePacesAlone(t *testing.T) {
 	ddb.Fail("PutItem", 100)
 	s := environment(t, c, slack.Receiver, st)
 	u := slack.URL() + "/services/T1/B1/xAlone7Q"
-	for range 3 {
+	for range 5 {
 		require.NoError(t, s.Send(context.Background(), message(t, "f", notification.Chat{Service: "slack", URL: u, Text: "x"})))
 	}
-	require.Equal(t, []time.Duration{time.Second, time.Second}, c.Slept())
+	require.Equal(t, []time.Duration{time.Second, time.Second, time.Second, time.Second}, c.Slept())
+	require.Equal(t, 1, ddb.Calls("PutItem"), "one failed call in 10 s, not one per post")
+	ddb.Fail("PutItem", 0)
+	c.t = c.t.Add(10 * time.Second)
+	require.NoError(t, s.Send(context.Background(), message(t, "f", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	require.Equal(t, 2, ddb.Calls("PutItem"), "asked again 10 s on")
+	require.Len(t, ddb.Items("herald-store"), 1, "the pace is in the store again")
+}
+
+// A store that does not answer (a network partition) costs a post at most
+// the pace call's timeout, 2 s, not the invocation: the post is sent,
+// paced alone.
+func TestPaceStoreThatHangsPacesAlone(t *testing.T) {
+	t.Parallel()
+	released := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-released:
+		}
+	}))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(released) }) // before Close: cleanups run last first
+	st, err := store.New(dynamodb.NewFromConfig(awstest.Config(hung.URL)), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	// The invocation's deadline is the wall clock's; the pacer compares
+	// its clock's turns with it, so the clock starts at the wall clock's now.
+	c := &clock{t: time.Now(), advance: true}
+	slack := chattest.NewSlack()
+	slack.Now = c.Now
+	t.Cleanup(slack.Close)
+	s := environment(t, c, slack.Receiver, st)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, s.Send(ctx, message(t, "h", notification.Chat{Service: "slack", URL: slack.URL() + "/services/T1/B1/xHung7Q", Text: "x"})))
+	require.Less(t, time.Since(start), 20*time.Second, "not the invocation's 30 s")
+	require.Len(t, slack.Received(), 1)
 }
 
 // Discord's ban met by one environment is written as a hold on every
@@ -182,4 +225,40 @@ func TestDiscordBanHoldsTheWebhooksOfEveryEnvironment(t *testing.T) {
 	require.Equal(t, delivery.Class("discord_rate_limited"), class, "%v", err)
 	require.InDelta(t, chat.DiscordBanPause.Seconds(), after.Seconds(), 1)
 	require.Len(t, d.Refused(), 1, "the ban met once")
+}
+
+// An environment whose clock runs a day ahead writes a webhook's shared
+// pace (its next turn) and a 429's hold a day ahead of the others': a
+// post from an environment with the right clock waits at most Lambda's
+// longest invocation for the turn and 12 hours for the hold, never a day,
+// and never a negative time.
+func TestPaceWrittenByAClockAheadIsBounded(t *testing.T) {
+	t.Parallel()
+	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), advance: true}
+	ahead := &clock{t: c.t.Add(24 * time.Hour), advance: true}
+	slack := chattest.NewSlack()
+	slack.Now = c.Now
+	t.Cleanup(slack.Close)
+	st, ddb := sharedStore(t, c)
+	stAhead, err := store.New(ddb.Client(), store.Config{Table: "herald-store", Now: ahead.Now})
+	require.NoError(t, err)
+	right, wrong := environment(t, c, slack.Receiver, st), environment(t, ahead, slack.Receiver, stAhead)
+	u := slack.URL() + "/services/T1/B1/xSkew7Q"
+	for range 2 { // the wrong clock's turns: its now, +1 s
+		require.NoError(t, wrong.Send(context.Background(), message(t, "w", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	}
+	require.NoError(t, right.Send(context.Background(), message(t, "r", notification.Chat{Service: "slack", URL: u, Text: "x"})))
+	slept := c.Slept()
+	require.Len(t, slept, 1)
+	require.Positive(t, slept[0])
+	require.LessOrEqual(t, slept[0], 15*time.Minute+2*time.Second, "bounded by Lambda's longest invocation, not a day")
+
+	u2 := slack.URL() + "/services/T1/B1/xSkewHold7Q"
+	slack.Answer("xSkewHold7Q", http.StatusTooManyRequests, "rate_limited", "Retry-After", "30")
+	require.Error(t, wrong.Send(context.Background(), message(t, "w", notification.Chat{Service: "slack", URL: u2, Text: "x"})))
+	slack.Unanswer("xSkewHold7Q")
+	require.NoError(t, right.Send(context.Background(), message(t, "r", notification.Chat{Service: "slack", URL: u2, Text: "x"})))
+	slept = c.Slept()
+	require.Len(t, slept, 2)
+	require.Equal(t, chat.MaxRetryAfter, slept[1], "a hold is at most 12 h from now")
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,11 +15,14 @@ import (
 )
 
 // A Teams answer of 200 is delivered only when it says so: a legacy
-// connector's "1", a flow's own Response. A legacy connector's 200 with an
-// error text is not delivered: a text naming a status is read as that
-// status, any other (a token service's exception, a JSON error envelope,
-// an empty body) is teams_error_answer, retried; a flow's 200 with a JSON
-// error envelope too.
+// connector's number of messages posted ("1", or more), a flow's own
+// Response. A legacy connector's 200 with an error text is not delivered:
+// a text naming a status is read as that status (429 rate-limited, 5xx,
+// 400, 413), but never as one that says the webhook is gone (404, 410,
+// 401: Teams answers 200 for what it deems retryable, so that callers do
+// not disable the webhook), any other (a token service's exception, a JSON
+// error envelope or response object, an empty body, 0) is
+// teams_error_answer, retried; a flow's 200 with a JSON error envelope too.
 func TestTeams200IsDeliveredOnlyWhenItSaysSo(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -31,7 +35,16 @@ func TestTeams200IsDeliveredOnlyWhenItSaysSo(t *testing.T) {
 		{"legacy 1", "l1", "1", true, "", false},
 		{"legacy 1 and a newline", "l2", "1\n", true, "", false},
 		{"legacy 413 in the text", "l3", "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 413 with ContextId tcid=0,server=msgapi-production-eus-azsc2-4-170,cv=deadbeef.0..", true, "teams_too_large", true},
-		{"legacy 404 in the text", "l4", "Microsoft Teams endpoint returned HTTP error 404 with ContextId MS-CV=x.", true, "teams_not_found", true},
+		{"legacy 404 in the text", "l4", "Microsoft Teams endpoint returned HTTP error 404 with ContextId MS-CV=x.", true, "teams_error_answer", false},
+		{"legacy 401 in the text", "l4b", "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 401 with ContextId tcid=0", true, "teams_error_answer", false},
+		{"legacy 410 in the text", "l4c", "Microsoft Teams endpoint returned HTTP error 410 with ContextId MS-CV=x.", true, "teams_error_answer", false},
+		{"legacy 502 in the text", "l4d", "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 502 with ContextId tcid=0", true, "teams_http_5xx", false},
+		{"legacy token issuer 401", "l4e", "Microsoft.Exchange.Security.TokenIssuer.Common.SubstrateTokenRequestException: Request 1;https://outlook.office.com;GlobalActor to https://localhost:444/sts/token/1 on server X failed with status code 401(Unauthorized)", true, "teams_error_answer", false},
+		{"legacy response object", "l4f", `{"version":"1.1","content":{"headers":[{"key":"Content-Type","value":["text/plain; charset=utf-8"]}]},"statusCode":200,"reasonPhrase":"OK","headers":[],"trailingHeaders":[],"requestMessage":null,"isSuccessStatusCode":true}`, true, "teams_error_answer", false},
+		{"legacy 2 messages", "l4g", "2", true, "", false},
+		{"legacy 0 messages", "l4h", "0", true, "teams_error_answer", false},
+		{"legacy 1.0", "l4i", "1.0", true, "teams_error_answer", false},
+		{"legacy +1", "l4j", "+1", true, "teams_error_answer", false},
 		{"legacy 429 in the text", "l5", "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 429 with ContextId tcid=1", true, "teams_rate_limited", false},
 		{"legacy token service exception", "l6", "Microsoft.Teams.Connectors.TokenServiceException: Failed to acquire a token for the connector", true, "teams_error_answer", false},
 		{"legacy JSON error envelope", "l7", `{"error": {"code": "ConnectorConfigurationNotFound", "message": "The connector configuration was not found."}}`, true, "teams_error_answer", false},
@@ -59,6 +72,21 @@ func TestTeams200IsDeliveredOnlyWhenItSaysSo(t *testing.T) {
 		require.Equal(t, tt.permanent, permanent, tt.name)
 		requireNoSecret(t, err, u)
 	}
+	// A legacy connector's URL of the older form (outlook.office.com/webhook/…)
+	// is a legacy connector too: its 200 that is not "1" is not delivered,
+	// and it is paced as one (a burst of 3, then one per 50 s).
+	old := b.teams.URL() + "/webhook/g@t/IncomingWebhook/l9/o"
+	b.teams.Answer("webhook/g@t/IncomingWebhook/l9/o", http.StatusOK, "Microsoft.Teams.Connectors.TokenServiceException: Failed to acquire a token")
+	err := b.sender.Send(context.Background(), message(t, "old", notification.Chat{Service: "teams", URL: old, Text: "x"}))
+	_, class, _ := delivery.Classify(err)
+	require.Equal(t, delivery.Class("teams_error_answer"), class, "%v", err)
+	b.teams.Unanswer("webhook/g@t/IncomingWebhook/l9/o")
+	before := len(b.clock.Slept())
+	for range 3 {
+		require.NoError(t, b.sender.Send(context.Background(), message(t, "old", notification.Chat{Service: "teams", URL: old, Text: "x"})))
+	}
+	require.Equal(t, []time.Duration{50 * time.Second}, b.clock.Slept()[before:], "the 4th post of the burst waits 50 s")
+
 	// The receiver's own answers: 202 from a workflow, "1" from a legacy
 	// connector.
 	require.NoError(t, b.sender.Send(context.Background(), message(t, "t202", notification.Chat{Service: "teams", URL: b.teams.URL() + b.teams.Create("wf-ok", "s"), Text: "x"})))

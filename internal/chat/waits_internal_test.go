@@ -2,6 +2,7 @@ package chat
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -26,4 +27,30 @@ func FuzzDiscordWaits(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A Discord URL on the legacy host discordapp.com is posted to discord.com
+// (Discord rate-limits discordapp.com globally, discord-api-docs
+// discussion 6490), in any case and with a trailing dot; Discord's other
+// hosts, and hosts that are not Discord's, keep theirs.
+func TestDiscordappComIsPostedToDiscordCom(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://discordapp.com/api/webhooks/1/tok":            "https://discord.com/api/v10/webhooks/1/tok",
+		"https://DiscordApp.com./api/v9/webhooks/1/tok?wait=1": "https://discord.com/api/v9/webhooks/1/tok?wait=1",
+		"https://discordapp.com:443/api/webhooks/1/tok/slack":  "https://discord.com:443/api/v10/webhooks/1/tok",
+		"https://canary.discord.com/api/webhooks/1/tok":        "https://canary.discord.com/api/v10/webhooks/1/tok",
+		"https://ptb.discord.com/api/webhooks/1/tok":           "https://ptb.discord.com/api/v10/webhooks/1/tok",
+		"https://discord.com/api/webhooks/1/tok":               "https://discord.com/api/v10/webhooks/1/tok",
+		"https://127.0.0.1:8443/api/webhooks/1/tok":            "https://127.0.0.1:8443/api/v10/webhooks/1/tok",
+		"https://discordapp.com/api/webhooks/1/tok/messages/2": "https://discordapp.com/api/webhooks/1/tok/messages/2",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := discordVersioned(u); got.String() != want {
+			t.Errorf("%s: posted to %s, want %s", in, got, want)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/chat/chattest"
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
@@ -128,12 +129,21 @@ func TestGoneChatWebhookMakesOneRequest(t *testing.T) {
 			require.Equal(t, store.DisabledByHerald, h.DisabledBy)
 			require.Equal(t, tt.class, h.FailureClass)
 
-			// The key is enabled: the next notification is sent again.
+			// The key is enabled at once (the receiver is fixed): the
+			// next notification, seen enabled within the health cache's
+			// 5 s, is not lost to the environment's memory of the answer
+			// (a minute, chat.GoneFor): it is retried when that memory
+			// ends, then sent.
 			_, changed, err := cs.st.SetDisabled(context.Background(), key, false)
 			require.NoError(t, err)
 			require.True(t, changed)
-			cs.clock.Advance(chat.GoneFor) // the environments' copies are older than their lifetimes
-			require.Empty(t, failures(cs.invoke(t, envs[0], rec("again", chatBody("again", tt.service, tt.url), 1))))
+			cs.clock.Advance(5 * time.Second)
+			again := rec("again", chatBody("again", tt.service, tt.url), 1)
+			require.Equal(t, []string{"again"}, failures(cs.invoke(t, envs[0], again)), "retried, not dead-lettered")
+			require.Len(t, append(envs[0].deadLetters(t), envs[1].deadLetters(t)...), 30, "none more dead-lettered")
+			require.Equal(t, 1, refused(), "no request while the environment remembers the answer")
+			cs.clock.Advance(chat.GoneFor)
+			require.Empty(t, failures(cs.invoke(t, envs[0], rec("again", chatBody("again", tt.service, tt.url), 2))))
 			require.Equal(t, 2, refused(), "sent again (and gone again)")
 		})
 	}
@@ -148,7 +158,10 @@ func TestGoneChatWebhookMakesOneRequest(t *testing.T) {
 // The same in one batch of 30 delivered at once (concurrency 30, as the
 // deliver function runs a batch): the webhook's first post goes alone
 // until it is answered, so a deleted Discord webhook (Discord's burst is
-// 5) gets one request, and every notification is dead-lettered.
+// 5) gets one request and its notification is dead-lettered; the other 29,
+// already past the health check, are retried once the Sender's memory of
+// the answer ends (chat.GoneFor), and then dead-lettered as
+// destination_disabled, still without a request.
 func TestGoneChatWebhookInOneConcurrentBatch(t *testing.T) {
 	t.Parallel()
 	rs := chattest.NewReceivers()
@@ -161,9 +174,28 @@ func TestGoneChatWebhookInOneConcurrentBatch(t *testing.T) {
 		id := fmt.Sprintf("c-%d", j)
 		recs = append(recs, rec(id, chatBody(id, "discord", deleted), 1))
 	}
-	require.Empty(t, failures(cs.invoke(t, envs[0], recs...)))
+	retried := failures(cs.invoke(t, envs[0], recs...))
 	require.Len(t, rs.Discord.Refused(), 1, "30 notifications at once, 1 request")
-	require.Len(t, envs[0].deadLetters(t), 30)
+	// The posts that waited behind the first are retried; one that reached
+	// the circuit after the disable was written (a slow goroutine) is
+	// dead-lettered at once instead. Either way none makes a request.
+	first := envs[0].deadLetters(t)
+	require.Len(t, retried, 30-len(first))
+	require.Greater(t, len(retried), 0)
+	cs.clock.Advance(chat.GoneFor)
+	recs = recs[:0]
+	for _, id := range retried {
+		recs = append(recs, rec(id, chatBody(id, "discord", deleted), 2))
+	}
+	require.Empty(t, failures(cs.invoke(t, envs[0], recs...)))
+	require.Len(t, rs.Discord.Refused(), 1, "still 1 request")
+	dls := envs[0].deadLetters(t)
+	require.Len(t, dls, 30)
+	classes := map[delivery.Class]int{}
+	for _, dl := range dls {
+		classes[dl.reason.ErrorClass]++
+	}
+	require.Equal(t, map[delivery.Class]int{"discord_unknown_webhook": 1, processor.ClassDestinationDisabled: 29}, classes)
 }
 
 // TestGoneChatWebhookAnnouncesOnce: the webhook disabled at once because

@@ -217,7 +217,7 @@ func (s *Store) UpdateHealth(ctx context.Context, h Health, change func(*Health)
 			return h, false, &Error{Op: "write health of " + h.Origin, Err: err}
 		}
 	}
-	return h, false, &Error{Op: "write health of " + h.Origin, Err: fmt.Errorf("%d tries met another writer", maxHealthTries)}
+	return h, false, &Error{Op: "write health of " + h.Origin, Err: contendedError{maxHealthTries}}
 }
 
 // SetDisabled disables (disabled true, by DisabledByOperator) or enables

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -135,5 +134,5 @@ func (s *Store) UpdatePace(ctx context.Context, p Pace, change func(*Pace) bool)
 			return p, false, &Error{Op: "write pace of " + p.Key, Err: err}
 		}
 	}
-	return p, false, &Error{Op: "write pace of " + p.Key, Err: fmt.Errorf("%d tries met another writer", maxPaceTries)}
+	return p, false, &Error{Op: "write pace of " + p.Key, Err: contendedError{maxPaceTries}}
 }

@@ -151,3 +151,34 @@ func TestPaceSharedWithAStoreWithoutTheItem(t *testing.T) {
 	}
 	require.Equal(t, 3, b.srv.Calls("GetItem"), "one read per conflict")
 }
+
+// TestPaceContendedIsNoStoreFailure: when every try meets another writer
+// (six environments at one webhook's instant), UpdatePace stops after 5
+// PutItems with an *Error that matches store.ErrContended, so a caller can
+// tell a busy webhook from a store that does not answer; a failed call
+// does not match it.
+func TestPaceContendedIsNoStoreFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	other := store.Pace{Key: paceKey}
+	tries := 0
+	_, wrote, err := b.s.UpdatePace(ctx, store.Pace{Key: paceKey}, func(p *store.Pace) bool {
+		tries++
+		// Each try, another environment writes first.
+		var werr error
+		other, _, werr = b.s.UpdatePace(ctx, other, nextSlot(time.Second))
+		require.NoError(t, werr)
+		return nextSlot(time.Second)(p)
+	})
+	require.False(t, wrote)
+	require.Equal(t, 5, tries)
+	var se *store.Error
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, store.ErrContended)
+	require.EqualError(t, err, "store write pace of "+paceKey+": 5 tries met another writer")
+	b.srv.Throttle("PutItem", 1)
+	_, _, err = b.s.UpdatePace(ctx, other, nextSlot(time.Second))
+	require.Error(t, err)
+	require.NotErrorIs(t, err, store.ErrContended)
+}

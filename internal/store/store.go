@@ -124,6 +124,17 @@ type Error struct {
 func (e *Error) Error() string { return "store " + e.Op + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrContended matches (errors.Is) the error of a conditional update whose
+// every try met another writer: the store answered each call, others
+// wrote first. Unlike a failed call it says nothing of the store's health.
+var ErrContended = errors.New("every try met another writer")
+
+// contendedError is ErrContended after tries tries.
+type contendedError struct{ tries int }
+
+func (e contendedError) Error() string        { return fmt.Sprintf("%d tries met another writer", e.tries) }
+func (e contendedError) Is(target error) bool { return target == ErrContended }
+
 // Class is the error's class.
 func (e *Error) Class() delivery.Class {
 	var ae smithy.APIError

@@ -44,6 +44,8 @@ type Received struct {
 	Header http.Header
 	// Path is the request's path (Discord: with the API version it ran on).
 	Path string
+	// Query is the request's raw query.
+	Query string
 }
 
 // Receiver is one service's local receiver.
@@ -173,7 +175,7 @@ func (r *Receiver) take(hook string) (remaining int, wait time.Duration) {
 
 func (r *Receiver) accept(hook string, req *http.Request, body []byte) {
 	r.mu.Lock()
-	r.received = append(r.received, Received{Hook: hook, Body: body, At: r.Now(), Header: req.Header.Clone(), Path: req.URL.Path})
+	r.received = append(r.received, Received{Hook: hook, Body: body, At: r.Now(), Header: req.Header.Clone(), Path: req.URL.Path, Query: req.URL.RawQuery})
 	r.mu.Unlock()
 }
 
@@ -291,7 +293,10 @@ func (s *Slack) Remove(token string) { s.Answer(token, http.StatusNotFound, "no_
 // beyond it 429 with {"retry_after"} and Retry-After in the version's
 // unit: milliseconds (whole) up to version 7, seconds from version 8 on
 // (fractional in retry_after, rounded up in Retry-After), as Discord's
-// change log of API v8 says. While Discord.Ban holds, every request gets
+// change log of API v8 says. A path ending /github is the GitHub-compatible
+// endpoint: a body that is no GitHub event is answered 204 and posts
+// nothing; one ending /slack the Slack-compatible endpoint, which reads
+// Slack's text or attachments and answers 200 "ok". While Discord.Ban holds, every request gets
 // Cloudflare's ban: 429 without rate-limit headers.
 type Discord struct {
 	*Receiver
@@ -332,6 +337,10 @@ func NewDiscord() *Discord {
 			return
 		}
 		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
+		compatible := "" // "slack" or "github": Discord's compatible endpoints
+		if n := len(parts); n > 4 && (parts[n-1] == "slack" || parts[n-1] == "github") {
+			compatible, parts = parts[n-1], parts[:n-1]
+		}
 		version := DiscordDefaultVersion
 		if len(parts) == 5 && parts[0] == "api" && strings.HasPrefix(parts[1], "v") {
 			v, err := strconv.Atoi(parts[1][1:])
@@ -390,6 +399,25 @@ func NewDiscord() *Discord {
 		m, ok := jsonObject(req, body)
 		if !ok {
 			discordError(http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
+			return
+		}
+		switch compatible {
+		case "github":
+			// A body that is no GitHub event Discord supports is
+			// answered 204 and posts nothing (discord-api-docs issues
+			// 6957 and 7385).
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case "slack":
+			// Slack's body: text or attachments; "content" is not read.
+			_, text := m["text"]
+			_, attachments := m["attachments"]
+			if !text && !attachments {
+				discordError(http.StatusBadRequest, 50006, "Cannot send an empty message")
+				return
+			}
+			r.accept(id, req, body)
+			_, _ = io.WriteString(w, "ok")
 			return
 		}
 		var content string
@@ -457,24 +485,82 @@ func (d *Discord) Delete(id string) {
 // activity whose attachments are Adaptive Cards; 202 Accepted. Only the
 // workflows of Teams.Create exist (another answers 404 WorkflowNotFound, a
 // wrong sig 401 DirectApiInvalidAuthorizationSignature). Legacy incoming
-// webhooks: POST /webhookb2/… with such a message or a MessageCard (which
+// webhooks: POST /webhookb2/… (or the older /webhook/…) with such a message or a MessageCard (which
 // needs a summary or text); 200 "1". A body over 28 KB answers 413, one
-// of the wrong shape 400. Rate: 4 posts per second per webhook; beyond it
-// 429 with Retry-After.
+// of the wrong shape 400. Rate, in sliding spans per webhook: a workflow
+// takes at most 4 posts in any second, beyond which it answers 429
+// WorkflowRequestsThrottled with Retry-After; a legacy webhook at most the
+// rows of TeamsLegacyLimits, beyond which it answers 200 with the text of
+// Teams' 429 (TeamsLegacyThrottled), as "Rate limiting for connectors"
+// says connectors do.
 type Teams struct {
 	*Receiver
-	flows map[string]string // workflow id → sig
+	flows map[string]string      // workflow id → sig
+	posts map[string][]time.Time // each webhook's accepted posts, a day's
+}
+
+// Limit is a rate limit over a sliding span: at most Max requests in any
+// Span.
+type Limit struct {
+	Span time.Duration
+	Max  int
+}
+
+// TeamsLegacyLimits are a legacy connector's limits, "Rate limiting for
+// connectors" (Microsoft Teams platform docs, "Transactions per second
+// thresholds"); TeamsWorkflowsLimits a workflow's, Teams' "more than four
+// requests in a second".
+var (
+	TeamsLegacyLimits = []Limit{
+		{time.Second, 4}, {30 * time.Second, 60}, {time.Hour, 100}, {2 * time.Hour, 150}, {24 * time.Hour, 1800},
+	}
+	TeamsWorkflowsLimits = []Limit{{time.Second, 4}}
+)
+
+// TeamsLegacyThrottled is a legacy connector's 200 answer to a throttled
+// post.
+const TeamsLegacyThrottled = "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 429 with ContextId tcid=0,server=msgapi-production-weu-azsc2-4-170,cv=Y2FmZS4w.0.."
+
+// takeWithin records a post to hook at the receiver's clock unless one of
+// limits is full; then it returns the wait until it is not.
+func (tm *Teams) takeWithin(hook string, limits []Limit) time.Duration {
+	now := tm.Now()
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	var kept []time.Time
+	for _, at := range tm.posts[hook] {
+		if now.Sub(at) < 24*time.Hour {
+			kept = append(kept, at)
+		}
+	}
+	var wait time.Duration
+	for _, l := range limits {
+		var in []time.Time // the posts in (now-Span, now]
+		for _, at := range kept {
+			if now.Sub(at) < l.Span {
+				in = append(in, at)
+			}
+		}
+		if len(in) >= l.Max {
+			wait = max(wait, in[len(in)-l.Max].Add(l.Span).Sub(now))
+		}
+	}
+	if wait == 0 {
+		kept = append(kept, now)
+	}
+	tm.posts[hook] = kept
+	return wait
 }
 
 // NewTeams starts a Teams receiver.
 func NewTeams() *Teams {
-	tm := &Teams{flows: map[string]string{}}
+	tm := &Teams{flows: map[string]string{}, posts: map[string][]time.Time{}}
 	tm.Receiver = newReceiver(250*time.Millisecond, 4, func(r *Receiver, w http.ResponseWriter, req *http.Request, body []byte) {
 		logicError := func(status int, code, msg string) {
 			r.refuse(w, status, fmt.Sprintf(`{"error": {"code": %q, "message": %q}}`, code, msg))
 		}
 		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
-		legacy := len(parts) > 1 && parts[0] == "webhookb2"
+		legacy := len(parts) > 1 && (parts[0] == "webhookb2" || parts[0] == "webhook")
 		hook := strings.Join(parts, "/")
 		if !legacy {
 			if req.Method != http.MethodPost || len(parts) != 6 || parts[0] != "workflows" || strings.Join(parts[2:], "/") != "triggers/manual/paths/invoke" {
@@ -515,7 +601,13 @@ func NewTeams() *Teams {
 			logicError(http.StatusBadRequest, "InvalidRequestContent", "The message is not a message activity with Adaptive Card attachments.")
 			return
 		}
-		if _, wait := r.take(hook); wait > 0 {
+		if legacy {
+			if wait := tm.takeWithin(hook, TeamsLegacyLimits); wait > 0 {
+				w.Header().Set("Content-Type", "text/plain")
+				r.refuse(w, http.StatusOK, TeamsLegacyThrottled)
+				return
+			}
+		} else if wait := tm.takeWithin(hook, TeamsWorkflowsLimits); wait > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			logicError(http.StatusTooManyRequests, "WorkflowRequestsThrottled", "Rate limit is exceeded.")
 			return

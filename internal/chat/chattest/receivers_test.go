@@ -265,6 +265,31 @@ func TestDiscordAcceptsWhatDiscordAccepts(t *testing.T) {
 	require.Empty(t, d.Refused())
 }
 
+// TestDiscordCompatibleEndpoints: /github (Execute GitHub-Compatible
+// Webhook) answers 204 to a body that is no GitHub event and posts nothing
+// (discord-api-docs issues 6957 and 7385); /slack (Execute Slack-Compatible
+// Webhook) reads Slack's text, answers 200 "ok", and refuses a body with
+// Discord's content only as empty (50006).
+func TestDiscordCompatibleEndpoints(t *testing.T) {
+	t.Parallel()
+	d, c := discord(t)
+	url := d.URL() + d.Create("42", "tok")
+	a := postJSON(t, d.Receiver, url+"/github", `{"content":"hi"}`)
+	require.Equal(t, http.StatusNoContent, a.status)
+	require.Empty(t, d.Received(), "nothing posted")
+	c.Advance(time.Second)
+	a = postJSON(t, d.Receiver, url+"/slack", `{"content":"hi"}`)
+	require.Equal(t, http.StatusBadRequest, a.status)
+	require.Contains(t, a.body, "50006")
+	c.Advance(time.Second)
+	a = postJSON(t, d.Receiver, d.URL()+"/api/v10"+strings.TrimPrefix(url, d.URL()+"/api")+"/slack", `{"text":"hi"}`)
+	require.Equal(t, http.StatusOK, a.status)
+	require.Equal(t, "ok", a.body)
+	got := d.Received()
+	require.Len(t, got, 1)
+	require.Equal(t, "/api/v10/webhooks/42/tok/slack", got[0].Path)
+}
+
 // TestDiscordRefusesWhatDiscordRefuses: Discord's JSON errors, each with
 // its status and code.
 func TestDiscordRefusesWhatDiscordRefuses(t *testing.T) {
@@ -307,7 +332,7 @@ func TestDiscordRefusesWhatDiscordRefuses(t *testing.T) {
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodGet, "/api/webhooks/41/tok"},
 		{http.MethodPost, "/api/webhooks/41"},
-		{http.MethodPost, "/api/webhooks/41/tok/slack"},
+		{http.MethodPost, "/api/webhooks/41/tok/teams"},
 		{http.MethodPost, "/v9/webhooks/41/tok"},
 		{http.MethodPost, "/api/hooks/41/tok"},
 	} {
@@ -531,22 +556,45 @@ func TestTeamsRefusesWhatTeamsRefuses(t *testing.T) {
 	require.Equal(t, "webhookb2/g/IncomingWebhook/x/y", got[0].Hook)
 }
 
-// TestTeamsRate: 4 posts a second per webhook, then 429
-// WorkflowRequestsThrottled with Retry-After.
+// TestTeamsRate: a workflow takes 4 posts in any second, then 429
+// WorkflowRequestsThrottled with Retry-After; a legacy webhook the rows of
+// "Rate limiting for connectors", each in a sliding span, then a 200 with
+// Teams' 429 in its text.
 func TestTeamsRate(t *testing.T) {
 	t.Parallel()
 	tm, c := teams(t)
 	flow := tm.URL() + tm.Create("wf", "s")
 	for i := range 4 {
 		require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status, i)
+		c.Advance(200 * time.Millisecond)
 	}
 	a := postJSON(t, tm.Receiver, flow, teamsCard)
-	require.Equal(t, http.StatusTooManyRequests, a.status)
+	require.Equal(t, http.StatusTooManyRequests, a.status, "the fifth within a second")
 	require.Equal(t, "1", a.header.Get("Retry-After"))
 	require.Contains(t, a.body, "WorkflowRequestsThrottled")
-	c.Advance(250 * time.Millisecond)
-	require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status)
-	require.Equal(t, []int{429}, tm.Refused())
+	c.Advance(199 * time.Millisecond)
+	require.Equal(t, http.StatusTooManyRequests, postJSON(t, tm.Receiver, flow, teamsCard).status, "still within the first post's second")
+	c.Advance(time.Millisecond)
+	require.Equal(t, http.StatusAccepted, postJSON(t, tm.Receiver, flow, teamsCard).status, "a second after the first")
+	require.Equal(t, []int{429, 429}, tm.Refused())
+
+	legacy := tm.URL() + "/webhookb2/g/IncomingWebhook/x/y"
+	post := func() answer { return postJSON(t, tm.Receiver, legacy, teamsCard) }
+	for i := range 60 { // 60 in 30 s, 4 a second
+		require.Equal(t, "1", post().body, i)
+		c.Advance(250 * time.Millisecond)
+	}
+	a = post()
+	require.Equal(t, http.StatusOK, a.status)
+	require.Equal(t, chattest.TeamsLegacyThrottled, a.body, "the 61st within 30 s")
+	c.Advance(15 * time.Second) // 30 s after the first
+	for i := range 40 {         // 100 in the hour
+		require.Equal(t, "1", post().body, i)
+		c.Advance(time.Second)
+	}
+	require.Equal(t, chattest.TeamsLegacyThrottled, post().body, "the 101st within the hour")
+	c.Advance(time.Hour)
+	require.Equal(t, "1", post().body, "an hour after the first")
 }
 
 // TestRouteSendsEachServiceToItsReceiver: Route points a chat body's URL
