@@ -129,6 +129,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newEmailCmd(e, g),
 		newDestinationsCmd(e, g),
 		newListenCmd(e, g),
+		newEgressCmd(e, g),
 	)
 	return root
 }
