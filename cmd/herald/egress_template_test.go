@@ -275,6 +275,22 @@ func (s *stack) requireWhole(resources, outputs map[string]map[string]any) {
 
 func refTo(name string) tagged { return tagged{"!Ref", name} }
 
+// subnetCidr evaluates a subnet's CidrBlock, !Sub [${Network}.N.0/20,
+// {Network: !Select [0, !Split [".0.0/16", !Ref EgressVpcCidr]]}], for the
+// VPC network vpc.
+func subnetCidr(t *testing.T, v any, vpc string) netip.Prefix {
+	t.Helper()
+	sub := v.(tagged)
+	require.Equal(t, "!Sub", sub.tag)
+	args := sub.arg.([]any)
+	sel := args[1].(map[string]any)["Network"].(tagged)
+	require.Equal(t, "!Select", sel.tag)
+	split := sel.arg.([]any)[1].(tagged)
+	require.Equal(t, tagged{"!Split", []any{".0.0/16", refTo("EgressVpcCidr")}}, split)
+	network := strings.Split(vpc, ".0.0/16")[0]
+	return netip.MustParsePrefix(strings.ReplaceAll(args[0].(string), "${Network}", network))
+}
+
 // statementSids returns the Sids of a role's inline policy statements.
 func statementSids(t *testing.T, role map[string]any) map[string]map[string]any {
 	t.Helper()
@@ -354,6 +370,7 @@ func TestStaticEgressCreateVpc(t *testing.T) {
 			require.Empty(t, s.rulesBroken())
 
 			var privates, tables, addresses []any
+			var cidrs []netip.Prefix
 			for i := 1; i <= zones; i++ {
 				z := func(name string) string { return fmt.Sprintf(name, i) }
 				nat := res[z("EgressNatGateway%d")]["Properties"].(map[string]any)
@@ -374,10 +391,19 @@ func TestStaticEgressCreateVpc(t *testing.T) {
 					az := p["AvailabilityZone"].(tagged).arg.([]any)
 					require.Equal(t, fmt.Sprint(i-1), az[0], "%s in zone %d", z(kind), i)
 					require.Equal(t, "false", p["MapPublicIpOnLaunch"])
+					cidrs = append(cidrs, subnetCidr(t, p["CidrBlock"], "172.20.0.0/16"))
 				}
 				privates = append(privates, refTo(z("EgressPrivateSubnet%d")))
 				tables = append(tables, refTo(z("EgressPrivateRouteTable%d")))
 				addresses = append(addresses, refTo(z("EgressAddress%d")))
+			}
+			vpcNet := netip.MustParsePrefix("172.20.0.0/16")
+			for j, c := range cidrs {
+				require.Equal(t, 20, c.Bits(), c)
+				require.True(t, vpcNet.Contains(c.Addr()), "%s outside the VPC", c)
+				for _, d := range cidrs[:j] {
+					require.False(t, c.Overlaps(d), "%s overlaps %s", c, d)
+				}
 			}
 			for _, kind := range []string{"EgressNatGateway%d", "EgressAddress%d", "EgressPrivateSubnet%d", "EgressPublicSubnet%d", "EgressPrivateDefaultRoute%d"} {
 				require.NotContains(t, res, fmt.Sprintf(kind, zones+1), "no resource of a zone beyond %d", zones)
