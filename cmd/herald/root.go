@@ -130,6 +130,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newDestinationsCmd(e, g),
 		newListenCmd(e, g),
 		newEgressCmd(e, g),
+		newTraceCmd(e, g),
 	)
 	return root
 }
