@@ -265,6 +265,23 @@ func TestTraceOutcomes(t *testing.T) {
 		require.Equal(t, tc.final, r.Final, tc.line)
 		require.Contains(t, r.Summary, tc.summary, tc.line)
 	}
+	// Two receives logged in the same millisecond, the later one first
+	// (log events of one timestamp come in any order): receive count
+	// orders them, and the later receive's outcome is the fate.
+	same := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	steps = nil
+	for _, l := range []string{
+		`{"msg":"notification","id":"x","channel":"webhook","outcome":"delivered","receive_count":2}`,
+		`{"msg":"notification","id":"x","channel":"webhook","outcome":"retry","receive_count":1,"error_class":"webhook_timeout","delay_seconds":0}`,
+	} {
+		st, ok := stepOf([]byte(l), "x", same)
+		require.True(t, ok)
+		steps = append(steps, st)
+	}
+	r = buildTrace("x", steps)
+	require.Equal(t, []int{1, 2}, []int{r.Steps[0].ReceiveCount, r.Steps[1].ReceiveCount})
+	require.Equal(t, "delivered on receive 2 after 1 retry (0s)", r.Summary)
+
 	moved, _ := readLogFile(strings.NewReader(`{"msg":"notification","id":"x","channel":"chat","queue_channel":"email","outcome":"moved","receive_count":1,"moved_to":"chat"}`), "x")
 	require.Equal(t, "email", moved[0].Queue, "the queue it was received from")
 	require.Equal(t, "chat", moved[0].Channel)
