@@ -290,17 +290,23 @@ func resolveTraceGroups(flags []string, stack string, outputs map[string]string)
 	return tg, nil
 }
 
-// read reads each group; a group that does not exist is skipped, and when
-// it is the deliver function's, tg.fallback is read instead. It returns
-// the steps and the groups read.
+// read reads each group; a group that does not exist is skipped. When
+// the deliver function's has no line about id (LocalStack creates it but
+// writes /aws/lambda/<function>) or does not exist, tg.fallback is read
+// instead: one more call, which in AWS finds no such group. It returns the
+// steps and the groups read.
 func (tg traceGroups) read(ctx context.Context, api traceLogsAPI, id string, start, end time.Time) ([]traceStep, []string, error) {
 	var steps []traceStep
 	var read []string
 	for i, g := range tg.groups {
 		s, err := filterLogs(ctx, api, g, id, start, end)
-		if isNotFound(err) && i == 0 && tg.fallback != "" {
-			g = tg.fallback
-			s, err = filterLogs(ctx, api, g, id, start, end)
+		if (isNotFound(err) || (err == nil && len(s) == 0)) && i == 0 && tg.fallback != "" {
+			fs, ferr := filterLogs(ctx, api, tg.fallback, id, start, end)
+			if ferr == nil {
+				g, s, err = tg.fallback, fs, nil
+			} else if !isNotFound(ferr) {
+				err = ferr
+			}
 		}
 		if isNotFound(err) {
 			continue

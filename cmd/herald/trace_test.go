@@ -360,6 +360,31 @@ func TestTraceLogGroups(t *testing.T) {
 	require.Equal(t, []string{"/aws/lambda/herald-deliver"}, read, "LocalStack writes /aws/lambda/<function>; the feedback group is missing too")
 	require.Len(t, steps, 1)
 
+	// LocalStack creates the template's group, empty: the function's
+	// group is read too. In AWS the template's group has the lines and the
+	// function's group does not exist.
+	empty, _ := filterLogsWire(t, map[string][]logEvent{
+		"herald-DeliverFunctionLogGroup-1": nil,
+		"/aws/lambda/herald-deliver":       {{t0, `{"msg":"notification","id":"ntf_l","channel":"email","outcome":"delivered","receive_count":1}`}},
+	}, 10)
+	steps, read, err = tg.read(context.Background(), empty, "ntf_l", t0.Add(-time.Hour), t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, []string{"/aws/lambda/herald-deliver"}, read)
+	require.Len(t, steps, 1)
+	inAWS, calls := filterLogsWire(t, map[string][]logEvent{
+		"herald-DeliverFunctionLogGroup-1": {{t0, `{"msg":"notification","id":"ntf_l","channel":"email","outcome":"delivered","receive_count":1}`}},
+	}, 10)
+	steps, read, err = tg.read(context.Background(), inAWS, "ntf_l", t0.Add(-time.Hour), t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, []string{"herald-DeliverFunctionLogGroup-1"}, read)
+	require.Len(t, steps, 1)
+	require.Len(t, calls(), 2, "the deliver group and the feedback group; no fallback when the lines are found")
+	nothing, _ := filterLogsWire(t, map[string][]logEvent{"herald-DeliverFunctionLogGroup-1": nil}, 10)
+	steps, read, err = tg.read(context.Background(), nothing, "ntf_l", t0.Add(-time.Hour), t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, []string{"herald-DeliverFunctionLogGroup-1"}, read, "nothing found anywhere: the group that exists was read")
+	require.Empty(t, steps)
+
 	denied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		w.WriteHeader(http.StatusBadRequest)
