@@ -328,6 +328,7 @@ func TestStaticEgressOffAddsNothing(t *testing.T) {
 	require.Empty(t, egressNames(res))
 	require.Empty(t, egressNames(outs))
 	require.NotContains(t, res["DeliverFunction"]["Properties"], "VpcConfig")
+	require.Equal(t, "Delivers herald notifications from the notification queue.", res["DeliverFunction"]["Properties"].(map[string]any)["Description"])
 	require.NotContains(t, statementSids(t, res["DeliverFunctionRole"]), "ManageVpcNetworkInterfaces")
 	require.Empty(t, off.rulesBroken(), "the defaults break no egress rule")
 
@@ -347,6 +348,9 @@ func TestStaticEgressOffAddsNothing(t *testing.T) {
 			require.Contains(t, onOuts, name, on)
 		}
 		delete(onRes["DeliverFunction"]["Properties"].(map[string]any), "VpcConfig")
+		if on["StaticEgress"] == "create-vpc" { // the description names the routes (TestStaticEgressCreateVpc)
+			onRes["DeliverFunction"]["Properties"].(map[string]any)["Description"] = res["DeliverFunction"]["Properties"].(map[string]any)["Description"]
+		}
 		require.Equal(t, res["DeliverFunction"], onRes["DeliverFunction"], "DeliverFunction gains only its VpcConfig")
 		onSids := statementSids(t, onRes["DeliverFunctionRole"])
 		delete(onSids, "ManageVpcNetworkInterfaces")
@@ -408,6 +412,14 @@ func TestStaticEgressCreateVpc(t *testing.T) {
 			for _, kind := range []string{"EgressNatGateway%d", "EgressAddress%d", "EgressPrivateSubnet%d", "EgressPublicSubnet%d", "EgressPrivateDefaultRoute%d"} {
 				require.NotContains(t, res, fmt.Sprintf(kind, zones+1), "no resource of a zone beyond %d", zones)
 			}
+
+			// The function is created once its routes and the DynamoDB
+			// endpoint exist: it refers to them.
+			fnRefs := named(res["DeliverFunction"])
+			for i := 1; i <= zones; i++ {
+				require.Contains(t, fnRefs, fmt.Sprintf("EgressPrivateDefaultRoute%d", i))
+			}
+			require.Contains(t, fnRefs, "EgressDynamoDbEndpoint")
 
 			vpc := res["DeliverFunction"]["Properties"].(map[string]any)["VpcConfig"].(map[string]any)
 			require.Equal(t, privates, vpc["SubnetIds"])
