@@ -129,6 +129,8 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newEmailCmd(e, g),
 		newDestinationsCmd(e, g),
 		newListenCmd(e, g),
+		newEgressCmd(e, g),
+		newTraceCmd(e, g),
 	)
 	return root
 }

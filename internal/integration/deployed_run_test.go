@@ -427,6 +427,7 @@ func (r *deployedRun) mixedBatch(t *testing.T) {
 	require.Equal(t, hook, reason.NotificationID)
 	require.Equal(t, r.d.outputs["NotificationQueueArn"], reason.SourceQueueARN)
 	require.Eventually(t, func() bool { return r.held(t, r.queueURL) == 0 }, 10*time.Second, 200*time.Millisecond, "the queue is empty")
+	r.traced(t, hook, mail1)
 }
 
 func recordsOf(recs []map[string]any, id string) []map[string]any {
