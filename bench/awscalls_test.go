@@ -12,10 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/awstest"
-	"github.com/heraldhq/herald/internal/dynamotest"
-	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
 // benchTable is the store's table in the DynamoDB fake.

@@ -54,7 +54,7 @@ for pkg in "${pkgs[@]}"; do
   echo "== $pkg$mark"
   rm -f "$OUT/$name.mutatecover.log"
   # --exclude-files '/': a package's own files only, not those of packages
-  # nested in its directory (internal/pause/pausetest, internal/chat/chattest:
+  # nested in its directory (each fake in internal/testkit/ under that folder:
   # their mutants are not in the package's coverage profile, so they would
   # count as not covered; a nested package has its own run).
   # MUTATECOVER_PACKAGE: the package a mutant's test run tests (gremlins names

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/chat"
-	"github.com/heraldhq/herald/internal/dynamotest"
-	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 )
 
 // TestDestinationsUsage: each command needs a store table and show,

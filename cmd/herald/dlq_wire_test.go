@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/deadletter"
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/producer"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/heraldhq/herald/internal/templatetest"
+	"github.com/heraldhq/herald/internal/testkit/templatetest"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/awstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
 )
 
 // ec2Network is what ec2Wire knows: subnets, route tables, NAT gateways.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/pause/pausetest"
+	"github.com/heraldhq/herald/internal/testkit/pausetest"
 )
 
 const (

@@ -16,13 +16,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/awstest"
-	"github.com/heraldhq/herald/internal/dynamotest"
-	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/pause/pausetest"
-	"github.com/heraldhq/herald/internal/sqstest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
+	"github.com/heraldhq/herald/internal/testkit/pausetest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 

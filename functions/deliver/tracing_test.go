@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/otlptest"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
 	"github.com/heraldhq/herald/internal/tracing"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/announce"
-	"github.com/heraldhq/herald/internal/awstest"
-	"github.com/heraldhq/herald/internal/eventbridgetest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 )
 
 var ctx = context.Background()

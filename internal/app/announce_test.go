@@ -19,9 +19,9 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/dynamotest"
-	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 

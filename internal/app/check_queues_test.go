@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
-	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/notification"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
-	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 )
 
 // TestStoreClientKeepsABatchsConnections: a batch's 30 simultaneous calls

@@ -17,10 +17,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/heraldhq/herald/internal/app"
-	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/otlptest"
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/internal/tracecontext"
 	"github.com/heraldhq/herald/internal/tracing"
 )

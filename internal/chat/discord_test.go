@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/chat"
-	"github.com/heraldhq/herald/internal/chat/chattest"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/testkit/chattest"
 	"github.com/heraldhq/herald/notification"
 )
 

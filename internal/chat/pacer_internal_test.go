@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 )
 
 // TestPacerForgetsIdleHooksOnlyAtItsBound: the pacer keeps every webhook

@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/chat"
-	"github.com/heraldhq/herald/internal/chat/chattest"
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/chattest"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 	"github.com/heraldhq/herald/notification"
 )
 

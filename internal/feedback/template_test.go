@@ -8,7 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/feedback"
-	"github.com/heraldhq/herald/internal/templatetest"
+	"github.com/heraldhq/herald/internal/testkit/templatetest"
 )
 
 // TestTemplateAgreesWithEventTypes: the configuration set's event

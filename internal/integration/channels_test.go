@@ -26,8 +26,8 @@ import (
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/pause/pausetest"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/testkit/pausetest"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )

@@ -13,8 +13,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/chat"
-	"github.com/heraldhq/herald/internal/chat/chattest"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/chattest"
 	"github.com/heraldhq/herald/notification"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/otlptest"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
 	"github.com/heraldhq/herald/internal/tracecontext"
 	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/producer"

@@ -11,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/templatetest"
+	"github.com/heraldhq/herald/internal/testkit/templatetest"
 	"github.com/heraldhq/herald/notification"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/templatetest"
+	"github.com/heraldhq/herald/internal/testkit/templatetest"
 )
 
 // TestEveryFunctionHasItsOwnAlarms: each function of template.yaml has an

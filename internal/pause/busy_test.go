@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/pause/pausetest"
+	"github.com/heraldhq/herald/internal/testkit/pausetest"
 )
 
 // Lambda refuses an update of a mapping while another one is in progress

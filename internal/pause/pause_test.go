@@ -16,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/pause/pausetest"
+	"github.com/heraldhq/herald/internal/testkit/pausetest"
 )
 
 const fnArn = "arn:aws:lambda:us-east-1:123456789012:function:herald-deliver"

@@ -13,11 +13,11 @@ import (
 
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
-	"github.com/heraldhq/herald/internal/chat/chattest"
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/eventbridgetest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/chattest"
+	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 	"github.com/heraldhq/herald/notification"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/dynamotest"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 	"github.com/heraldhq/herald/notification"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
 // newSQSWire starts the shared SQS wire fake (package sqstest): the real SDK

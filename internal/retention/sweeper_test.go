@@ -14,7 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/retention"
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
 const dlqURL = "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/heraldhq/herald/internal/otlptest"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
 	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/notification"
 )

@@ -28,7 +28,7 @@ import (
 // trace/v1, common/v1, resource/v1) instead of linking the generated
 // messages: the official otlptracehttp exporter links gRPC and its
 // gateway, and would double the deliver bootstrap (docs/benchmarks.md,
-// "Tracing"). internal/otlptest decodes what it sends with the generated
+// "Tracing"). internal/testkit/otlptest decodes what it sends with the generated
 // messages, so the two are checked against each other.
 type exporter struct {
 	endpoint string

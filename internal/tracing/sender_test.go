@@ -11,8 +11,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/otlptest"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
 	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/notification"
 )

@@ -85,7 +85,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/heraldhq/herald/internal/awstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
 )
 
 // SQS limits the server enforces (Amazon SQS Developer Guide, "Amazon SQS

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/testclock"
+	"github.com/heraldhq/herald/internal/testkit/testclock"
 )
 
 var start = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/pause/pausetest"
+	"github.com/heraldhq/herald/internal/testkit/pausetest"
 )
 
 const (

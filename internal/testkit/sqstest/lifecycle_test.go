@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
 // TestCreateQueuesAndDeleteThem: localenv's pair of queues, created through

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/chat/chattest"
-	"github.com/heraldhq/herald/internal/testclock"
+	"github.com/heraldhq/herald/internal/testkit/chattest"
+	"github.com/heraldhq/herald/internal/testkit/testclock"
 )
 
 // newClock is a settable clock for the receivers' rate limits.

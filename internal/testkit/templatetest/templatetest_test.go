@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/heraldhq/herald/internal/templatetest"
+	"github.com/heraldhq/herald/internal/testkit/templatetest"
 )
 
 // TestRawIsTheRepositoryTemplate: Raw reads template.yaml at the root of

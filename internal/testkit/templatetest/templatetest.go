@@ -20,7 +20,7 @@ func Raw(t testing.TB) []byte {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	require.True(t, ok)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "template.yaml"))
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
 	require.NoError(t, err)
 	return raw
 }

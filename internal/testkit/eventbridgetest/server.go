@@ -27,7 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
-	"github.com/heraldhq/herald/internal/awstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
 )
 
 // MaxEntries and MaxRequestBytes are PutEvents' limits (API Reference,

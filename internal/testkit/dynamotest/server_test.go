@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

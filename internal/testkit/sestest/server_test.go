@@ -16,9 +16,9 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/awstest"
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/sestest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
+	"github.com/heraldhq/herald/internal/testkit/sestest"
 )
 
 func setup(t *testing.T) (*sestest.Server, *sesv2.Client) {

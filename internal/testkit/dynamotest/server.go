@@ -50,7 +50,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/heraldhq/herald/internal/awstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
 )
 
 // MaxItemBytes is DynamoDB's item size limit, 400 KB (Developer Guide,

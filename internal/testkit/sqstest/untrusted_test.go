@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/sqstest"
+	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
 // TestSequenceNumbersGrowOnFIFO: each message stored in a FIFO queue gets a

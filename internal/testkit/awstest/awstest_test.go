@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/awstest"
+	"github.com/heraldhq/herald/internal/testkit/awstest"
 )
 
 // failing is an SQS stand-in that answers every call 500 and keeps each

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/announce"
-	"github.com/heraldhq/herald/internal/eventbridgetest"
+	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 )
 
 func entry(detail string) types.PutEventsRequestEntry {
