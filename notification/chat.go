@@ -304,18 +304,26 @@ func (v *validator) teamsCard(raw json.RawMessage) {
 	}
 }
 
+// DestinationURL returns the URL the notification is posted to: a
+// webhook's, or a chat webhook's (itself a credential: never log it); ""
+// for an email, whose destination is no URL.
+func (m *Message) DestinationURL() string {
+	switch {
+	case m.Webhook != nil:
+		return m.Webhook.URL
+	case m.Chat != nil:
+		return m.Chat.URL
+	}
+	return ""
+}
+
 // Host returns the host name of the notification's destination URL (a
 // webhook's or a chat webhook's), without port, path or query: the only
 // part of it that logs and reasons may name. It returns "" for an email or
 // a URL without a host.
 func (m *Message) Host() string {
-	var raw string
-	switch {
-	case m.Webhook != nil:
-		raw = m.Webhook.URL
-	case m.Chat != nil:
-		raw = m.Chat.URL
-	default:
+	raw := m.DestinationURL()
+	if raw == "" {
 		return ""
 	}
 	u, err := url.Parse(raw)

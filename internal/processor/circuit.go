@@ -149,13 +149,8 @@ func (p *Processor) destination(n *notification.Message) string {
 			return key
 		}
 	}
-	var raw string
-	switch {
-	case n.Webhook != nil:
-		raw = n.Webhook.URL
-	case n.Chat != nil:
-		raw = n.Chat.URL
-	default:
+	raw := n.DestinationURL()
+	if raw == "" {
 		return ""
 	}
 	origin, err := webhook.Origin(raw)

@@ -76,13 +76,8 @@ func (s *keyedSender) DestinationKey(m *notification.Message) string {
 // destination returns server.address and url.scheme of a webhook's or a
 // chat webhook's URL: nothing else of it.
 func destination(m *notification.Message) []attribute.KeyValue {
-	var raw string
-	switch {
-	case m.Webhook != nil:
-		raw = m.Webhook.URL
-	case m.Chat != nil:
-		raw = m.Chat.URL
-	default:
+	raw := m.DestinationURL()
+	if raw == "" {
 		return nil
 	}
 	u, err := url.Parse(raw)
