@@ -361,10 +361,11 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	withStore.env = append(withStore.env, ddbEnv...)
 	// herald with tracing on, exporting to a local OTLP/HTTP receiver at
 	// the default sample ratio and at 1 (every invocation): each span's
-	// service.name is the function's name, the peer's.
-	traced := func(name string, ratio float64) peer {
+	// service.name is the function's name, the peer's. Its notification
+	// ids are as long as herald's, so that its log lines are too.
+	traced := func(name, ids string, ratio float64) peer {
 		f := herald
-		f.name = name
+		f.name, f.ids = name, ids
 		f.env = append(append([]string{}, herald.env...), "AWS_LAMBDA_FUNCTION_NAME="+name,
 			tracing.EnvTracing+"="+string(tracing.OTLP), tracing.EnvEndpoint+"="+otlp.Endpoint(),
 			fmt.Sprintf("%s=%g", tracing.EnvSampleRatio, ratio))
@@ -379,8 +380,8 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	peers := []peer{
 		{function: herald, label: "herald", posts: true},
 		{function: withStore, label: "herald + store", posts: true, store: true},
-		traced("herald-trace", tracing.DefaultSampleRatio),
-		traced("herald-trace1", 1),
+		traced("herald-trace", "trace0", tracing.DefaultSampleRatio),
+		traced("herald-trace1", "trace1", 1),
 		{function: fn("peer-ts", abs("bench", "peer-ts", "bootstrap"), with(
 			"AWS_LAMBDA_FUNCTION_NAME=peer-ts", "PEER_WEBHOOK_SECRET="+benchSecret, "NODE_EXTRA_CA_CERTS="+certFile,
 			"POWERTOOLS_SERVICE_NAME=peer", "PEER_HTTP_CLIENT=fetch")), label: "TS BatchProcessor, fetch", posts: true, ts: true},
