@@ -81,7 +81,21 @@ func (f function) coldStart(ctx context.Context, ev events.SQSEvent) (*rieInstan
 		in.stop()
 		return nil, 0, 0, fmt.Errorf("%s cold start: %w", f.name, err)
 	}
-	return in, d, initDuration(in.Logs()), nil
+	return in, d, in.initReport(), nil
+}
+
+// initReport is the emulator's Init Duration, once its INIT REPORT line
+// has come through: the emulator copies its output on its own time, so
+// the line may follow the first answer by a moment (at most a second is
+// waited; 0 without it).
+func (in *rieInstance) initReport() time.Duration {
+	for range 100 {
+		if d := initDuration(in.Logs()); d > 0 {
+			return d
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
 }
 
 // The emulator logs "INIT REPORT(durationMs: 29.386000)" after the init phase.

@@ -686,17 +686,14 @@ func TestSectionRIETracesToTheOTLPReceiver(t *testing.T) {
 		}
 		require.True(t, invTraces[sp.TraceID], "record span in an invocation's trace")
 		id, _ := sp.Attributes[string(tracing.KeyNotificationID)].(string)
+		// As long as herald's ids ("herald-r0-…"), so that the log bytes
+		// per record compare (a line's timings still vary by a few bytes).
 		require.True(t, strings.HasPrefix(id, "trace1-r0-") || id == "trace1-cold0-0", id)
 		ids[id] = true
 	}
 	require.Len(t, ids, records, "one span per notification")
 
-	// Every posting function's webhooks arrived and verified; the traced
-	// ones' ids as long as herald's, and so their log lines.
-	logs := s6Row(t, out, "log bytes per record written by the function (those batches)")
-	// (A line's timings vary by a digit or two.)
-	require.InDelta(t, cellFloat(t, logs[0]), cellFloat(t, logs[1]), 2, "log bytes with tracing on")
-	require.InDelta(t, cellFloat(t, logs[0]), cellFloat(t, logs[2]), 2, "log bytes with tracing on")
+	// Every posting function's webhooks arrived and verified.
 	require.EqualValues(t, 4*230, b.slow.count.Load())
 	require.EqualValues(t, 1+4*111, b.quick.count.Load())
 	require.Zero(t, b.slow.badSig.Load()+b.quick.badSig.Load())
@@ -731,10 +728,4 @@ func TestSectionRIETracesToTheOTLPReceiver(t *testing.T) {
 		require.Equal(t, ratio, c.traceRatio)
 		require.Equal(t, cpu[i], fmt.Sprintf("%.0f", c.cpuUS))
 	}
-}
-
-// s6Row is section 6's row name in out.
-func s6Row(t *testing.T, out, name string) []string {
-	t.Helper()
-	return printedTable(t, out, "6. Peers")[name]
 }
