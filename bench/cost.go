@@ -42,6 +42,9 @@ const (
 	dynamoPerRCUHour = 0.00013
 	// Amazon SES outbound email.
 	sesPerThousandEmails = 0.10
+	// AWS X-Ray: traces recorded (a trace is one request, all its spans),
+	// beyond the free 100,000 a month.
+	xrayPerMillionTraces = 5.00
 )
 
 // The assumptions the estimate states next to its figures.
@@ -107,13 +110,13 @@ func provisioned(use float64) (perMillion, breakEvenUse, breakEvenWrites float64
 // notifications, in dollars, but billed (the billed duration of a batch)
 // and memMB (the configured memory).
 type costFigures struct {
-	billed                                  time.Duration
-	memMB                                   float64
-	lambda, sqs, logs, metrics, kms, dynamo float64
+	billed                                          time.Duration
+	memMB                                           float64
+	lambda, sqs, logs, metrics, kms, dynamo, traces float64
 }
 
 func (c costFigures) total() float64 {
-	return c.lambda + c.sqs + c.logs + c.metrics + c.kms + c.dynamo
+	return c.lambda + c.sqs + c.logs + c.metrics + c.kms + c.dynamo + c.traces
 }
 
 // estimate prices a million webhook notifications at batchSize for a
@@ -124,7 +127,8 @@ func (c costFigures) total() float64 {
 // that memory's vCPU share; SQS, the producer's SendMessageBatch and the
 // event source mapping's receive and delete per batch plus the calls;
 // CloudWatch Logs ingestion of the bytes written; the custom metrics spread
-// over monthlyNotifications; KMS and DynamoDB among the calls. unknown
+// over monthlyNotifications; KMS and DynamoDB among the calls; X-Ray's
+// traces recorded, one per invocation traced (c.traceRatio). unknown
 // lists the calls' operations without a price.
 func estimate(c costInput, wall time.Duration, calls map[string]int) (f costFigures, unknown []string) {
 	invocations := 1e6 / batchSize
@@ -155,6 +159,7 @@ func estimate(c costInput, wall time.Duration, calls map[string]int) (f costFigu
 	}
 	f.logs = c.logBytes * 1e6 / 1e9 * logsPerGBIngested
 	f.metrics = float64(c.series) * metricPerMonth / (monthlyNotifications / 1e6)
+	f.traces = invocations * c.traceRatio * xrayPerMillionTraces / 1e6
 	slices.Sort(unknown)
 	return f, slices.Compact(unknown)
 }
@@ -180,12 +185,13 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		unknown = append(unknown, u...)
 		return []string{name, ms(f.billed), fmt.Sprintf("%.0f MB", f.memMB), fmt.Sprintf("$%.3f", f.lambda), fmt.Sprintf("$%.3f", f.sqs),
 			fmt.Sprintf("%.0f B", c.logBytes), fmt.Sprintf("$%.3f", f.logs), fmt.Sprintf("%d: $%.3f", c.series, f.metrics),
-			fmt.Sprintf("$%.3f", f.kms), fmt.Sprintf("$%.3f", f.dynamo), fmt.Sprintf("$%.2f", f.total()),
+			fmt.Sprintf("$%.3f", f.kms), fmt.Sprintf("$%.3f", f.dynamo), fmt.Sprintf("$%.3f", f.traces), fmt.Sprintf("$%.2f", f.total()),
 			fmt.Sprintf("$%.2f", f.total()+1e6/1000*sesPerThousandEmails)}, f
 	}
 	var rows [][]string
 	var off, on *costInput
 	var offF, onF costFigures
+	var traced []tracedRow
 	for i, c := range r.costRows {
 		label := c.label
 		if c.herald && c.store == noTable {
@@ -194,10 +200,12 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		line, f := row(label+" (emulator)", c.batch10, c)
 		rows = append(rows, line)
 		switch {
-		case c.herald && c.store == noTable:
+		case c.herald && c.store == noTable && c.traceRatio == 0:
 			off, offF = &r.costRows[i], f
 		case c.herald && c.store == storeOn:
 			on, onF = &r.costRows[i], f
+		case c.herald && c.traceRatio > 0:
+			traced = append(traced, tracedRow{c, f})
 		}
 	}
 	if off == nil {
@@ -216,15 +224,20 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 	printTable(o.out, fmt.Sprintf("All-in cost per million webhook notifications, %s prices (arm64 Lambda, batches of %d, receivers answering in 100 ms; "+
 		"billed = max(wall, CPU at the memory's vCPU share); SQS: producer send, receive and delete per batch plus the processor's counted calls; "+
 		"logs: what the function wrote, Lambda's own platform lines left out; custom metrics of the clean path at %.0f million notifications a month; "+
-		"herald's DynamoDB: its calls for a clean batch of 10 on a new environment, section 3)",
+		"herald's DynamoDB: its calls for a clean batch of 10 on a new environment, section 3; traces: X-Ray's traces recorded, one per invocation traced)",
 		region, batchSize, monthlyNotifications/1e6),
-		[]string{"", "billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics", "KMS", "DynamoDB", "webhooks all in", "emails all in (+SES)"}, rows)
-	fmt.Fprintf(o.out, "   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails\n",
-		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails)
+		[]string{"", "billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics", "KMS", "DynamoDB", "traces (X-Ray)", "webhooks all in", "emails all in (+SES)"}, rows)
+	fmt.Fprintf(o.out, "   prices: Lambda $%.2f per million requests, $%.10f per GB-s (arm64); SQS $%.2f per million requests; CloudWatch Logs $%.2f per GB ingested; custom metric $%.2f a month; KMS $%.2f per 10,000 requests; DynamoDB on demand $%.3f per million WRU, $%.3f per million RRU; SES $%.2f per 1,000 emails; X-Ray $%.2f per million traces recorded\n",
+		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails, xrayPerMillionTraces)
 	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with %s per batch of %d (its documented PutItem and UpdateItem per record, not counted)\n",
 		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]), describeItems(idempotencyCalls), batchSize)
 	if on != nil {
 		storeAdds(o.out, r, *off, *on, offF, onF)
+	}
+	for _, t := range traced {
+		fmt.Fprintf(o.out, "   %s adds per million webhook notifications: %s all in (Lambda %s, billed per batch %s; X-Ray %s for %.0f traces recorded)\n",
+			t.c.label, signedUSD(t.f.total()-offF.total()), signedUSD(t.f.lambda-offF.lambda), signedMS(t.f.billed-offF.billed), signedUSD(t.f.traces),
+			1e6/batchSize*t.c.traceRatio)
 	}
 	printProvisioned(o.out, r.clean10[storeOn])
 	if len(unknown) > 0 {
@@ -232,6 +245,12 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		return fmt.Errorf("operations without a price in the estimate: %s", strings.Join(slices.Compact(unknown), ", "))
 	}
 	return nil
+}
+
+// tracedRow is a row of herald with tracing on and its figures.
+type tracedRow struct {
+	c costInput
+	f costFigures
 }
 
 // storeAdds prints what the store adds per million webhook notifications,

@@ -164,26 +164,26 @@ func TestSectionCostPrintsEachRowAllIn(t *testing.T) {
 	require.NoError(t, sectionCost(context.Background(), opts{out: &out}, fullRun()))
 	got := cells(t, out.String(), "All-in cost per million webhook notifications, us-east-1 prices (arm64 Lambda, batches of 10, ")
 	require.Equal(t, []string{"billed per batch", "memory", "Lambda", "SQS", "log/notification", "CloudWatch Logs", "custom metrics",
-		"KMS", "DynamoDB", "webhooks all in", "emails all in (+SES)"}, got[""])
+		"KMS", "DynamoDB", "traces (X-Ray)", "webhooks all in", "emails all in (+SES)"}, got[""])
 	require.Equal(t, map[string][]string{
 		"":                            got[""],
-		"herald, no table (emulator)": {"120.0 ms", "128 MB", "$0.040", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.42", "$100.42"},
-		"herald + store (emulator)":   {"138.2 ms", "256 MB", "$0.066", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$2.65", "$102.65"},
+		"herald, no table (emulator)": {"120.0 ms", "128 MB", "$0.040", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.000", "$0.42", "$100.42"},
+		"herald + store (emulator)":   {"138.2 ms", "256 MB", "$0.066", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$0.000", "$2.65", "$102.65"},
 		// SQS: only the batch's three calls.
-		"Powertools TS (fetch) (emulator)": {"150.0 ms", "256 MB", "$0.070", "$0.120", "500 B", "$0.250", "2: $0.060", "$0.000", "$0.000", "$0.50", "$100.50"},
+		"Powertools TS (fetch) (emulator)": {"150.0 ms", "256 MB", "$0.070", "$0.120", "500 B", "$0.250", "2: $0.060", "$0.000", "$0.000", "$0.000", "$0.50", "$100.50"},
 		// 1,375 GB-s → $0.0183334 + $0.02.
-		"herald in process, default concurrency, no table": {"110.0 ms", "128 MB", "$0.038", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.42", "$100.42"},
+		"herald in process, default concurrency, no table": {"110.0 ms", "128 MB", "$0.038", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.000", "$0.42", "$100.42"},
 		// 125 ms of wall, under the store's 138.2 ms of CPU.
-		"herald in process, default concurrency, store on": {"138.2 ms", "256 MB", "$0.066", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$2.65", "$102.65"},
+		"herald in process, default concurrency, store on": {"138.2 ms", "256 MB", "$0.066", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$0.000", "$2.65", "$102.65"},
 		// 11,250 GB-s → $0.15000075 + $0.02.
-		"herald in process, concurrency 1, no table": {"900.0 ms", "128 MB", "$0.170", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.55", "$100.55"},
+		"herald in process, concurrency 1, no table": {"900.0 ms", "128 MB", "$0.170", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.000", "$0.55", "$100.55"},
 		// 23,750 GB-s → $0.31666825 + $0.02.
-		"herald in process, concurrency 1, store on": {"950.0 ms", "256 MB", "$0.337", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$2.92", "$102.92"},
+		"herald in process, concurrency 1, store on": {"950.0 ms", "256 MB", "$0.337", "$0.200", "300 B", "$0.150", "6: $0.180", "$0.600", "$1.450", "$0.000", "$2.92", "$102.92"},
 	}, got)
 	require.Contains(t, out.String(), "; custom metrics of the clean path at 10 million notifications a month; ")
 	require.Contains(t, out.String(), "   prices: Lambda $0.20 per million requests, $0.0000133334 per GB-s (arm64); SQS $0.40 per million requests; "+
 		"CloudWatch Logs $0.50 per GB ingested; custom metric $0.30 a month; KMS $0.03 per 10,000 requests; DynamoDB on demand $0.625 per million WRU, "+
-		"$0.125 per million RRU; SES $0.10 per 1,000 emails\n")
+		"$0.125 per million RRU; SES $0.10 per 1,000 emails; X-Ray $5.00 per million traces recorded\n")
 	require.Contains(t, out.String(), "   herald's processor, clean batch of 10 on a new environment (section 3): store on "+
 		"GetItem×6 (health 2, keys 4), PutItem×22 (delivery 20, health 2); delivered-once off GetItem×6 (health 2, keys 4), PutItem×2 (health 2); "+
 		"no table none; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with PutItem×10 (idempotency 10), UpdateItem×10 (idempotency 10) per batch of 10 (its documented PutItem and UpdateItem per record, not counted)\n")
@@ -320,4 +320,50 @@ func TestProvisionedBreakEven(t *testing.T) {
 	printProvisioned(&out, map[string]int{"PutItem delivery": 10, "PutItem delivery_batch": 1, "GetItem health": 1})
 	require.Contains(t, out.String(), "herald + store writes 1.10 per notification")
 	require.Contains(t, out.String(), "$0.284 per million notifications provisioned at the target, $0.688 on demand, break-even at 690182 notifications a month")
+}
+
+// TestTracingPricedPerTraceRecorded: herald with tracing on pays X-Ray's
+// $5.00 per million traces recorded for the share of its 100,000
+// invocations a million notifications take that it traces, on top of its
+// own Lambda time; the all-in table has its rows, the tracing-off row
+// stays the reference, and the note says what each ratio adds.
+func TestTracingPricedPerTraceRecorded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ratio, want float64
+	}{
+		{0, 0},
+		{0.01, 0.005},  // 1,000 traces
+		{0.1, 0.05},    // 10,000
+		{1, 0.50},      // 100,000
+		{0.0001, 5e-5}, // 10
+	} {
+		c := heraldOff
+		c.traceRatio = tc.ratio
+		f, _ := estimate(c, c.batch10, clean10()[noTable])
+		require.InDelta(t, tc.want, f.traces, 1e-12, "ratio %v", tc.ratio)
+		require.InDelta(t, 0.4200001+tc.want, f.total(), 1e-12, "ratio %v: the traces are in the total", tc.ratio)
+	}
+
+	r := fullRun()
+	// Tracing at ratio 1: 600 µs of CPU per record, 6 ms a batch at
+	// 128/1769 of a vCPU = 82.9 ms, under its 125 ms wall; at 0.01 the
+	// wall and CPU of herald with tracing off.
+	traced1 := heraldOff
+	traced1.label, traced1.traceRatio, traced1.batch10, traced1.cpuUS = "herald, tracing on (ratio 1)", 1, 125*time.Millisecond, 600
+	traced := heraldOff
+	traced.label, traced.traceRatio = "herald, tracing on (ratio 0.01)", 0.01
+	r.costRows = []costInput{heraldOff, traced, traced1, heraldOn, peerTS}
+	var out strings.Builder
+	require.NoError(t, sectionCost(context.Background(), opts{out: &out}, r))
+	got := cells(t, out.String(), "All-in cost per million webhook notifications, us-east-1 prices (arm64 Lambda, batches of 10, ")
+	require.Equal(t, []string{"120.0 ms", "128 MB", "$0.040", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.000", "$0.42", "$100.42"}, got["herald, no table (emulator)"])
+	require.Equal(t, []string{"120.0 ms", "128 MB", "$0.040", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.005", "$0.43", "$100.43"}, got["herald, tracing on (ratio 0.01), no table (emulator)"])
+	// 100,000 × 0.125 s × 0.125 GB = 1,562.5 GB-s × $0.0000133334 + $0.02.
+	require.Equal(t, []string{"125.0 ms", "128 MB", "$0.041", "$0.160", "200 B", "$0.100", "4: $0.120", "$0.000", "$0.000", "$0.500", "$0.92", "$100.92"}, got["herald, tracing on (ratio 1), no table (emulator)"])
+	require.Contains(t, out.String(), "\n   herald, tracing on (ratio 0.01) adds per million webhook notifications: +$0.005 all in (Lambda +$0.000, billed per batch +0.0 ms; X-Ray +$0.005 for 1000 traces recorded)\n")
+	require.Contains(t, out.String(), "\n   herald, tracing on (ratio 1) adds per million webhook notifications: +$0.501 all in (Lambda +$0.001, billed per batch +5.0 ms; X-Ray +$0.500 for 100000 traces recorded)\n")
+	// The store's table still compares with herald, tracing off.
+	require.Contains(t, out.String(), "== What the store adds per million webhook notifications")
+	require.Equal(t, []string{"$0.42", "$2.65", "+$2.226"}, cells(t, out.String(), "The store, on vs off, in this run")["all in per million webhooks (emulator rows, new environment)"])
 }

@@ -61,6 +61,9 @@ type costInput struct {
 	// calls are a peer's own AWS calls per clean batch of batchSize, by
 	// itemOp (herald's come from section 3).
 	calls map[string]int
+	// traceRatio is herald's tracing sample ratio: the share of
+	// invocations whose trace X-Ray records; 0 is tracing off.
+	traceRatio float64
 }
 
 func quietLogger() *slog.Logger {

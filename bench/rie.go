@@ -23,6 +23,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/localenv"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
+	"github.com/heraldhq/herald/internal/tracing"
 )
 
 // function is one Lambda under the Runtime Interface Emulator.
@@ -79,7 +81,21 @@ func (f function) coldStart(ctx context.Context, ev events.SQSEvent) (*rieInstan
 		in.stop()
 		return nil, 0, 0, fmt.Errorf("%s cold start: %w", f.name, err)
 	}
-	return in, d, initDuration(in.Logs()), nil
+	return in, d, in.initReport(), nil
+}
+
+// initReport is the emulator's Init Duration, once its INIT REPORT line
+// has come through: the emulator copies its output on its own time, so
+// the line may follow the first answer by a moment (at most a second is
+// waited; 0 without it).
+func (in *rieInstance) initReport() time.Duration {
+	for range 100 {
+		if d := initDuration(in.Logs()); d > 0 {
+			return d
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
 }
 
 // The emulator logs "INIT REPORT(durationMs: 29.386000)" after the init phase.
@@ -150,6 +166,9 @@ type peer struct {
 	ts bool
 	// store marks herald with the store on (storeOn).
 	store bool
+	// traceRatio marks herald with tracing on (HERALD_TRACING=otlp to the
+	// rounds' OTLP receiver) at this sample ratio; 0 is tracing off.
+	traceRatio float64
 	// calls are a peer's own AWS calls per clean batch of batchSize, by
 	// itemOp, for the cost estimate (herald's are counted in section 3).
 	calls map[string]int
@@ -171,6 +190,9 @@ type peerSamples struct {
 	logBytes              []float64       // bytes the function wrote per record (the CPU phase's clean batches)
 	series                map[string]bool // custom metrics its EMF defined on the clean path
 	failures              string
+	// invocations counts the function's invocations, cold starts
+	// included: with tracing on at ratio 1, one exported trace each.
+	invocations int
 }
 
 // cpuRecords is how many records (in batches of 10, receiver answering at
@@ -203,6 +225,9 @@ type rieSetup struct {
 	// peers picks, in order, the functions to run from make bench's list
 	// (nil: all of it); the Go floor and the empty function must stay.
 	peers func([]peer) []peer
+	// traces starts the OTLP/HTTP traces receiver herald with tracing on
+	// exports to; the rounds close it.
+	traces func() *otlptest.Server
 }
 
 // rieAWS is the AWS side of the rounds.
@@ -221,7 +246,7 @@ type rieAWS struct {
 // architectures, every peer and the fan-out's 100 ms receiver.
 func benchRIE(o opts) rieSetup {
 	return rieSetup{out: o.out, bins: o.workDir, emulator: filepath.Join(".tools", "bin", "aws-lambda-rie"),
-		archs: []string{"arm64", "amd64"}, aws: localStackAWS,
+		archs: []string{"arm64", "amd64"}, aws: localStackAWS, traces: otlptest.Start,
 		receivers: func() (*receiver, *receiver) { return newReceiver(fanDelay), newReceiver(0) }}
 }
 
@@ -305,6 +330,8 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	rcv, quick := su.receivers()
 	defer rcv.Close()
 	defer quick.Close()
+	otlp := su.traces()
+	defer otlp.Close()
 	certFile := filepath.Join(o.workDir, "receivers.pem")
 	pems := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.srv.Certificate().Raw}),
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: quick.srv.Certificate().Raw})...)
@@ -346,6 +373,18 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		ddbEnv = []string{"AWS_ENDPOINT_URL_DYNAMODB=" + proxy}
 	}
 	withStore.env = append(withStore.env, ddbEnv...)
+	// herald with tracing on, exporting to a local OTLP/HTTP receiver at
+	// the default sample ratio and at 1 (every invocation): each span's
+	// service.name is the function's name, the peer's. Its notification
+	// ids are as long as herald's, so that its log lines are too.
+	traced := func(name, ids string, ratio float64) peer {
+		f := herald
+		f.name, f.ids = name, ids
+		f.env = append(append([]string{}, herald.env...), "AWS_LAMBDA_FUNCTION_NAME="+name,
+			tracing.EnvTracing+"="+string(tracing.OTLP), tracing.EnvEndpoint+"="+otlp.Endpoint(),
+			fmt.Sprintf("%s=%g", tracing.EnvSampleRatio, ratio))
+		return peer{function: f, label: fmt.Sprintf("herald, tracing on (ratio %g)", ratio), posts: true, traceRatio: ratio}
+	}
 	// The TypeScript peer with the Powertools idempotency utility on the
 	// same table, its ids new to it as herald + store's are.
 	idem := fn("peer-ts-idem", abs("bench", "peer-ts", "bootstrap"), append(with(
@@ -355,6 +394,8 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	peers := []peer{
 		{function: herald, label: "herald", posts: true},
 		{function: withStore, label: "herald + store", posts: true, store: true},
+		traced("herald-trace", "trace0", tracing.DefaultSampleRatio),
+		traced("herald-trace1", "trace1", 1),
 		{function: fn("peer-ts", abs("bench", "peer-ts", "bootstrap"), with(
 			"AWS_LAMBDA_FUNCTION_NAME=peer-ts", "PEER_WEBHOOK_SECRET="+benchSecret, "NODE_EXTRA_CA_CERTS="+certFile,
 			"POWERTOOLS_SERVICE_NAME=peer", "PEER_HTTP_CLIENT=fetch")), label: "TS BatchProcessor, fetch", posts: true, ts: true},
@@ -409,14 +450,22 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 	if n := rcv.badSig.Load() + quick.badSig.Load(); n > 0 {
 		return fmt.Errorf("%d requests with a signature that does not verify", n)
 	}
+	spans := tracesBy(otlp)
+	for i, p := range peers {
+		// Honesty: at ratio 1 every invocation's trace reached the receiver.
+		if p.traceRatio == 1 && spans[p.name].invocations != got[i].invocations {
+			return fmt.Errorf("%s: %d invocations, %d invocation spans at the OTLP receiver", p.label, got[i].invocations, spans[p.name].invocations)
+		}
+	}
 	load1 := loadAvg()
 	h := got[0]
 	r.costRows = nil
 	for i, p := range peers {
-		if i == 0 || p.store || strings.HasPrefix(p.label, "TS ") || strings.HasPrefix(p.label, "Py ") { // herald, with and without the store, and the Powertools peers
+		heraldRow := i == 0 || p.store || p.traceRatio > 0
+		if heraldRow || strings.HasPrefix(p.label, "TS ") || strings.HasPrefix(p.label, "Py ") { // herald, with and without the store and tracing, and the Powertools peers
 			c := costInput{label: p.label, batch10: median(got[i].b10), rssKB: int64(medianF(got[i].rssKB)),
 				cpuUS: medianF(got[i].cpuUS), logBytes: medianF(got[i].logBytes), series: len(got[i].series),
-				herald: i == 0 || p.store, store: noTable, calls: p.calls}
+				herald: heraldRow, store: noTable, calls: p.calls, traceRatio: p.traceRatio}
 			if p.store {
 				c.store = storeOn
 			}
@@ -431,6 +480,13 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		[]string{"  of which the emulator's Init Duration", ms(median(h.init)), "", ""},
 		[]string{"  floor: an empty Go function, same emulator (cold start / Init Duration)", ms(median(got[noop].cold)) + " / " + ms(median(got[noop].init)), "", ""},
 		[]string{"  herald with HERALD_CHECK_QUEUES=false (cold start / Init Duration)", ms(nocheckCold) + " / " + ms(nocheckInit), "", ""},
+	)
+	for i, p := range peers {
+		if p.traceRatio > 0 {
+			rows = append(rows, []string{"  " + p.label + ", same bootstrap (cold start / Init Duration)", ms(median(got[i].cold)) + " / " + ms(median(got[i].init)), "", ""})
+		}
+	}
+	rows = append(rows,
 		[]string{"peak RSS (VmHWM) after batches of 10 and 100 webhooks", rss(medianF(h.rssKB)), "≤ 64 MB", verdict(medianF(h.rssKB)/1024, 64, false)},
 	)
 	printTable(su.out, "5. Cold start and footprint (deliver bootstrap under the Lambda Runtime Interface Emulator)",
@@ -475,6 +531,11 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 			"batch of 10 %s, batch of 100 %s, CPU per record %s µs, log bytes per record %s\n",
 			env.storeTable, addedRange(pairedDiffs(h.b10, s.b10)), addedRange(pairedDiffs(h.b100, s.b100)),
 			numRange(floatDiffs(h.cpuUS, s.cpuUS), "%+.0f"), numRange(floatDiffs(h.logBytes, s.logBytes), "%+.0f"))
+	}
+	for i, p := range peers {
+		if p.traceRatio > 0 {
+			printTracingAdds(su.out, p, h, got[i], spans[p.name])
+		}
 	}
 
 	goals := rieGoals(h, got[floor], peers, got, rcv.delay)
@@ -559,7 +620,9 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 	}
 	defer in.stop()
 	s.cold, s.init = append(s.cold, cold), append(s.init, init)
+	s.invocations++
 	clean := func(ev events.SQSEvent) (time.Duration, error) {
+		s.invocations++
 		resp, d, err := in.invoke(ctx, ev)
 		if err != nil {
 			return d, err
@@ -636,6 +699,7 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 	if p.posts && round == 0 {
 		before := slow.count.Load()
 		ev := webhookEvent(id("part"), 10, 3, slow.URL(), 1)
+		s.invocations++
 		resp, _, err := in.invoke(ctx, ev)
 		if err != nil {
 			return err

@@ -24,7 +24,9 @@ import (
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/awstest"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/otlptest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
+	"github.com/heraldhq/herald/internal/tracing"
 )
 
 // emulatorBin is the aws-lambda-rie binary: HERALD_RIE_BIN, an absolute
@@ -87,7 +89,8 @@ type rieBundle struct {
 	slow, quick *receiver
 	sqs         *sqstest.Server
 	ddb         *dynamotest.Server
-	closed      bool // the setup's AWS side was cleaned up
+	otlp        *otlptest.Server // the traces receiver, once the rounds start it
+	closed      bool             // the setup's AWS side was cleaned up
 }
 
 // setupRIE runs, of make bench's peers, those edit returns (nil: herald
@@ -108,6 +111,10 @@ func setupRIE(t *testing.T, edit func(all []peer) []peer) *rieBundle {
 		},
 		aws:   b.fakeAWS,
 		peers: edit,
+		traces: func() *otlptest.Server {
+			b.otlp = otlptest.New(t)
+			return b.otlp
+		},
 	}
 	return b
 }
@@ -467,6 +474,19 @@ func TestSectionRIEFailsClearly(t *testing.T) {
 		// The receiver answers 401 to each: the first batch of 10 to it.
 		want: "floor, round 1: 10 failures in a clean batch of 10",
 	}, {
+		name: "traces that do not arrive",
+		edit: func(b *rieBundle) {
+			b.setup.peers = func(all []peer) []peer {
+				ps := keep("herald-trace1", "floor", "noop")(all)
+				// The function traces nothing, its peer says every invocation.
+				ps[0].env = append(slices.Clone(ps[0].env), "HERALD_TRACING_SAMPLE_RATIO=0")
+				return ps
+			}
+		},
+		built: true,
+		// The cold start, warm10, b10, warm100, b100, warmq, ten cpu and part.
+		want: "herald, tracing on (ratio 1): 17 invocations, 0 invocation spans at the OTLP receiver",
+	}, {
 		name: "webhooks that do not verify",
 		edit: func(b *rieBundle) {
 			b.setup.peers = func(all []peer) []peer {
@@ -645,4 +665,95 @@ func TestRIEGoals(t *testing.T) {
 		{"4. cold start ≤ 0.5 × TS peer ()", "60.0 ms", ms(time.Duration(math.Inf(1))), "0.00×", "met"},
 		{"4. peak RSS ≤ 0.5 × TS peer ()", "30.0 MB", "+Inf MB", "0.00×", "met"},
 	}, rieGoals(h, floor, peers[:1], got[:1], 100*msec))
+}
+
+// TestSectionRIETracesToTheOTLPReceiver runs herald with tracing off and
+// on (HERALD_TRACING=otlp at the default ratio and at 1) beside the Go
+// floor and the empty function, in one round: at ratio 1 every invocation
+// and every record arrives at the receiver as a span, at the default
+// ratio at most that, tracing off sends nothing; sections 5 and 6 and the
+// cost rows carry the traced functions' figures.
+func TestSectionRIETracesToTheOTLPReceiver(t *testing.T) {
+	t.Parallel()
+	b := setupRIE(t, keep("herald", "herald-trace", "herald-trace1", "floor", "noop"))
+	r := &results{}
+	require.NoError(t, b.rounds(t, r))
+	out := b.out.String()
+	t.Log(out)
+
+	// Per function: the cold start's 1 record, warm10, b10, warm100, b100,
+	// warmq, ten batches of 10 for the CPU and the 10 with three 503s.
+	const invocations, records = 17, 1 + 10 + 10 + 100 + 100 + 10 + 100 + 10
+	got := tracesBy(b.otlp)
+	one := got["herald-trace1"]
+	require.Equal(t, invocations, one.invocations)
+	require.Equal(t, records, one.records)
+	require.Positive(t, one.bytes)
+	require.LessOrEqual(t, got["herald-trace"].invocations, invocations, "the default ratio traces some invocations at most")
+	for name := range got {
+		require.Contains(t, []string{"herald-trace", "herald-trace1"}, name, "herald with tracing off (deliver) exports nothing")
+	}
+
+	// Each record span of the ratio-1 function is one of its notifications,
+	// in the trace of an invocation it exported, sampled.
+	invTraces := map[string]bool{}
+	ids := map[string]bool{}
+	for _, sp := range b.otlp.Spans() {
+		if sp.Resource[string(tracing.KeyServiceName)] != "herald-trace1" {
+			continue
+		}
+		require.True(t, sp.Sampled, sp.Name)
+		if sp.Name == tracing.SpanInvocation {
+			invTraces[sp.TraceID] = true
+		}
+	}
+	require.Len(t, invTraces, invocations, "a trace per invocation")
+	for _, sp := range b.otlp.Spans() {
+		if sp.Resource[string(tracing.KeyServiceName)] != "herald-trace1" || sp.Name != tracing.SpanRecord {
+			continue
+		}
+		require.True(t, invTraces[sp.TraceID], "record span in an invocation's trace")
+		id, _ := sp.Attributes[string(tracing.KeyNotificationID)].(string)
+		// As long as herald's ids ("herald-r0-…"), so that the log bytes
+		// per record compare (a line's timings still vary by a few bytes).
+		require.True(t, strings.HasPrefix(id, "trace1-r0-") || id == "trace1-cold0-0", id)
+		ids[id] = true
+	}
+	require.Len(t, ids, records, "one span per notification")
+
+	// Every posting function's webhooks arrived and verified.
+	require.EqualValues(t, 4*230, b.slow.count.Load())
+	require.EqualValues(t, 1+4*111, b.quick.count.Load())
+	require.Zero(t, b.slow.badSig.Load()+b.quick.badSig.Load())
+
+	// Section 5: the traced functions' cold start and Init Duration, the
+	// same bootstrap.
+	s5 := printedTable(t, out, "5. Cold start and footprint")
+	s6 := printedTable(t, out, "6. Peers")
+	require.Equal(t, []string{"herald", "herald, tracing on (ratio 0.01)", "herald, tracing on (ratio 1)", "Go floor", "empty Go function"}, s6[""])
+	colds, inits, cpu := s6["cold start: process start → first answer"], s6["emulator Init Duration"], s6["CPU per record (utime+stime), µs"]
+	for i, label := range []string{"herald, tracing on (ratio 0.01)", "herald, tracing on (ratio 1)"} {
+		row := s5[label+", same bootstrap (cold start / Init Duration)"]
+		require.Equal(t, []string{colds[i+1] + " / " + inits[i+1]}, row, label)
+		require.Positive(t, cellMS(t, inits[i+1]))
+		require.Less(t, cellMS(t, inits[i+1]), cellMS(t, colds[i+1]))
+	}
+	require.Equal(t, "3 of 10 reported, 10 POSTs", s6["batch of 10 with 3 answered 503: partial failures"][2])
+
+	// What tracing adds, and what the receiver got, printed.
+	require.Regexp(t, `\n   herald, tracing on \(ratio 1\): the same bootstrap as herald's \(section 5's size\), in the same rounds; it adds, round by round: `+
+		`cold start [+-]\d+\.\d ms, Init Duration [+-]\d+\.\d ms, batch of 10 [+-]\d+\.\d ms, CPU per record [+-]\d+ µs, peak RSS [+-]\d+ KB; `+
+		fmt.Sprintf(`the OTLP receiver got 17 invocation spans for 17 invocations, 341 record spans, %d spans in all, %.0f bytes of OTLP protobuf per traced invocation\n`,
+			one.spans, one.bytesPerTrace()), out)
+	require.Contains(t, out, "\n   herald, tracing on (ratio 0.01): the same bootstrap")
+
+	// The cost rows: herald off, then on at both ratios, with their CPU.
+	require.Len(t, r.costRows, 3)
+	for i, ratio := range []float64{0, 0.01, 1} {
+		c := r.costRows[i]
+		require.True(t, c.herald)
+		require.Equal(t, noTable, c.store)
+		require.Equal(t, ratio, c.traceRatio)
+		require.Equal(t, cpu[i], fmt.Sprintf("%.0f", c.cpuUS))
+	}
 }

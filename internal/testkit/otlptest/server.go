@@ -52,11 +52,20 @@ type Server struct {
 // New starts a receiver.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
+	s := Start()
+	t.Cleanup(s.Close)
 	return s
 }
+
+// Start starts a receiver outside a test (make bench's); Close stops it.
+func Start() *Server {
+	s := &Server{}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Close stops the receiver; closing it again does nothing.
+func (s *Server) Close() { s.srv.Close() }
 
 // NewTLS starts a receiver over HTTPS (X-Ray's endpoint is https only);
 // Client trusts it.
