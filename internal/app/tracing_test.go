@@ -3,6 +3,8 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"github.com/heraldhq/herald/internal/localenv"
 	"io"
 	"log/slog"
 	"net/http"
@@ -39,6 +41,7 @@ const (
 var secretsInBatch = []string{"/hook", "SECRET-TOKEN", "user:pw", "HDR-SECRET", "PAYLOAD-SECRET", secretA, "Bearer"}
 
 type tracedDeliver struct {
+	logs     *localenv.SyncBuffer // the function's JSON log lines
 	otlp     *otlptest.Server
 	sqs      *sqstest.Server
 	handle   tracing.SQSHandler
@@ -84,7 +87,8 @@ func setupTraced(t *testing.T, ratio float64) *tracedDeliver {
 	tr, err := tracing.New(context.Background(), tcfg, tracing.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d.logs = &localenv.SyncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(d.logs, nil))
 	p, err := app.NewDeliver(cfg, awstest.Config(d.sqs.URL()), app.DeliverOptions{
 		WebhookTLS: hook.Client().Transport.(*http.Transport).TLSClientConfig,
 		Logger:     logger,
@@ -230,6 +234,17 @@ func TestTracesFollowANotification(t *testing.T) {
 		}
 	}
 
+	// Each record's log line names its trace, for `herald trace` to join.
+	traced := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(d.logs.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		if m["msg"] == "notification" {
+			traced[m["id"].(string)], _ = m["trace_id"].(string)
+		}
+	}
+	require.Equal(t, map[string]string{"n-ok": root.TraceID, "n-fail": root.TraceID, "n-bad": root.TraceID}, traced)
+
 	// The next invocation is warm.
 	_, err = d.handle(ctx, events.SQSEvent{Records: d.batch().Records[:1]})
 	require.NoError(t, err)
@@ -265,6 +280,8 @@ func TestTracesSampledOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, d.otlp.Spans())
 	require.Empty(t, d.otlp.Requests(), "no export call at all")
+	require.NotContains(t, d.logs.String(), "trace_id", "no trace to join: the log lines name none")
+	require.Contains(t, d.logs.String(), `"id":"n-ok"`)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	tp := d.received["n-ok"].Get("traceparent")

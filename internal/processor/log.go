@@ -73,6 +73,10 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	if r.movedTo != "" {
 		attrs = append(attrs, slog.String("moved_to", r.movedTo))
 	}
+	if r.traceID != "" {
+		// The record's span was sampled: `herald trace` and X-Ray join here.
+		attrs = append(attrs, slog.String("trace_id", r.traceID))
+	}
 	if r.reasonless {
 		// Its dead letter has no herald.reason: this line is the reason.
 		attrs = append(attrs, slog.Bool("dead_letter_without_reason", true))

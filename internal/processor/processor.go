@@ -260,8 +260,11 @@ type record struct {
 	duplicate         *record // the earlier record of the batch with the same notification id
 	// once is the invocation's batch of delivered-once leases (Config.Once),
 	// lease the record's delivered lease, which confirm records.
-	once    *store.Batch
-	lease   *store.Lease
+	once  *store.Batch
+	lease *store.Lease
+	// traceID is the trace of the record's span when it was sampled
+	// (Config.Tracer), for its log line; empty else.
+	traceID string
 	created bool // the producer set created_at (else it is the SentTimestamp)
 }
 

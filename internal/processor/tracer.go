@@ -52,6 +52,9 @@ func (p *Processor) traced(ctx, deliverCtx context.Context, r *record) {
 		ch = r.n.Channel
 	}
 	ctx, span := p.cfg.Tracer.StartRecord(ctx, TracedRecord{Message: r.msg, NotificationID: r.id, Channel: ch, ReceiveCount: r.receiveCount})
+	if sc := span.SpanContext(); sc.IsSampled() {
+		r.traceID = sc.TraceID().String()
+	}
 	p.process(ctx, trace.ContextWithSpan(deliverCtx, span), r)
 	p.cfg.Tracer.EndRecord(span, RecordEnd{Outcome: r.outcome, Class: r.class, Delay: r.delay})
 }
