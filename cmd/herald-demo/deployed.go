@@ -23,7 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // deployedStack is a stack deployed into the local stack (make deploy-local):
@@ -218,5 +218,5 @@ func runDeployed(ctx context.Context, stdout io.Writer, stack *deployedStack, sa
 	if err != nil {
 		return err
 	}
-	return finish(ctx, stdout, samples, f, receiver, sqsClient, []processor.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
+	return finish(ctx, stdout, samples, f, receiver, sqsClient, []redrive.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
 }

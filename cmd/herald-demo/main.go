@@ -39,6 +39,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/chattest"
 	"github.com/heraldhq/herald/notification"
 )
@@ -99,18 +100,18 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	// In process: each channel's queue and dead-letter queue, as the
 	// stack has them. Through a deployed stack: its queue of every channel.
-	var queues []processor.Queue
+	var queues []redrive.Queue
 	var stack *deployedStack
 	if stackName != "" {
 		if stack, err = openStack(ctx, awsCfg, stackName); err != nil {
 			return err
 		}
-		queues = []processor.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}
+		queues = []redrive.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}
 		dlqName = path.Base(stack.dlqURL)
 	} else {
 		prefix := queueName
 		for _, c := range notification.Channels {
-			q := processor.Queue{Channel: c}
+			q := redrive.Queue{Channel: c}
 			if q.URL, err = lookupQueue(ctx, sqsClient, prefix+"-"+string(c)); err != nil {
 				return err
 			}
@@ -242,7 +243,7 @@ func channelList() string {
 
 // queueFor returns the URL of the queue of body's channel, else the first
 // queue's.
-func queueFor(queues []processor.Queue, body string) string {
+func queueFor(queues []redrive.Queue, body string) string {
 	var head struct {
 		Channel notification.Channel `json:"channel"`
 	}
@@ -257,7 +258,7 @@ func queueFor(queues []processor.Queue, body string) string {
 
 // finish prints each notification's fate, the dead letters and the mail the
 // run sent, and fails when a fate is not the expected one.
-func finish(ctx context.Context, stdout io.Writer, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []processor.Queue, logPath string, started time.Time) error {
+func finish(ctx context.Context, stdout io.Writer, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []redrive.Queue, logPath string, started time.Time) error {
 	ok := report(stdout, samples, fates)
 	var letters []localenv.DeadLetter
 	var names []string
@@ -269,7 +270,7 @@ func finish(ctx context.Context, stdout io.Writer, samples []*sample, fates *fat
 		letters = append(letters, dl...)
 		names = append(names, fmt.Sprintf("%s (%d)", path.Base(q.DeadLetterURL), len(dl)))
 	}
-	fmt.Fprintf(stdout, "\nDead-letter queues %s hold %d messages; their %s attribute says why:\n", strings.Join(names, ", "), len(letters), processor.AttrReason)
+	fmt.Fprintf(stdout, "\nDead-letter queues %s hold %d messages; their %s attribute says why:\n", strings.Join(names, ", "), len(letters), redrive.AttrReason)
 	deadLetterReport(stdout, samples, letters)
 	sesEndpoint := os.Getenv("AWS_ENDPOINT_URL_SESV2")
 	if emails, err := localenv.SentEmails(ctx, sesEndpoint); err == nil {
@@ -493,8 +494,8 @@ func deadLetterReport(w io.Writer, samples []*sample, letters []localenv.DeadLet
 	type row struct{ name, class, reason string }
 	var rows []row
 	for _, l := range letters {
-		var r processor.Reason
-		if err := json.Unmarshal([]byte(l.Attributes[processor.AttrReason]), &r); err != nil {
+		var r redrive.Reason
+		if err := json.Unmarshal([]byte(l.Attributes[redrive.AttrReason]), &r); err != nil {
 			rows = append(rows, row{name: "(message " + l.MessageID + ")", class: "no reason", reason: "moved by the redrive policy"})
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // TestDescribe: a record's log lines become its fate, checked against the
@@ -55,10 +55,10 @@ func TestDeadLetterReport(t *testing.T) {
 	t.Parallel()
 	samples := []*sample{{name: "poison-a.json", msgID: "m-1"}, {name: "b.json", msgID: "m-2"}}
 	letters := []localenv.DeadLetter{
-		{MessageID: "m-1", Attributes: map[string]string{processor.AttrReason: `{"source_message_id":"m-1","notification_id":"n-1","error_class":"invalid_message","error":"invalid JSON"}`}},
-		{MessageID: "m-9", Attributes: map[string]string{processor.AttrReason: `{"source_message_id":"m-9","notification_id":"old-7","error_class":"webhook_http_4xx","error":"HTTP 410"}`}},
+		{MessageID: "m-1", Attributes: map[string]string{redrive.AttrReason: `{"source_message_id":"m-1","notification_id":"n-1","error_class":"invalid_message","error":"invalid JSON"}`}},
+		{MessageID: "m-9", Attributes: map[string]string{redrive.AttrReason: `{"source_message_id":"m-9","notification_id":"old-7","error_class":"webhook_http_4xx","error":"HTTP 410"}`}},
 		{MessageID: "m-3", Attributes: map[string]string{}},
-		{MessageID: "m-8", Attributes: map[string]string{processor.AttrReason: `{"source_message_id":"m-8","notification_id":"old-7","error_class":"webhook_http_5xx","error":"HTTP 503"}`}},
+		{MessageID: "m-8", Attributes: map[string]string{redrive.AttrReason: `{"source_message_id":"m-8","notification_id":"old-7","error_class":"webhook_http_5xx","error":"HTTP 503"}`}},
 	}
 	var out bytes.Buffer
 	deadLetterReport(&out, samples, letters)

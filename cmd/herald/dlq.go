@@ -16,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/deadletter"
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -297,7 +297,7 @@ holds at that moment are not listed; their number is printed after the table.`,
 // attributes herald kept in the reason) to dlq show.
 func listed(l deadletter.Letter) deadletter.Letter {
 	l.Body = ""
-	for _, r := range []**processor.Reason{&l.Reason, &l.PreviousReason} {
+	for _, r := range []**redrive.Reason{&l.Reason, &l.PreviousReason} {
 		if *r != nil {
 			c := **r
 			c.OverflowAttributes = nil

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/deadletter"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // hostile holds terminal control sequences: OSC (set the window title),
@@ -41,7 +41,7 @@ func TestTableAndShowEscapeTerminalControls(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		out.Reset()
 		printLetter(e, &deadletter.Letter{MessageID: "m-1", MovedBy: deadletter.MovedByHerald, Body: "not json " + hostile + "\nsecond line",
-			Reason: &processor.Reason{Outcome: hostile, ErrorClass: "x", Error: hostile, FailedAt: hostile, SourceMessageID: hostile, NotificationID: hostile, Channel: hostile}}, full)
+			Reason: &redrive.Reason{Outcome: hostile, ErrorClass: "x", Error: hostile, FailedAt: hostile, SourceMessageID: hostile, NotificationID: hostile, Channel: hostile}}, full)
 		requireNoControls(t, out.String())
 		require.True(t, strings.Contains(out.String(), "\nsecond line") || strings.Contains(out.String(), `\nsecond line`))
 	}
@@ -51,7 +51,7 @@ func TestTableAndShowEscapeTerminalControls(t *testing.T) {
 // producer's message attributes herald kept in the reason.
 func TestListedLeavesProducerDataOut(t *testing.T) {
 	t.Parallel()
-	reason := &processor.Reason{ErrorClass: "webhook_gone", OverflowAttributes: map[string]events.SQSMessageAttribute{
+	reason := &redrive.Reason{ErrorClass: "webhook_gone", OverflowAttributes: map[string]events.SQSMessageAttribute{
 		"api-token": {DataType: "String", StringValue: aws.String("tok_secret")},
 	}}
 	l := deadletter.Letter{MessageID: "m-1", Body: `{"webhook":{"url":"https://h.example/?sig=s3cret"}}`, Reason: reason}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
 )
@@ -139,7 +139,7 @@ func resume(ctx context.Context, api pause.MappingAPI, function, queueURL string
 	if queueURL != "" {
 		kept := before[:0]
 		for _, m := range before {
-			if processor.QueueKey(m.EventSourceARN) == processor.QueueKey(queueURL) {
+			if redrive.QueueKey(m.EventSourceARN) == redrive.QueueKey(queueURL) {
 				kept = append(kept, m)
 				if !slices.Contains(sources, m.EventSourceARN) {
 					sources = append(sources, m.EventSourceARN)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -34,12 +35,12 @@ func CheckQueues(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, fun
 // the function's timeout, or zero where it is not known (in Lambda, before
 // the first invocation) to skip that check. Errors name the variables the
 // operator sets.
-func CheckEachQueue(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, functionTimeout time.Duration) map[processor.Queue]error {
+func CheckEachQueue(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, functionTimeout time.Duration) map[redrive.Queue]error {
 	if !cfg.CheckQueues {
 		return nil
 	}
 	client := sqs.NewFromConfig(awsCfg)
-	out := map[processor.Queue]error{}
+	out := map[redrive.Queue]error{}
 	for _, q := range cfg.AllQueues() {
 		dlqName := config.EnvDeadLetterQueueURL
 		if q.Channel != "" {
@@ -71,8 +72,8 @@ func CheckEachQueue(ctx context.Context, cfg config.Deliver, awsCfg aws.Config, 
 // its channel's setup failed (down) or its check did (bad); the queue of
 // every channel when any channel's setup failed or its check did. Queues
 // that can be served are absent.
-func QueueCauses(queues []processor.Queue, down map[notification.Channel]error, bad map[processor.Queue]error) map[processor.Queue]error {
-	out := map[processor.Queue]error{}
+func QueueCauses(queues []redrive.Queue, down map[notification.Channel]error, bad map[redrive.Queue]error) map[redrive.Queue]error {
+	out := map[redrive.Queue]error{}
 	for _, q := range queues {
 		var errs []error
 		for _, c := range notification.Channels {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/awstest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/notification"
@@ -50,19 +50,19 @@ func TestCheckQueuesNamesTheEnvironmentVariables(t *testing.T) {
 // stops that queue alone.
 func TestQueueCauses(t *testing.T) {
 	t.Parallel()
-	email := processor.Queue{Channel: notification.ChannelEmail, URL: "e", DeadLetterURL: "ed"}
-	hook := processor.Queue{Channel: notification.ChannelWebhook, URL: "w", DeadLetterURL: "wd"}
-	shared := processor.Queue{URL: "s", DeadLetterURL: "sd"}
+	email := redrive.Queue{Channel: notification.ChannelEmail, URL: "e", DeadLetterURL: "ed"}
+	hook := redrive.Queue{Channel: notification.ChannelWebhook, URL: "w", DeadLetterURL: "wd"}
+	shared := redrive.Queue{URL: "s", DeadLetterURL: "sd"}
 	secret := errors.New("webhook signing secret: bad")
-	got := app.QueueCauses([]processor.Queue{email, hook, shared}, map[notification.Channel]error{notification.ChannelWebhook: secret}, nil)
+	got := app.QueueCauses([]redrive.Queue{email, hook, shared}, map[notification.Channel]error{notification.ChannelWebhook: secret}, nil)
 	require.Len(t, got, 2)
 	require.NotContains(t, got, email, "email is served")
 	require.ErrorIs(t, got[hook], secret)
 	require.ErrorIs(t, got[shared], secret)
 
 	refused := errors.New("queue settings: e has no RedrivePolicy")
-	got = app.QueueCauses([]processor.Queue{email, hook}, nil, map[processor.Queue]error{email: refused})
+	got = app.QueueCauses([]redrive.Queue{email, hook}, nil, map[redrive.Queue]error{email: refused})
 	require.Len(t, got, 1)
 	require.ErrorIs(t, got[email], refused)
-	require.Empty(t, app.QueueCauses([]processor.Queue{email, hook}, map[notification.Channel]error{}, nil))
+	require.Empty(t, app.QueueCauses([]redrive.Queue{email, hook}, map[notification.Channel]error{}, nil))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
@@ -60,7 +61,7 @@ type Deliver struct {
 	// (HERALD_<CHANNEL>_QUEUE_URL and HERALD_<CHANNEL>_DLQ_URL, both or
 	// neither, for each channel of notification.Channels), in that order.
 	// At least one queue, here or QueueURL, is required.
-	Queues []processor.Queue
+	Queues []redrive.Queue
 	// MaxReceiveCount must equal the queue's redrive policy maxReceiveCount
 	// (HERALD_MAX_RECEIVE_COUNT, 1–1000). Defaults to 13.
 	MaxReceiveCount int
@@ -371,10 +372,10 @@ func (r *reader) secretScope() webhook.SecretScope {
 
 // channelQueues reads each channel's queue and dead-letter queue URLs,
 // both or neither.
-func (r *reader) channelQueues() []processor.Queue {
-	var out []processor.Queue
+func (r *reader) channelQueues() []redrive.Queue {
+	var out []redrive.Queue
 	for _, c := range notification.Channels {
-		q := processor.Queue{Channel: c, URL: strings.TrimSpace(r.getenv(EnvQueueURL(c))), DeadLetterURL: strings.TrimSpace(r.getenv(EnvChannelDeadLetterQueueURL(c)))}
+		q := redrive.Queue{Channel: c, URL: strings.TrimSpace(r.getenv(EnvQueueURL(c))), DeadLetterURL: strings.TrimSpace(r.getenv(EnvChannelDeadLetterQueueURL(c)))}
 		switch {
 		case q.URL == "" && q.DeadLetterURL == "":
 			continue
@@ -401,10 +402,10 @@ func (d Deliver) DeadLetterQueueURLs() []string {
 
 // AllQueues returns d's queues: each channel's, then the queue of every
 // channel (QueueURL) when set.
-func (d Deliver) AllQueues() []processor.Queue {
-	out := append([]processor.Queue(nil), d.Queues...)
+func (d Deliver) AllQueues() []redrive.Queue {
+	out := append([]redrive.Queue(nil), d.Queues...)
 	if d.QueueURL != "" {
-		out = append(out, processor.Queue{URL: d.QueueURL, DeadLetterURL: d.DeadLetterQueueURL})
+		out = append(out, redrive.Queue{URL: d.QueueURL, DeadLetterURL: d.DeadLetterQueueURL})
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -218,7 +218,7 @@ func TestLoadDeliverChannelQueues(t *testing.T) {
 		"HERALD_WEBHOOK_SECRET": secret,
 	}))
 	require.NoError(t, err)
-	require.Equal(t, []processor.Queue{
+	require.Equal(t, []redrive.Queue{
 		{Channel: notification.ChannelEmail, URL: "eq", DeadLetterURL: "ed"},
 		{Channel: notification.ChannelWebhook, URL: "wq", DeadLetterURL: "wd"},
 	}, d.Queues)
@@ -230,7 +230,7 @@ func TestLoadDeliverChannelQueues(t *testing.T) {
 		"HERALD_QUEUE_URL": "q", "HERALD_DLQ_URL": "d", "HERALD_WEBHOOK_SECRET": secret,
 	}))
 	require.NoError(t, err, "a channel queue beside the queue of every channel")
-	require.Equal(t, []processor.Queue{
+	require.Equal(t, []redrive.Queue{
 		{Channel: notification.ChannelEmail, URL: "eq", DeadLetterURL: "ed"},
 		{URL: "q", DeadLetterURL: "d"},
 	}, d.AllQueues())

@@ -18,7 +18,7 @@
 // first letter not sent (see [Scan] and [Redrive]); a send whose answer
 // cannot be trusted is of unknown outcome, never "not sent".
 //
-// The reason herald wrote is [processor.Reason], read from the
+// The reason herald wrote is [redrive.Reason], read from the
 // herald.reason message attribute; a dead letter without it was moved by
 // the queue's redrive policy (maxReceiveCount reached without herald
 // settling it, for example when the function timed out). So was one with a

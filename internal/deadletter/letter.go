@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -75,14 +75,14 @@ type Letter struct {
 	// Reason is herald's reason, nil when MovedBy is MovedByRedrivePolicy,
 	// or when the herald.reason attribute is not readable JSON (MovedBy is
 	// then MovedByHerald and Class is the herald.error_class attribute).
-	Reason *processor.Reason `json:"reason,omitempty"`
+	Reason *redrive.Reason `json:"reason,omitempty"`
 	// PreviousReason is a herald.reason the letter still carries from an
 	// earlier dead-lettering, when the redrive policy moved it this time:
 	// it was sent back with its attributes (SQS's move task keeps them),
 	// failed again without herald settling it, and the redrive policy moved
 	// it. It is history, never the cause of this move; Class, Attempts and
 	// FailedAt do not come from it.
-	PreviousReason *processor.Reason `json:"previous_reason,omitempty"`
+	PreviousReason *redrive.Reason `json:"previous_reason,omitempty"`
 	// DeadLetterSourceARN is the DeadLetterQueueSourceArn SQS set when its
 	// redrive policy moved the message; empty for a letter herald sent.
 	DeadLetterSourceARN string `json:"dead_letter_source_arn,omitempty"`
@@ -121,10 +121,10 @@ func fromMessage(m types.Message) Letter {
 	l.SequenceNumber = m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]
 	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
 	l.DeadLetterSourceARN = m.Attributes[sysDeadLetterQueueSourceArn]
-	if a, ok := m.MessageAttributes[processor.AttrReason]; ok && l.staleReason(aws.ToString(a.StringValue)) {
+	if a, ok := m.MessageAttributes[redrive.AttrReason]; ok && l.staleReason(aws.ToString(a.StringValue)) {
 		// Moved by the redrive policy with a reason of an earlier
 		// dead-lettering: kept as history only.
-		var r processor.Reason
+		var r redrive.Reason
 		if json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r) == nil {
 			l.PreviousReason = &r
 		}
@@ -133,8 +133,8 @@ func fromMessage(m types.Message) Letter {
 		// when the reason cannot be read, and herald.error_class beside it
 		// still names the class.
 		l.MovedBy = MovedByHerald
-		l.Class = aws.ToString(m.MessageAttributes[processor.AttrErrorClass].StringValue)
-		var r processor.Reason
+		l.Class = aws.ToString(m.MessageAttributes[redrive.AttrErrorClass].StringValue)
+		var r redrive.Reason
 		if json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r) == nil {
 			l.Reason = &r
 			l.MovedBy = MovedByHerald
@@ -198,7 +198,7 @@ func (l *Letter) staleReason(reason string) bool {
 // heraldReason is the reason herald wrote on the letter, current or
 // previous: what it kept of the producer's message (attributes beyond
 // those that fit, a cut body's size) holds either way.
-func (l *Letter) heraldReason() *processor.Reason {
+func (l *Letter) heraldReason() *redrive.Reason {
 	if l.Reason != nil {
 		return l.Reason
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 func str(s string) types.MessageAttributeValue {
@@ -38,11 +38,11 @@ func TestDescribeBodyNamesHostOrDomainOnly(t *testing.T) {
 
 func TestFromMessageReadsReason(t *testing.T) {
 	t.Parallel()
-	reason, _ := json.Marshal(processor.Reason{Outcome: "attempts_exhausted", ErrorClass: "webhook_http_5xx", Attempts: 13, FailedAt: "2026-11-30T10:00:00.000Z", NotificationID: "n-1", Channel: "webhook"})
+	reason, _ := json.Marshal(redrive.Reason{Outcome: "attempts_exhausted", ErrorClass: "webhook_http_5xx", Attempts: 13, FailedAt: "2026-11-30T10:00:00.000Z", NotificationID: "n-1", Channel: "webhook"})
 	l := fromMessage(types.Message{
 		MessageId: aws.String("m-1"), ReceiptHandle: aws.String("rh"), Body: aws.String(`{"version":1}`),
 		Attributes:        map[string]string{"SentTimestamp": "1796000000000", "MessageGroupId": "g"},
-		MessageAttributes: map[string]types.MessageAttributeValue{processor.AttrReason: str(string(reason))},
+		MessageAttributes: map[string]types.MessageAttributeValue{redrive.AttrReason: str(string(reason))},
 	})
 	require.Equal(t, MovedByHerald, l.MovedBy)
 	require.Equal(t, "n-1", l.NotificationID, "from the reason when the body has none")
@@ -79,9 +79,9 @@ func TestFilter(t *testing.T) {
 func TestProducerAttributesLeaveHeraldsOut(t *testing.T) {
 	t.Parallel()
 	attrs := map[string]types.MessageAttributeValue{
-		processor.AttrReason: str("{}"), processor.AttrErrorClass: str("x"), "tenant": str("t-1"),
+		redrive.AttrReason: str("{}"), redrive.AttrErrorClass: str("x"), "tenant": str("t-1"),
 	}
-	l := &Letter{attributes: attrs, Reason: &processor.Reason{OverflowAttributes: map[string]events.SQSMessageAttribute{
+	l := &Letter{attributes: attrs, Reason: &redrive.Reason{OverflowAttributes: map[string]events.SQSMessageAttribute{
 		"z-overflow": {DataType: "String", StringValue: aws.String("o")},
 	}}}
 	got := ProducerAttributes(l)
@@ -93,9 +93,9 @@ func TestProducerAttributesLeaveHeraldsOut(t *testing.T) {
 		attrs[fmt.Sprintf("a%02d", i)] = str("v")
 	}
 	got = ProducerAttributes(&Letter{attributes: attrs})
-	require.Len(t, got, processor.MaxMessageAttributes, "at most the SQS limit")
-	require.NotContains(t, got, processor.AttrReason)
-	require.Nil(t, ProducerAttributes(&Letter{attributes: map[string]types.MessageAttributeValue{processor.AttrReason: str("{}")}}))
+	require.Len(t, got, redrive.MaxMessageAttributes, "at most the SQS limit")
+	require.NotContains(t, got, redrive.AttrReason)
+	require.Nil(t, ProducerAttributes(&Letter{attributes: map[string]types.MessageAttributeValue{redrive.AttrReason: str("{}")}}))
 }
 
 func TestSendBackInputKeepsFIFOGroup(t *testing.T) {
@@ -135,7 +135,7 @@ func TestFromMessageWithUnreadableReason(t *testing.T) {
 	l := fromMessage(types.Message{
 		MessageId: aws.String("m-1"), Body: aws.String(`{"version":1,"id":"n-1"}`),
 		MessageAttributes: map[string]types.MessageAttributeValue{
-			processor.AttrReason: str(`{"outcome":"permanent_fail`), processor.AttrErrorClass: str("webhook_gone"),
+			redrive.AttrReason: str(`{"outcome":"permanent_fail`), redrive.AttrErrorClass: str("webhook_gone"),
 		},
 	})
 	require.Equal(t, MovedByHerald, l.MovedBy)
@@ -159,11 +159,11 @@ func TestFilterEmptyIDMatchesNothing(t *testing.T) {
 // letter's; the reason's fill in only what the body lacks.
 func TestBodyNamesWinOverTheReason(t *testing.T) {
 	t.Parallel()
-	reason, _ := json.Marshal(processor.Reason{ErrorClass: "ses_message_rejected", FailedAt: "2026-11-30T10:00:00.000Z", NotificationID: "from-reason", Channel: "webhook"})
+	reason, _ := json.Marshal(redrive.Reason{ErrorClass: "ses_message_rejected", FailedAt: "2026-11-30T10:00:00.000Z", NotificationID: "from-reason", Channel: "webhook"})
 	l := fromMessage(types.Message{
 		MessageId: aws.String("m-1"), Body: aws.String(`{"version":1,"id":"from-body","channel":"email","email":{"to":["a@b.example"]}}`),
 		Attributes:        map[string]string{"SentTimestamp": "1796000000000"},
-		MessageAttributes: map[string]types.MessageAttributeValue{processor.AttrReason: str(string(reason))},
+		MessageAttributes: map[string]types.MessageAttributeValue{redrive.AttrReason: str(string(reason))},
 	})
 	require.Equal(t, "from-body", l.NotificationID)
 	require.Equal(t, "email", l.Channel)

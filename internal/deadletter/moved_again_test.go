@@ -14,12 +14,13 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
 func reasonJSON(t *testing.T, class string, failedAt time.Time) string {
 	t.Helper()
-	raw, err := json.Marshal(processor.Reason{
+	raw, err := json.Marshal(redrive.Reason{
 		Outcome: "permanent_failure", ErrorClass: delivery.Class(class), Attempts: 2,
 		FailedAt: failedAt.UTC().Format(time.RFC3339Nano), SourceMessageID: "src-1",
 		OverflowAttributes: map[string]events.SQSMessageAttribute{"z-kept": {DataType: "String", StringValue: aws.String("o")}},
@@ -45,7 +46,7 @@ func TestReasonOfAnEarlierDeadLetteringIsNotCurrent(t *testing.T) {
 		return types.Message{
 			MessageId: aws.String("m-1"), Body: aws.String(`{"version":1,"id":"n-1","channel":"webhook"}`), Attributes: attrs,
 			MessageAttributes: map[string]types.MessageAttributeValue{
-				processor.AttrReason: str(reasonJSON(t, "webhook_gone", failed)), processor.AttrErrorClass: str("webhook_gone"),
+				redrive.AttrReason: str(reasonJSON(t, "webhook_gone", failed)), redrive.AttrErrorClass: str("webhook_gone"),
 			},
 		}
 	}
@@ -85,7 +86,7 @@ func TestReasonOfAnEarlierDeadLetteringIsNotCurrent(t *testing.T) {
 	// An unreadable herald.reason on a letter the redrive policy moved is
 	// not herald's move either.
 	m := msg(failed, "arn:aws:sqs:us-east-1:1:q")
-	m.MessageAttributes[processor.AttrReason] = str("{not json")
+	m.MessageAttributes[redrive.AttrReason] = str("{not json")
 	l := fromMessage(m)
 	require.Equal(t, MovedByRedrivePolicy, l.MovedBy)
 	require.Nil(t, l.PreviousReason)
@@ -109,9 +110,9 @@ func TestLetterDeadLetteredSentBackAndMovedAgain(t *testing.T) {
 	w.SetReceiveClock(failed.Add(time.Hour), receiveCost)
 	sval := func(s string) *string { return &s }
 	attrs := map[string]sqstest.MessageAttribute{
-		"tenant":                 {DataType: "String", StringValue: sval("t-1")},
-		processor.AttrReason:     {DataType: "String", StringValue: sval(reasonJSON(t, "webhook_gone", failed))},
-		processor.AttrErrorClass: {DataType: "String", StringValue: sval("webhook_gone")},
+		"tenant":               {DataType: "String", StringValue: sval("t-1")},
+		redrive.AttrReason:     {DataType: "String", StringValue: sval(reasonJSON(t, "webhook_gone", failed))},
+		redrive.AttrErrorClass: {DataType: "String", StringValue: sval("webhook_gone")},
 	}
 	// As the move task left it on the main queue, an hour after herald gave up.
 	id := w.Put(mainURL, `{"version":1,"id":"n-1","channel":"webhook"}`, failed.Add(time.Hour), attrs)
@@ -133,8 +134,8 @@ func TestLetterDeadLetteredSentBackAndMovedAgain(t *testing.T) {
 	require.Equal(t, 1, rep.Sent)
 	sent := w.Messages(mainURL)
 	require.Len(t, sent, 1)
-	require.NotContains(t, sent[0].MsgAttrs, processor.AttrReason, "never herald's reason")
-	require.NotContains(t, sent[0].MsgAttrs, processor.AttrErrorClass)
+	require.NotContains(t, sent[0].MsgAttrs, redrive.AttrReason, "never herald's reason")
+	require.NotContains(t, sent[0].MsgAttrs, redrive.AttrErrorClass)
 	require.Equal(t, "t-1", aws.ToString(sent[0].MsgAttrs["tenant"].StringValue))
 	require.Equal(t, "o", aws.ToString(sent[0].MsgAttrs["z-kept"].StringValue), "the producer's attribute herald kept in the old reason")
 	require.Empty(t, w.Messages(dlqURL))
@@ -146,7 +147,7 @@ func TestLetterDeadLetteredSentBackAndMovedAgain(t *testing.T) {
 func TestRedriveRefusesACutBodyOfAnEarlierDeadLettering(t *testing.T) {
 	t.Parallel()
 	l := Letter{MessageID: "m-1", Body: `{"version":1`, MovedBy: MovedByRedrivePolicy,
-		PreviousReason: &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 1_100_000}}
+		PreviousReason: &redrive.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 1_100_000}}
 	rep, err := Redrive(context.Background(), nil, dlqURL, mainURL, []Letter{l}, func(*Letter) bool { return true }, true)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Failed)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/awstest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
@@ -63,8 +64,8 @@ func (q *fifoQueues) byHerald(t *testing.T, g, id string, failedAt time.Time) {
 		QueueUrl: aws.String(fifoDLQ), MessageBody: aws.String(`{"version":1,"id":"` + id + `"}`),
 		MessageGroupId: aws.String(g), MessageDeduplicationId: aws.String("src-" + id),
 		MessageAttributes: map[string]types.MessageAttributeValue{
-			processor.AttrReason:     str(reasonJSON(t, "webhook_http_5xx", failedAt)),
-			processor.AttrErrorClass: str("webhook_http_5xx"),
+			redrive.AttrReason:     str(reasonJSON(t, "webhook_http_5xx", failedAt)),
+			redrive.AttrErrorClass: str("webhook_http_5xx"),
 		},
 	})
 	require.NoError(t, err)
@@ -175,7 +176,7 @@ func TestRedriveHoldsAGroupBehindACutBody(t *testing.T) {
 	t.Parallel()
 	for _, dryRun := range []bool{false, true} {
 		letters := []Letter{
-			{MessageID: "m-1", NotificationID: "a-1", Body: "{", GroupID: "a", SequenceNumber: "1", Reason: &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 2_000_000}},
+			{MessageID: "m-1", NotificationID: "a-1", Body: "{", GroupID: "a", SequenceNumber: "1", Reason: &redrive.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 2_000_000}},
 			{MessageID: "m-2", NotificationID: "a-2", Body: "{}", GroupID: "a", SequenceNumber: "2"},
 		}
 		rep, err := Redrive(context.Background(), nil, fifoDLQ, fifoSrcURL, letters, func(*Letter) bool { return true }, dryRun)
@@ -257,7 +258,7 @@ func TestSendBackInputCarriesTheSequenceNumber(t *testing.T) {
 	}
 	l.attributes = full
 	in = SendBackInput(l, fifoSrcURL)
-	require.Len(t, in.MessageAttributes, processor.MaxMessageAttributes)
+	require.Len(t, in.MessageAttributes, redrive.MaxMessageAttributes)
 	require.NotContains(t, in.MessageAttributes, AttrSequenceNumber, "the producer's attributes first")
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/producer"
 )
 
@@ -253,7 +253,7 @@ func SendBackInput(l *Letter, queueURL string) *sqs.SendMessageInput {
 	if producer.IsFIFO(queueURL) {
 		in.MessageGroupId = aws.String(sendGroup(l))
 		in.MessageDeduplicationId = aws.String(deduplicationID(l))
-		if l.SequenceNumber != "" && len(in.MessageAttributes) < processor.MaxMessageAttributes {
+		if l.SequenceNumber != "" && len(in.MessageAttributes) < redrive.MaxMessageAttributes {
 			if in.MessageAttributes == nil {
 				in.MessageAttributes = map[string]types.MessageAttributeValue{}
 			}
@@ -280,12 +280,12 @@ func ProducerAttributes(l *Letter) map[string]types.MessageAttributeValue {
 			}
 		}
 	}
-	delete(all, processor.AttrReason)
-	delete(all, processor.AttrErrorClass)
+	delete(all, redrive.AttrReason)
+	delete(all, redrive.AttrErrorClass)
 	delete(all, AttrSequenceNumber)
 	out := map[string]types.MessageAttributeValue{}
 	for _, name := range slices.Sorted(maps.Keys(all)) {
-		if len(out) == processor.MaxMessageAttributes {
+		if len(out) == redrive.MaxMessageAttributes {
 			break
 		}
 		out[name] = all[name]

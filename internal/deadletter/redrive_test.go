@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // A message_too_large dead letter keeps only the head of its body. Sent
@@ -24,7 +25,7 @@ func TestRedriveRefusesACutBody(t *testing.T) {
 	require.Len(t, letters, 2)
 	for i := range letters {
 		if letters[i].MessageID == ids[0] {
-			letters[i].Reason = &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 1_040_000, OriginalBodySHA256: "ab"}
+			letters[i].Reason = &redrive.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 1_040_000, OriginalBodySHA256: "ab"}
 		}
 	}
 	rep, err := Redrive(ctx, client, dlq, queue, letters, func(*Letter) bool { return true }, false)
@@ -45,7 +46,7 @@ func TestRedriveRefusesACutBody(t *testing.T) {
 
 func TestRedriveDryRunShowsACutBodyFails(t *testing.T) {
 	t.Parallel()
-	l := Letter{MessageID: "m-1", Body: "{", Reason: &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 2_000_000}}
+	l := Letter{MessageID: "m-1", Body: "{", Reason: &redrive.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: 2_000_000}}
 	rep, err := Redrive(context.Background(), nil, "dlq", "q", []Letter{l}, func(*Letter) bool { return true }, true)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Failed)
@@ -84,7 +85,7 @@ func TestRedriveSendsABodyOfTheOriginalSize(t *testing.T) {
 		original int
 		action   string
 	}{{len(body), ActionWouldSend}, {len(body) + 1, ActionFailed}} {
-		l := Letter{MessageID: "m-1", Body: body, Reason: &processor.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: tc.original}}
+		l := Letter{MessageID: "m-1", Body: body, Reason: &redrive.Reason{ErrorClass: processor.ClassMessageTooLarge, OriginalBodyBytes: tc.original}}
 		rep, err := Redrive(context.Background(), nil, dlqURL, mainURL, []Letter{l}, func(*Letter) bool { return true }, true)
 		require.NoError(t, err)
 		require.Equal(t, tc.action, rep.Results[0].Action, "original %d bytes, body %d", tc.original, len(body))

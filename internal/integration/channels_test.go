@@ -26,7 +26,7 @@ import (
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/pausetest"
 	"github.com/heraldhq/herald/notification"
 	"github.com/heraldhq/herald/producer"
@@ -86,7 +86,7 @@ func TestChannelsDrainIndependently(t *testing.T) {
 	}
 
 	cfg := config.Deliver{
-		Queues: []processor.Queue{
+		Queues: []redrive.Queue{
 			{Channel: notification.ChannelEmail, URL: emailQ.URL, DeadLetterURL: emailQ.DLQURL},
 			{Channel: notification.ChannelWebhook, URL: hookQ.URL, DeadLetterURL: hookQ.DLQURL},
 		},
@@ -286,12 +286,12 @@ func TestCLIEveryChannelQueue(t *testing.T) {
 
 	// One dead letter in each dead-letter queue.
 	for id, dlq := range map[string]string{"cli-ch-dl-e": emailQ.DLQURL, "cli-ch-dl-w": hookQ.DLQURL, "cli-ch-dl-s": c.queues.DLQURL} {
-		reason, _ := json.Marshal(processor.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", Attempts: 1,
+		reason, _ := json.Marshal(redrive.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", Attempts: 1,
 			FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: id, Channel: "webhook", SourceMessageID: "src-" + id})
 		_, err := c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
 			QueueUrl:          aws.String(dlq),
 			MessageBody:       aws.String(`{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`),
-			MessageAttributes: map[string]types.MessageAttributeValue{processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))}},
+			MessageAttributes: map[string]types.MessageAttributeValue{redrive.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))}},
 		})
 		require.NoError(t, err)
 	}

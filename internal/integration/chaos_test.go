@@ -34,6 +34,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
@@ -273,8 +274,8 @@ func TestChaosNothingLost(t *testing.T) {
 	for _, d := range dl {
 		var body struct{ ID string }
 		require.NoError(t, json.Unmarshal([]byte(d.Body), &body))
-		if raw, ok := d.Attributes[processor.AttrReason]; ok {
-			var r processor.Reason
+		if raw, ok := d.Attributes[redrive.AttrReason]; ok {
+			var r redrive.Reason
 			require.NoError(t, json.Unmarshal([]byte(raw), &r))
 			require.Equal(t, body.ID, r.NotificationID)
 			require.NotEmpty(t, r.ErrorClass)

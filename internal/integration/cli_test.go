@@ -33,7 +33,7 @@ import (
 	"github.com/heraldhq/herald/internal/deadletter"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/localenv"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // The herald command is built once and run as users run it: a process with
@@ -318,14 +318,14 @@ func TestCLIRedriveInterruptedBetweenSendAndDelete(t *testing.T) {
 	// herald's reason.
 	id := "cut-" + randHex(4)
 	body := `{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`
-	reason, _ := json.Marshal(processor.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", Error: "410", Attempts: 1,
+	reason, _ := json.Marshal(redrive.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", Error: "410", Attempts: 1,
 		FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: id, Channel: "webhook", SourceMessageID: "m-1"})
 	_, err = c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
 		QueueUrl: aws.String(c.queues.DLQURL), MessageBody: aws.String(body),
 		MessageAttributes: map[string]types.MessageAttributeValue{
-			"tenant":                 {DataType: aws.String("String"), StringValue: aws.String("t-7")},
-			processor.AttrReason:     {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
-			processor.AttrErrorClass: {DataType: aws.String("String"), StringValue: aws.String("webhook_gone")},
+			"tenant":               {DataType: aws.String("String"), StringValue: aws.String("t-7")},
+			redrive.AttrReason:     {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
+			redrive.AttrErrorClass: {DataType: aws.String("String"), StringValue: aws.String("webhook_gone")},
 		},
 	})
 	require.NoError(t, err)
@@ -346,8 +346,8 @@ func TestCLIRedriveInterruptedBetweenSendAndDelete(t *testing.T) {
 	require.Len(t, out.Messages, 1)
 	require.Equal(t, body, aws.ToString(out.Messages[0].Body))
 	require.Equal(t, "t-7", aws.ToString(out.Messages[0].MessageAttributes["tenant"].StringValue))
-	require.NotContains(t, out.Messages[0].MessageAttributes, processor.AttrReason)
-	require.NotContains(t, out.Messages[0].MessageAttributes, processor.AttrErrorClass)
+	require.NotContains(t, out.Messages[0].MessageAttributes, redrive.AttrReason)
+	require.NotContains(t, out.Messages[0].MessageAttributes, redrive.AttrErrorClass)
 	waitFor(t, 10*time.Second, "dead letter visible again", func() bool { return c.counts(c.queues.DLQURL).Visible == 1 })
 }
 
@@ -453,13 +453,13 @@ func TestCLIDeadLettersByClassAtScale(t *testing.T) {
 			class = "webhook_gone"
 		}
 		id := fmt.Sprintf("many-%02d", i)
-		reason, _ := json.Marshal(processor.Reason{Outcome: "permanent_failure", ErrorClass: delivery.Class(class), Attempts: 1,
+		reason, _ := json.Marshal(redrive.Reason{Outcome: "permanent_failure", ErrorClass: delivery.Class(class), Attempts: 1,
 			FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: id, Channel: "webhook", SourceMessageID: "src-" + id})
 		_, err := c.sqs.SendMessage(c.ctx, &sqs.SendMessageInput{
 			QueueUrl:    aws.String(c.queues.DLQURL),
 			MessageBody: aws.String(`{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://hooks.example.com/a","event_type":"a.b","payload":{}}}`),
 			MessageAttributes: map[string]types.MessageAttributeValue{
-				processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
+				redrive.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
 			},
 		})
 		require.NoError(t, err)
@@ -554,11 +554,11 @@ func TestCLIRedriveKeepsAGroupsOrderAcrossMovers(t *testing.T) {
 	send(q.URL, "n-9", nil)
 	send(q.URL, "n-11", nil)
 	byPolicy(1) // n-9
-	reason, err := json.Marshal(processor.Reason{Outcome: "attempts_exhausted", ErrorClass: "webhook_http_5xx", Attempts: 1,
+	reason, err := json.Marshal(redrive.Reason{Outcome: "attempts_exhausted", ErrorClass: "webhook_http_5xx", Attempts: 1,
 		FailedAt: time.Now().UTC().Format(time.RFC3339Nano), NotificationID: "n-10", Channel: "webhook", SourceMessageID: "src-n-10"})
 	require.NoError(t, err)
 	send(q.DLQURL, "n-10", map[string]types.MessageAttributeValue{ // as herald dead-letters it
-		processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
+		redrive.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
 	})
 	byPolicy(3) // n-11
 

@@ -36,7 +36,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/notification"
@@ -472,7 +472,7 @@ func mappingOf(ctx context.Context, t *testing.T, c *lambda.Client, d deployed, 
 	require.NoError(t, err)
 	var found []lambdatypes.EventSourceMappingConfiguration
 	for _, m := range out.EventSourceMappings {
-		if processor.QueueKey(aws.ToString(m.EventSourceArn)) == processor.QueueKey(queueURL) {
+		if redrive.QueueKey(aws.ToString(m.EventSourceArn)) == redrive.QueueKey(queueURL) {
 			found = append(found, m)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // TestFIFOGroupsKeepTheirOrder runs two message groups through LocalStack
@@ -124,7 +125,7 @@ func TestFIFOGroupsKeepTheirOrder(t *testing.T) {
 	require.Len(t, out.Messages, 1)
 	m := out.Messages[0]
 	require.Equal(t, "b", m.Attributes[processor.AttrMessageGroupID], "the dead letter keeps its group")
-	r := reasonOf(t, localenv.DeadLetter{Attributes: map[string]string{processor.AttrReason: aws.ToString(m.MessageAttributes[processor.AttrReason].StringValue)}})
+	r := reasonOf(t, localenv.DeadLetter{Attributes: map[string]string{redrive.AttrReason: aws.ToString(m.MessageAttributes[redrive.AttrReason].StringValue)}})
 	require.Equal(t, "b2", r.NotificationID)
 	require.Equal(t, delivery.Class("webhook_gone"), r.ErrorClass)
 	require.Equal(t, queues.ARN, r.SourceQueueARN)

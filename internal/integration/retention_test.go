@@ -16,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/retention"
 )
 
@@ -27,10 +27,10 @@ func TestRetentionDeletesOldDeadLettersAndKeepsYoungOnes(t *testing.T) {
 	sendDead := func(body string, sentAt *time.Time) {
 		in := &sqs.SendMessageInput{QueueUrl: aws.String(e.queues.DLQURL), MessageBody: aws.String(body)}
 		if sentAt != nil {
-			r, err := json.Marshal(processor.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", OriginalSentTimestamp: sentAt.UnixMilli()})
+			r, err := json.Marshal(redrive.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", OriginalSentTimestamp: sentAt.UnixMilli()})
 			require.NoError(t, err)
 			in.MessageAttributes = map[string]types.MessageAttributeValue{
-				processor.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(r))},
+				redrive.AttrReason: {DataType: aws.String("String"), StringValue: aws.String(string(r))},
 			}
 		}
 		_, err := e.sqs.SendMessage(e.ctx, in)

@@ -36,7 +36,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/webhook"
 )
 
@@ -176,8 +176,8 @@ func (e *env) deadLetters() []localenv.DeadLetter {
 	var out []localenv.DeadLetter
 	seen, bodies := map[string]bool{}, map[string]bool{}
 	for _, d := range dl {
-		var r processor.Reason
-		if json.Unmarshal([]byte(d.Attributes[processor.AttrReason]), &r) == nil && r.SourceMessageID != "" {
+		var r redrive.Reason
+		if json.Unmarshal([]byte(d.Attributes[redrive.AttrReason]), &r) == nil && r.SourceMessageID != "" {
 			if seen[r.SourceMessageID] {
 				e.t.Logf("dead letter of %s stored twice (at-least-once SendMessage); counted once", r.SourceMessageID)
 				continue
@@ -203,10 +203,10 @@ func (e *env) queueEmpty() bool {
 	return out.Attributes["ApproximateNumberOfMessages"] == "0" && out.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
 }
 
-func reasonOf(t *testing.T, d localenv.DeadLetter) processor.Reason {
+func reasonOf(t *testing.T, d localenv.DeadLetter) redrive.Reason {
 	t.Helper()
-	var r processor.Reason
-	require.NoError(t, json.Unmarshal([]byte(d.Attributes[processor.AttrReason]), &r), "dead letter without a reason: %+v", d)
+	var r redrive.Reason
+	require.NoError(t, json.Unmarshal([]byte(d.Attributes[redrive.AttrReason]), &r), "dead letter without a reason: %+v", d)
 	return r
 }
 

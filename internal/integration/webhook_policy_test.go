@@ -29,6 +29,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
@@ -268,7 +269,7 @@ func TestEchoedCredentialsThroughTheHandler(t *testing.T) {
 		r := reasonOf(t, d)
 		require.Equal(t, "webhook_http_4xx", string(r.ErrorClass))
 		require.Contains(t, r.Error, "HTTP 400")
-		texts = append(texts, d.Attributes[processor.AttrReason])
+		texts = append(texts, d.Attributes[redrive.AttrReason])
 	}
 	for _, l := range e.logs.all() {
 		b, _ := json.Marshal(l)
@@ -304,7 +305,7 @@ func TestNearMaxSizeMessagesThroughTheHandler(t *testing.T) {
 
 	e.pollUntil(60*time.Second, e.queueEmpty)
 	require.Len(t, e.receiver.Requests(), 1, "the refused one was sent once, the oversized one never")
-	got := map[string]processor.Reason{}
+	got := map[string]redrive.Reason{}
 	bodies := map[string]int{}
 	for _, d := range e.deadLetters() {
 		r := reasonOf(t, d)

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 )
 
 // Gate is the deliver function's handler when it has several queues: it
@@ -15,16 +16,16 @@ import (
 // its channel's setup failed, or the queue's own check did — and then to
 // Paused with that cause, which pauses that queue's mapping alone. A batch
 // comes from one event source mapping, so from one queue: its records'
-// eventSourceARN names it (processor.FindQueue).
+// eventSourceARN names it (redrive.FindQueue).
 type Gate struct {
 	// Deliver handles the batches of the queues that can be served: the
 	// processor's Handle. Required.
 	Deliver func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
 	// Queues are the function's queues.
-	Queues []processor.Queue
+	Queues []redrive.Queue
 	// Causes holds why each queue that cannot be served cannot; a queue
 	// absent (or nil) is served.
-	Causes map[processor.Queue]error
+	Causes map[redrive.Queue]error
 	// Paused is the pause of a queue that cannot be served; Gate sets its
 	// Cause and Channel per batch. Its API and FunctionName are required
 	// when Causes has an error.
@@ -43,7 +44,7 @@ func (g *Gate) pauseOf(ev events.SQSEvent) *Handler {
 	if len(ev.Records) == 0 || len(g.Causes) == 0 {
 		return nil
 	}
-	q, ok := processor.FindQueue(g.Queues, ev.Records[0].EventSourceARN)
+	q, ok := redrive.FindQueue(g.Queues, ev.Records[0].EventSourceARN)
 	if !ok || g.Causes[q] == nil {
 		return nil
 	}
@@ -96,7 +97,7 @@ type QueuePauser struct {
 var _ processor.Pauser = QueuePauser{}
 
 // PauseQueue pauses the mappings from sourceARN, the batch's queue (q's).
-func (p QueuePauser) PauseQueue(ctx context.Context, q processor.Queue, sourceARN string, cause error) error {
+func (p QueuePauser) PauseQueue(ctx context.Context, q redrive.Queue, sourceARN string, cause error) error {
 	h := p.Handler
 	h.Cause, h.Channel = cause, q.Channel
 	logger, now := h.Logger, h.Now

@@ -15,7 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/pause"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/pausetest"
 	"github.com/heraldhq/herald/notification"
 )
@@ -25,7 +25,7 @@ const (
 	webhookQueueARN = "arn:aws:sqs:us-east-1:123456789012:herald-webhook"
 )
 
-var channelQueues = []processor.Queue{
+var channelQueues = []redrive.Queue{
 	{Channel: notification.ChannelEmail, URL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-email", DeadLetterURL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-email-dlq"},
 	{Channel: notification.ChannelWebhook, URL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-webhook", DeadLetterURL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-webhook-dlq"},
 }
@@ -50,7 +50,7 @@ func gateSetup(t *testing.T) *gateBundle {
 			return events.SQSEventResponse{}, nil
 		},
 		Queues: channelQueues,
-		Causes: map[processor.Queue]error{channelQueues[1]: errors.New("webhook signing secret: HERALD_WEBHOOK_SECRET: not base64")},
+		Causes: map[redrive.Queue]error{channelQueues[1]: errors.New("webhook signing secret: HERALD_WEBHOOK_SECRET: not base64")},
 		Paused: pause.Handler{API: pausetest.Client(t, b.w), FunctionName: "herald-deliver", Logger: slog.New(slog.NewJSONHandler(b.logs, nil))},
 	}
 	return b
@@ -139,10 +139,10 @@ func TestGatePausesAtStartWithinTheInitPhase(t *testing.T) {
 func TestGateWithTheQueueOfEveryChannel(t *testing.T) {
 	t.Parallel()
 	b := gateSetup(t)
-	shared := processor.Queue{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-notifications", DeadLetterURL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq"}
+	shared := redrive.Queue{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-notifications", DeadLetterURL: "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq"}
 	b.w.Mappings = append(b.w.Mappings, pausetest.Mapping{UUID: "shared-1", FunctionArn: fnArn, EventSourceArn: "arn:aws:sqs:us-east-1:123456789012:herald-notifications", State: "Enabled"})
 	b.gate.Queues = append(b.gate.Queues, shared)
-	b.gate.Causes = map[processor.Queue]error{shared: errors.New("webhook signing secret: bad")}
+	b.gate.Causes = map[redrive.Queue]error{shared: errors.New("webhook signing secret: bad")}
 	_, err := b.gate.Handle(context.Background(), batch("arn:aws:sqs:us-east-1:123456789012:herald-notifications", "s1"))
 	require.NoError(t, err)
 	require.Equal(t, []string{"shared-1"}, b.w.Updates)

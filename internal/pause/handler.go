@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -91,7 +92,7 @@ func (h *Handler) PauseQueue(ctx context.Context, queueURL string) error {
 	}
 	var mappings []Mapping
 	for _, m := range all {
-		if processor.QueueKey(m.EventSourceARN) != processor.QueueKey(queueURL) {
+		if redrive.QueueKey(m.EventSourceARN) != redrive.QueueKey(queueURL) {
 			continue
 		}
 		got, err := Pause(ctx, h.API, h.FunctionName, m.EventSourceARN)

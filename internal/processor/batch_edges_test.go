@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -46,8 +47,8 @@ func (b *bundle) deadLetters(t *testing.T) []deadLetter {
 			MessageAttributes      map[string]struct{ DataType, StringValue string }
 		}
 		require.NoError(t, json.Unmarshal(raw, &sm))
-		var r processor.Reason
-		require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &r))
+		var r redrive.Reason
+		require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &r))
 		out = append(out, deadLetter{body: sm.MessageBody, dedup: sm.MessageDeduplicationId, reason: r})
 	}
 	return out
@@ -55,7 +56,7 @@ func (b *bundle) deadLetters(t *testing.T) []deadLetter {
 
 type deadLetter struct {
 	body, dedup string
-	reason      processor.Reason
+	reason      redrive.Reason
 }
 
 // TestHandleDuplicateIDsInOneBatch: two records of one batch with the same
@@ -305,8 +306,8 @@ func (b *bundle) storedDeadLetters(t *testing.T) []storedLetter {
 	t.Helper()
 	var out []storedLetter
 	for _, m := range b.wire.Messages(b.dlqURL) {
-		var r processor.Reason
-		if a, ok := m.MsgAttrs[processor.AttrReason]; ok { // none in a letter moved without a reason
+		var r redrive.Reason
+		if a, ok := m.MsgAttrs[redrive.AttrReason]; ok { // none in a letter moved without a reason
 			require.NoError(t, json.Unmarshal([]byte(aws.ToString(a.StringValue)), &r))
 		}
 		size := len(m.Body)
@@ -322,7 +323,7 @@ type storedLetter struct {
 	body   string
 	attrs  []string
 	size   int // as SQS counts it: body and attributes' names, types and values
-	reason processor.Reason
+	reason redrive.Reason
 }
 
 // TestHandleNearMaxSizeMessages: a message at or near SQS's 1 MiB that
@@ -426,14 +427,14 @@ func TestHandleNearMaxSizeMessages(t *testing.T) {
 				}
 			case noAttrs:
 				require.Equal(t, []string{"trace"}, dl[0].reason.DroppedAttributes)
-				require.Equal(t, []string{processor.AttrErrorClass, processor.AttrReason}, dl[0].attrs)
+				require.Equal(t, []string{redrive.AttrErrorClass, redrive.AttrReason}, dl[0].attrs)
 				require.NotEmpty(t, dl[0].reason.SourceQueueARN, "the rest of the reason stays")
 			case shortest:
 				require.Contains(t, dl[0].reason.Error, "reason shortened")
 				require.Empty(t, dl[0].reason.SourceQueueARN)
 				require.Empty(t, dl[0].reason.Channel)
 				require.Empty(t, dl[0].reason.DroppedAttributes)
-				require.Equal(t, []string{processor.AttrErrorClass, processor.AttrReason}, dl[0].attrs)
+				require.Equal(t, []string{redrive.AttrErrorClass, redrive.AttrReason}, dl[0].attrs)
 			}
 			if tt.class == processor.ClassMessageTooLarge && tt.letter != shortest {
 				require.Contains(t, dl[0].reason.Error, "not attempted")

@@ -19,20 +19,14 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/producer"
 )
 
-// Message attributes herald adds to a dead letter. SQS allows 10 message
-// attributes per message (SendMessage, "MessageAttributes"): herald uses 2
-// and keeps up to 8 of the original's; any others are carried inside the
-// reason, so nothing is lost.
+// herald's two attributes (redrive.AttrReason, redrive.AttrErrorClass)
+// leave room for 8 of the original's.
 const (
-	// AttrReason holds a JSON [Reason].
-	AttrReason = "herald.reason"
-	// AttrErrorClass holds the error class alone, for filtering.
-	AttrErrorClass = "herald.error_class"
-
-	maxAttributes     = MaxMessageAttributes
+	maxAttributes     = redrive.MaxMessageAttributes
 	maxKeptAttributes = maxAttributes - 2
 	// maxErrorText bounds the error text kept in logs and dead letters.
 	maxErrorText = 1024
@@ -41,52 +35,13 @@ const (
 	shortErrorText = 256
 )
 
-// Reason is why herald dead-lettered a notification: the JSON value of the
-// herald.reason message attribute of every dead letter it sends.
-type Reason struct {
-	// Outcome is "permanent_failure" or "attempts_exhausted".
-	Outcome string `json:"outcome"`
-	// ErrorClass is the failure's class, such as "webhook_gone".
-	ErrorClass delivery.Class `json:"error_class"`
-	// Error is the last error's text, at most 1 KiB, free of secrets.
-	Error string `json:"error"`
-	// Attempts is the SQS receive count of the failing receive.
-	Attempts int `json:"attempts"`
-	// FailedAt is when herald gave up (RFC 3339).
-	FailedAt string `json:"failed_at"`
-	// NotificationID is the message's id, when its body could be parsed.
-	NotificationID string `json:"notification_id,omitempty"`
-	// Channel is the message's channel, when its body could be parsed.
-	Channel string `json:"channel,omitempty"`
-	// SourceQueueARN and SourceMessageID identify the original SQS message.
-	SourceQueueARN  string `json:"source_queue_arn,omitempty"`
-	SourceMessageID string `json:"source_message_id"`
-	// OriginalSentTimestamp is the original message's SentTimestamp (Unix
-	// epoch milliseconds): retention measures age from it.
-	OriginalSentTimestamp int64 `json:"original_sent_timestamp,omitempty"`
-	// OverflowAttributes holds original message attributes beyond the 8
-	// that fit beside herald's own.
-	OverflowAttributes map[string]events.SQSMessageAttribute `json:"overflow_attributes,omitempty"`
-	// DroppedAttributes names original message attributes left out because
-	// the dead letter would otherwise exceed the queue's maximum message
-	// size; the original's other attributes and its body are kept.
-	DroppedAttributes []string `json:"dropped_attributes,omitempty"`
-	// OriginalBodyBytes and OriginalBodySHA256 (hexadecimal) are set only
-	// in dead letters of earlier herald versions, which kept the first
-	// notification.MaxMessageBytes bytes of a message_too_large original's
-	// body. herald now never cuts a body: the reason shrinks instead, or
-	// the message goes as it came, with no reason.
-	OriginalBodyBytes  int    `json:"original_body_bytes,omitempty"`
-	OriginalBodySHA256 string `json:"original_body_sha256,omitempty"`
-}
-
 // deadLetter sends r to the dead-letter queue with its reason. On success r
 // is acknowledged (DeadLettered); on failure it is reported failed (Failed)
 // and the redrive policy remains its way to the dead-letter queue.
 func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	permanent, class, _ := delivery.Classify(cause)
 	r.class, r.err = class, cause
-	reason := Reason{
+	reason := redrive.Reason{
 		Outcome:         "permanent_failure",
 		ErrorClass:      class,
 		Error:           delivery.Truncate(delivery.Detail(cause), maxErrorText),
@@ -127,7 +82,7 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 			attrs = nil
 		})
 	}
-	shrink = append(shrink, func() { reason = reason.shortest() })
+	shrink = append(shrink, func() { reason = shortest(reason) })
 	err := p.sendDeadLetter(ctx, r, r.msg.Body, &reason, attrs)
 	for _, step := range shrink {
 		if !isTooLarge(err) {
@@ -167,7 +122,7 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 func producerAttributes(in map[string]events.SQSMessageAttribute) map[string]types.MessageAttributeValue {
 	out := make(map[string]types.MessageAttributeValue, len(in))
 	for name, a := range in {
-		if name == AttrReason || name == AttrErrorClass {
+		if name == redrive.AttrReason || name == redrive.AttrErrorClass {
 			continue
 		}
 		out[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
@@ -186,8 +141,8 @@ const shortenedError = "reason shortened to fit the dead-letter queue's MaximumM
 // shortest is r with no more than its outcome, class, attempts, time and
 // ids: a few hundred bytes, the last reason tried before the message is
 // sent as it came, with none.
-func (r Reason) shortest() Reason {
-	return Reason{
+func shortest(r redrive.Reason) redrive.Reason {
+	return redrive.Reason{
 		Outcome:               r.Outcome,
 		ErrorClass:            r.ErrorClass,
 		Error:                 shortenedError,
@@ -201,16 +156,16 @@ func (r Reason) shortest() Reason {
 
 // sendDeadLetter sends body, r's, with attrs and, unless reason is nil,
 // the reason attributes.
-func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason *Reason, attrs map[string]types.MessageAttributeValue) error {
+func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason *redrive.Reason, attrs map[string]types.MessageAttributeValue) error {
 	all := make(map[string]types.MessageAttributeValue, len(attrs)+2)
 	maps.Copy(all, attrs)
 	if reason != nil {
 		reasonJSON, err := json.Marshal(reason)
-		if err != nil { // cannot happen: Reason holds only strings, numbers and maps of them
+		if err != nil { // cannot happen: redrive.Reason holds only strings, numbers and maps of them
 			panic(err)
 		}
-		all[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(attributeSafe.Replace(string(reasonJSON)))}
-		all[AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
+		all[redrive.AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(attributeSafe.Replace(string(reasonJSON)))}
+		all[redrive.AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
 	}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(r.queue.DeadLetterURL),
@@ -249,10 +204,6 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 // same JSON value.
 var attributeSafe = strings.NewReplacer("\uFFFE", `\ufffe`, "\uFFFF", `\uffff`)
 
-// MaxMessageAttributes is the most message attributes of one SQS message
-// (SQS Developer Guide, "Amazon SQS message attributes").
-const MaxMessageAttributes = 10
-
 // isTooLarge reports an SQS refusal of the message itself, such as one over
 // the queue's MaximumMessageSize (InvalidParameterValue), as opposed to a
 // throttle or an outage that a smaller message would not get past.
@@ -276,7 +227,7 @@ func keptAttributes(in map[string]events.SQSMessageAttribute) (map[string]types.
 	var overflow map[string]events.SQSMessageAttribute
 	for _, name := range names {
 		a := in[name]
-		if len(out) >= maxKeptAttributes || name == AttrReason || name == AttrErrorClass {
+		if len(out) >= maxKeptAttributes || name == redrive.AttrReason || name == redrive.AttrErrorClass {
 			if overflow == nil {
 				overflow = map[string]events.SQSMessageAttribute{}
 			}

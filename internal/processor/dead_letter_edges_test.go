@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -87,7 +88,7 @@ func TestDeadLetterNoReasonFits(t *testing.T) {
 		{name: "no attributes, 200 bytes under", under: 200, tries: 3},
 		{name: "a redriven letter's old reason is left out", under: 100,
 			attrs: map[string]events.SQSMessageAttribute{
-				processor.AttrReason: attr(`{"outcome":"attempts_exhausted","error_class":"webhook_http_5xx"}`), processor.AttrErrorClass: attr("webhook_http_5xx"),
+				redrive.AttrReason: attr(`{"outcome":"attempts_exhausted","error_class":"webhook_http_5xx"}`), redrive.AttrErrorClass: attr("webhook_http_5xx"),
 				"tenant": attr("acme"),
 			},
 			want: []string{"tenant"}, tries: 5},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -210,7 +211,7 @@ func TestHandleFIFOKeepsGroupOrder(t *testing.T) {
 		require.NoError(t, json.Unmarshal(raw, &sm))
 		got[sm.MessageDeduplicationId] = sm.MessageGroupId
 		if sm.MessageDeduplicationId == "m7" {
-			require.Equal(t, string(processor.ClassGroupBlocked), sm.MessageAttributes[processor.AttrErrorClass].StringValue)
+			require.Equal(t, string(processor.ClassGroupBlocked), sm.MessageAttributes[redrive.AttrErrorClass].StringValue)
 		}
 	}
 	require.Equal(t, map[string]string{"m2": "b", "m7": "a"}, got)

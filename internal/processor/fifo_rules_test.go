@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -122,8 +123,8 @@ func TestHandleNotStartedOnLastReceiveIsDeadLettered(t *testing.T) {
 		MessageAttributes map[string]struct{ StringValue string }
 	}
 	require.NoError(t, json.Unmarshal(sends[0], &sm))
-	var reason processor.Reason
-	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	var reason redrive.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &reason))
 	require.Equal(t, delivery.ClassDeadline, reason.ErrorClass)
 	require.Equal(t, "attempts_exhausted", reason.Outcome)
 	require.Equal(t, 5, reason.Attempts)

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/producer"
 )
 
@@ -18,7 +19,7 @@ import (
 // deduplicates a repeated move. When the send fails r is reported failed
 // (Failed) and comes back after the visibility timeout; it is never
 // acknowledged unless the copy was stored.
-func (p *Processor) move(ctx context.Context, r *record, own Queue) {
+func (p *Processor) move(ctx context.Context, r *record, own redrive.Queue) {
 	attrs := make(map[string]types.MessageAttributeValue, len(r.msg.MessageAttributes))
 	for name, a := range r.msg.MessageAttributes {
 		attrs[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -25,7 +26,7 @@ func TestMisroutedFIFONotificationKeepsItsGroupWhenMoved(t *testing.T) {
 	)
 	b := setup(t, func(c *processor.Config) {
 		c.QueueURL, c.DeadLetterQueueURL = "", ""
-		c.Queues = []processor.Queue{
+		c.Queues = []redrive.Queue{
 			{Channel: notification.ChannelEmail, URL: emailFIFO, DeadLetterURL: "https://sqs.us-east-1.amazonaws.com/123456789012/h-email-dlq.fifo"},
 			{Channel: notification.ChannelWebhook, URL: webhookFIFO, DeadLetterURL: "https://sqs.us-east-1.amazonaws.com/123456789012/h-webhook-dlq.fifo"},
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
 )
@@ -52,7 +53,7 @@ type Config struct {
 	// Queues are the channels' queues the records come from, besides
 	// QueueURL. Each record's queue is found by its eventSourceARN
 	// ([FindQueue]); its retries and dead letters go to that queue's.
-	Queues []Queue
+	Queues []redrive.Queue
 	// MaxReceiveCount is the redrive policy's maxReceiveCount: a transient
 	// failure on this receive is dead-lettered by herald itself. Required, ≥ 1.
 	MaxReceiveCount int
@@ -131,14 +132,14 @@ type Config struct {
 // found by the batch's eventSourceARN sourceARN, because of cause. The
 // deliver function's is package pause's QueuePauser.
 type Pauser interface {
-	PauseQueue(ctx context.Context, q Queue, sourceARN string, cause error) error
+	PauseQueue(ctx context.Context, q redrive.Queue, sourceARN string, cause error) error
 }
 
 // Processor handles SQS batches. It is safe for concurrent use.
 type Processor struct {
 	q       QueueAPI
 	cfg     Config
-	queues  []Queue
+	queues  []redrive.Queue
 	origins origins
 }
 
@@ -158,7 +159,7 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	}
 	queues := slices.Clone(cfg.Queues)
 	if cfg.QueueURL != "" {
-		queues = append(queues, Queue{URL: cfg.QueueURL, DeadLetterURL: cfg.DeadLetterQueueURL})
+		queues = append(queues, redrive.Queue{URL: cfg.QueueURL, DeadLetterURL: cfg.DeadLetterQueueURL})
 	}
 	if err := checkQueues(queues); err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ const (
 // record is one SQS record's way through an invocation.
 type record struct {
 	msg          *events.SQSMessage
-	queue        Queue // the queue it came from
+	queue        redrive.Queue // the queue it came from
 	queueFound   bool
 	movedTo      string                // the queue URL a Moved record was sent to
 	n            *notification.Message // nil when the body is invalid
@@ -303,7 +304,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 		once = p.cfg.Once.NewBatch()
 	}
 	for _, r := range recs {
-		r.queue, r.queueFound = FindQueue(p.queues, r.msg.EventSourceARN)
+		r.queue, r.queueFound = redrive.FindQueue(p.queues, r.msg.EventSourceARN)
 		r.once = once
 	}
 	for _, group := range batches {

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/notification"
 )
@@ -188,7 +189,7 @@ func TestHandleOutcomes(t *testing.T) {
 	require.Equal(t, map[string]int{"rh-m-transient": 40, "rh-m-limited": 300}, delays)
 
 	// Three dead letters, each with the original body and its reason.
-	reasons := map[string]processor.Reason{}
+	reasons := map[string]redrive.Reason{}
 	for _, raw := range b.wire.Requests("SendMessage") {
 		var sm struct {
 			QueueUrl          string
@@ -197,9 +198,9 @@ func TestHandleOutcomes(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(raw, &sm))
 		require.Equal(t, "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dlq", sm.QueueUrl)
-		var r processor.Reason
-		require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &r))
-		require.Equal(t, string(r.ErrorClass), sm.MessageAttributes[processor.AttrErrorClass].StringValue)
+		var r redrive.Reason
+		require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &r))
+		require.Equal(t, string(r.ErrorClass), sm.MessageAttributes[redrive.AttrErrorClass].StringValue)
 		for _, m := range ev.Records {
 			if m.MessageId == r.SourceMessageID {
 				require.Equal(t, m.Body, sm.MessageBody, "the original body is kept")
@@ -305,8 +306,8 @@ func TestHandleKeepsOriginalAttributesWithinTheLimit(t *testing.T) {
 	require.NoError(t, json.Unmarshal(sends[0], &sm))
 	require.Len(t, sm.MessageAttributes, 10, "the SQS limit")
 	require.Equal(t, "v0", sm.MessageAttributes["a0"].StringValue)
-	var reason processor.Reason
-	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	var reason redrive.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &reason))
 	require.Len(t, reason.OverflowAttributes, 2)
 	require.Equal(t, "v9", *reason.OverflowAttributes["a9"].StringValue, "nothing is lost")
 }
@@ -425,7 +426,7 @@ func TestHandleHeraldNamedProducerAttributesCostNoSlot(t *testing.T) {
 	b := setup(t, nil)
 	r := rec("m1", webhookBody("permanent-1"), 1)
 	r.MessageAttributes = map[string]events.SQSMessageAttribute{}
-	for _, name := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", processor.AttrReason, "z"} {
+	for _, name := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", redrive.AttrReason, "z"} {
 		v := "v-" + name
 		r.MessageAttributes[name] = events.SQSMessageAttribute{DataType: "String", StringValue: &v}
 	}
@@ -436,9 +437,9 @@ func TestHandleHeraldNamedProducerAttributesCostNoSlot(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b.wire.Requests("SendMessage")[0], &sm))
 	require.Equal(t, "v-z", sm.MessageAttributes["z"].StringValue, "8 producer attributes fit beside herald's 2")
-	var reason processor.Reason
-	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
-	require.Equal(t, "v-"+processor.AttrReason, *reason.OverflowAttributes[processor.AttrReason].StringValue, "the producer's own herald.reason is kept, not trusted")
+	var reason redrive.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &reason))
+	require.Equal(t, "v-"+redrive.AttrReason, *reason.OverflowAttributes[redrive.AttrReason].StringValue, "the producer's own herald.reason is kept, not trusted")
 }
 
 func TestHandleOversizedDeadLetterKeepsBodyAndReason(t *testing.T) {
@@ -464,8 +465,8 @@ func TestHandleOversizedDeadLetterKeepsBodyAndReason(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(sends[1], &sm))
 	require.Equal(t, r.Body, sm.MessageBody)
-	var reason processor.Reason
-	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	var reason redrive.Reason
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &reason))
 	require.Equal(t, []string{"a8", "a9"}, reason.DroppedAttributes)
 	require.Equal(t, delivery.Class("webhook_gone"), reason.ErrorClass)
 
@@ -481,6 +482,6 @@ func TestHandleOversizedDeadLetterKeepsBodyAndReason(t *testing.T) {
 	sm.MessageAttributes = nil
 	require.NoError(t, json.Unmarshal(sends[2], &sm))
 	require.Len(t, sm.MessageAttributes, 2)
-	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[processor.AttrReason].StringValue), &reason))
+	require.NoError(t, json.Unmarshal([]byte(sm.MessageAttributes[redrive.AttrReason].StringValue), &reason))
 	require.Len(t, reason.DroppedAttributes, 10)
 }

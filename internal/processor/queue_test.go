@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -38,7 +39,7 @@ func channelQueues(t *testing.T, without ...notification.Channel) *bundle {
 	t.Helper()
 	b := setup(t, func(c *processor.Config) {
 		c.QueueURL, c.DeadLetterQueueURL = "", ""
-		c.Queues = []processor.Queue{
+		c.Queues = []redrive.Queue{
 			{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ},
 			{Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ},
 		}
@@ -178,56 +179,23 @@ func TestRecordOfAnUnknownQueueIsHandedBack(t *testing.T) {
 	require.Equal(t, string(processor.ClassUnknownQueue), l["error_class"])
 }
 
-func TestQueueKeyAndFindQueue(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"https://sqs.us-east-1.amazonaws.com/123456789012/h-email":            "123456789012/h-email",
-		"http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/q": "000000000000/q",
-		"http://127.0.0.1:4566/000000000000/q.fifo":                           "000000000000/q.fifo",
-		"arn:aws:sqs:us-east-1:123456789012:h-email":                          "123456789012/h-email",
-		"arn:aws-cn:sqs:cn-north-1:123456789012:h-email":                      "123456789012/h-email",
-		"arn:aws:sns:us-east-1:123456789012:h-email":                          "",
-		"arn:aws:sqs:us-east-1::h-email":                                      "",
-		"https://sqs.us-east-1.amazonaws.com/h-email":                         "",
-		"":          "",
-		"not a url": "",
-		"arn:aws:sqs:us-east-1:123456789012:h-email:extra": "",
-	} {
-		require.Equal(t, want, processor.QueueKey(in), in)
-	}
-	qs := []processor.Queue{
-		{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ},
-		{Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ},
-	}
-	q, ok := processor.FindQueue(qs, webhookARN)
-	require.True(t, ok)
-	require.Equal(t, notification.ChannelWebhook, q.Channel)
-	_, ok = processor.FindQueue(qs, "arn:aws:sqs:us-east-1:999999999999:h-webhook")
-	require.False(t, ok, "the account counts")
-	_, ok = processor.FindQueue(qs, "")
-	require.False(t, ok)
-	q, ok = processor.FindQueue(qs[:1], "")
-	require.True(t, ok, "a single queue is every record's")
-	require.Equal(t, emailQueue, q.URL)
-}
-
 func TestNewRefusesBadQueues(t *testing.T) {
 	t.Parallel()
 	_, client := newSQSWire(t)
 	for _, tc := range []struct {
-		queues []processor.Queue
+		queues []redrive.Queue
 		want   string
 	}{
 		{nil, "QueueURL is required"},
-		{[]processor.Queue{{Channel: "email", DeadLetterURL: emailDLQ}}, `the queue of channel "email" has no URL`},
-		{[]processor.Queue{{Channel: "email", URL: emailQueue}}, "has no dead-letter queue URL"},
-		{[]processor.Queue{{Channel: "email", URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: "email", URL: webhookQueue, DeadLetterURL: webhookDLQ}}, `two queues of channel "email"`},
-		{[]processor.Queue{{Channel: "email", URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: "webhook", URL: emailQueue, DeadLetterURL: webhookDLQ}}, "is given twice"},
+		{[]redrive.Queue{{Channel: "email", DeadLetterURL: emailDLQ}}, `the queue of channel "email" has no URL`},
+		{[]redrive.Queue{{Channel: "email", URL: emailQueue}}, "has no dead-letter queue URL"},
+		{[]redrive.Queue{{Channel: "email", URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: "email", URL: webhookQueue, DeadLetterURL: webhookDLQ}}, `two queues of channel "email"`},
+		{[]redrive.Queue{{Channel: "email", URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: "webhook", URL: emailQueue, DeadLetterURL: webhookDLQ}}, "is given twice"},
 	} {
 		_, err := processor.New(client, processor.Config{Queues: tc.queues, MaxReceiveCount: 3})
 		require.ErrorContains(t, err, tc.want)
 	}
-	_, err := processor.New(client, processor.Config{Queues: []processor.Queue{{URL: emailQueue}}, QueueURL: webhookQueue, MaxReceiveCount: 3})
+	_, err := processor.New(client, processor.Config{Queues: []redrive.Queue{{URL: emailQueue}}, QueueURL: webhookQueue, MaxReceiveCount: 3})
 	require.ErrorContains(t, err, "DeadLetterQueueURL is required")
 }
 
@@ -292,9 +260,9 @@ func TestBatchOfAChannelQueueReportsPausedZeroForItsChannel(t *testing.T) {
 }
 
 // pauserFunc records the processor's pause requests.
-type pauserFunc func(q processor.Queue, sourceARN string, cause error) error
+type pauserFunc func(q redrive.Queue, sourceARN string, cause error) error
 
-func (f pauserFunc) PauseQueue(_ context.Context, q processor.Queue, sourceARN string, cause error) error {
+func (f pauserFunc) PauseQueue(_ context.Context, q redrive.Queue, sourceARN string, cause error) error {
 	return f(q, sourceARN, cause)
 }
 
@@ -311,7 +279,7 @@ func TestATransportThatRefusesEverySendPausesItsChannelQueue(t *testing.T) {
 		arn     string
 	}
 	var calls []call
-	pauser := pauserFunc(func(q processor.Queue, arn string, cause error) error {
+	pauser := pauserFunc(func(q redrive.Queue, arn string, cause error) error {
 		require.ErrorIs(t, cause, paused)
 		calls = append(calls, call{q.Channel, arn})
 		return nil
@@ -319,7 +287,7 @@ func TestATransportThatRefusesEverySendPausesItsChannelQueue(t *testing.T) {
 	refuse := senderFunc(func(context.Context, *notification.Message) error { return paused })
 	b := channelQueues(t)
 	p, err := processor.New(b.wire.Client(), processor.Config{
-		Queues:          []processor.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ}},
+		Queues:          []redrive.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ}},
 		MaxReceiveCount: 5, Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: refuse, notification.ChannelWebhook: refuse},
 		Pauser: pauser, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
@@ -348,7 +316,7 @@ func TestATransportThatRefusesEverySendPausesItsChannelQueue(t *testing.T) {
 		return &delivery.TransientError{Class: "ses_throttled", RetryAfter: time.Minute, Err: errors.New("Throttling")}
 	})
 	ordinary, err := processor.New(b.wire.Client(), processor.Config{
-		Queues: []processor.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}}, MaxReceiveCount: 5,
+		Queues: []redrive.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}}, MaxReceiveCount: 5,
 		Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: fails}, Pauser: pauser,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})

@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/sqsbatch"
 )
 
@@ -120,7 +120,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Summary, error) {
 			WaitTimeSeconds:             1,
 			VisibilityTimeout:           int32(s.cfg.Hold.Seconds()),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp},
-			MessageAttributeNames:       []string{processor.AttrReason},
+			MessageAttributeNames:       []string{redrive.AttrReason},
 		})
 		if err != nil {
 			if sweepCtx.Err() != nil {
@@ -173,11 +173,11 @@ func (s *Sweeper) Sweep(ctx context.Context) (Summary, error) {
 }
 
 // sentAt is the notification's original enqueue time: the reason's
-// OriginalSentTimestamp (processor.Reason, as the processor writes it) when
+// OriginalSentTimestamp (redrive.Reason, as the processor writes it) when
 // set, else the message's own SentTimestamp.
 func sentAt(m types.Message) time.Time {
-	if a, ok := m.MessageAttributes[processor.AttrReason]; ok && a.StringValue != nil {
-		var r processor.Reason
+	if a, ok := m.MessageAttributes[redrive.AttrReason]; ok && a.StringValue != nil {
+		var r redrive.Reason
 		if json.Unmarshal([]byte(*a.StringValue), &r) == nil && r.OriginalSentTimestamp > 0 {
 			return time.UnixMilli(r.OriginalSentTimestamp)
 		}

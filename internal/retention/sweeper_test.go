@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/retention"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
@@ -54,13 +54,13 @@ func setup(t *testing.T, mutate func(*retention.Config)) *bundle {
 // with the original message's SentTimestamp.
 func withReason(t *testing.T, originalSent time.Time) map[string]sqstest.MessageAttribute {
 	t.Helper()
-	r := processor.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", SourceMessageID: "src"}
+	r := redrive.Reason{Outcome: "permanent_failure", ErrorClass: "webhook_gone", SourceMessageID: "src"}
 	if !originalSent.IsZero() {
 		r.OriginalSentTimestamp = originalSent.UnixMilli()
 	}
 	raw, err := json.Marshal(r)
 	require.NoError(t, err)
-	return map[string]sqstest.MessageAttribute{processor.AttrReason: {DataType: "String", StringValue: aws.String(string(raw))}}
+	return map[string]sqstest.MessageAttribute{redrive.AttrReason: {DataType: "String", StringValue: aws.String(string(raw))}}
 }
 
 func bodies(msgs []sqstest.Message) []string {
