@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,11 +352,19 @@ func TestDeployedStack(t *testing.T) {
 	})
 }
 
+// deployMu lets one deployLocal run at a time.
+var deployMu sync.Mutex
+
 // deployLocal runs scripts/deploy-local.sh against the stack the tests use
 // (the ports are those of AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_SESV2), with
 // parameters, Key="Value" words, beyond its own.
 func deployLocal(ctx context.Context, t *testing.T, stack, parameters string) {
 	t.Helper()
+	// sam build writes one .aws-sam/build of the repository: two deploys at
+	// once (TestDeployedStack, TestDeployedStaticEgress) would build into
+	// each other's ("Template file not found", seen under load).
+	deployMu.Lock()
+	defer deployMu.Unlock()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "scripts", "deploy-local.sh"))
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(),

@@ -80,7 +80,7 @@ func TestHandleDeadlineBoundsTheRealSenders(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.True(t, time.Now().Before(deadline), "Handle returned %s after the deadline", time.Since(deadline))
-	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp), "both retried")
+	require.ElementsMatch(t, []string{"m1", "m2"}, failures(resp), "both retried; the log lines: %v", b.logs.lines(t))
 	require.Equal(t, int32(1), hooks.Load(), "the webhook request was made and cut off")
 	require.Positive(t, sesCalls.Load(), "the SES call was made and cut off")
 	// The server sees a closed connection a moment after the client closed
