@@ -92,7 +92,8 @@ func TestSendDryRunValidatesWithFieldPaths(t *testing.T) {
 	r = herald(t, "", "send", "--dry-run", good, bad)
 	require.Equal(t, exitFailed, r.code)
 	require.Contains(t, r.stderr, "invalid: "+bad+": email.to: must be an array, not a JSON number")
-	require.Contains(t, r.stderr, "nothing sent")
+	require.Contains(t, r.stderr, "nothing sent (a dry run)")
+	require.NotContains(t, r.stderr, "--skip-invalid", "a dry run sends nothing either way")
 
 	// Chat notifications: each service, and one over Discord's limit.
 	r = herald(t, "", "send", "--dry-run", "../../testdata/cases/chat-slack-deploy.json", "../../testdata/cases/chat-discord-deploy.json", "../../testdata/cases/chat-teams-deploy.json")

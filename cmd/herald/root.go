@@ -90,9 +90,12 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Send notifications, run delivery locally, inspect and redrive dead letters, resume delivery, follow email",
 		Long: `herald is the command line of herald, serverless notification delivery on AWS.
 
-Queue URLs come from --queue-url / --dlq-url, else from --stack NAME (the
-deployed stack's NotificationQueueUrl and DeadLetterQueueUrl outputs), else
-from HERALD_QUEUE_URL / HERALD_DLQ_URL. --stack also names the deliver function
+Each channel has its queue and dead-letter queue. Their URLs come from
+--queue-url / --dlq-url (one pair for every channel), else from --stack NAME
+(the deployed stack's outputs: EmailQueueUrl, WebhookQueueUrl, ChatQueueUrl
+and their dead-letter queues'), else from HERALD_<CHANNEL>_QUEUE_URL /
+HERALD_<CHANNEL>_DLQ_URL (and HERALD_QUEUE_URL / HERALD_DLQ_URL for the queue
+of every channel). --stack also names the deliver function
 (resume), the log groups (email events) and the signing secret (secret derive).
 AWS credentials, Region and endpoints
 come from the SDK's default chain (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL…);

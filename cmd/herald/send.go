@@ -166,7 +166,11 @@ to (docs/operations.md, "Follow one notification").`,
 				valid = append(valid, in)
 			}
 			if invalid > 0 && !skipInvalid {
-				fmt.Fprintf(e.stderr, "%d of %d notifications invalid: nothing sent (--skip-invalid sends the valid ones)\n", invalid, len(inputs))
+				if dryRun {
+					fmt.Fprintf(e.stderr, "%d of %d notifications invalid: nothing sent (a dry run)\n", invalid, len(inputs))
+				} else {
+					fmt.Fprintf(e.stderr, "%d of %d notifications invalid: nothing sent (--skip-invalid sends the valid ones)\n", invalid, len(inputs))
+				}
 				if g.json {
 					_ = writeJSON(e.stdout, rows)
 				}

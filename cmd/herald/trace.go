@@ -518,9 +518,17 @@ func writeTrace(e *env, g *globals, r traceReport) error {
 			if !d.FailedAt.IsZero() {
 				failed = d.FailedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(w, "dead-letter queue %s now: %s after %d attempts (failed at %s, moved by %s): %s\n",
-				d.Queue, cell(d.ErrorClass), d.Attempts, failed, d.MovedBy, cell(d.Error))
+			fmt.Fprintf(w, "dead-letter queue %s now: %s after %s (failed at %s, moved by %s): %s\n",
+				d.Queue, cell(d.ErrorClass), plural(d.Attempts, "attempt"), failed, d.MovedBy, cell(d.Error))
 		}
 	}
 	return nil
+}
+
+// plural is n and noun, with an s unless n is 1 ("1 attempt", "2 attempts").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

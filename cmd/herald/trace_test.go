@@ -476,3 +476,13 @@ func TestTraceDeadLetterNow(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut.String())
 	require.Contains(t, out.String(), "dead-letter queues: not in any")
 }
+
+// TestPlural: "1 attempt", never "1 attempts".
+func TestPlural(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0 attempts", 1: "1 attempt", 2: "2 attempts", 13: "13 attempts"} {
+		if got := plural(n, "attempt"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
