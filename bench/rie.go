@@ -72,16 +72,36 @@ func (in *rieInstance) invoke(ctx context.Context, ev events.SQSEvent) (events.S
 // coldStart starts f and returns the time from process start to the first
 // invocation (ev) answered, and the emulator's own Init Duration.
 func (f function) coldStart(ctx context.Context, ev events.SQSEvent) (*rieInstance, time.Duration, time.Duration, error) {
-	in, err := f.start()
-	if err != nil {
-		return nil, 0, 0, err
+	for try := 1; ; try++ {
+		in, err := f.start()
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		_, d, err := in.InvokeWhenUp(ctx, ev, 20*time.Second)
+		if err != nil {
+			logs := in.Logs()
+			in.stop()
+			if try < maxPortTries && runtimePortLost(logs) {
+				continue // the emulator's free port was taken before it bound it: new ports
+			}
+			return nil, 0, 0, fmt.Errorf("%s cold start: %w", f.name, err)
+		}
+		return in, d, in.initReport(), nil
 	}
-	_, d, err := in.InvokeWhenUp(ctx, ev, 20*time.Second)
-	if err != nil {
-		in.stop()
-		return nil, 0, 0, fmt.Errorf("%s cold start: %w", f.name, err)
-	}
-	return in, d, in.initReport(), nil
+}
+
+// maxPortTries is how many emulators a cold start starts at most when the
+// runtime API's port was lost (runtimePortLost).
+const maxPortTries = 3
+
+// runtimePortLost reports an emulator whose function could not reach its
+// runtime API: the port localenv.FreePort chose was taken by another
+// process (an outgoing connection's ephemeral port, on a busy machine)
+// before the emulator bound it, so nothing listened there. Not the
+// function's failure, and not herald's: the cold start is measured again
+// on new ports.
+func runtimePortLost(logs string) bool {
+	return strings.Contains(logs, "failed to get the next invoke") && strings.Contains(logs, "connection refused")
 }
 
 // initReport is the emulator's Init Duration, once its INIT REPORT line

@@ -757,3 +757,16 @@ func TestSectionRIETracesToTheOTLPReceiver(t *testing.T) {
 		require.Equal(t, cpu[i], fmt.Sprintf("%.0f", c.cpuUS))
 	}
 }
+
+// TestRuntimePortLost: only a function that could not reach its runtime
+// API (connection refused) counts as a lost port; a function that exits
+// on its own, or an answer refused, does not.
+func TestRuntimePortLost(t *testing.T) {
+	t.Parallel()
+	lost := `2026/12/05 01:32:37 failed to get the next invoke: Get "http://127.0.0.1:45363/2018-06-01/runtime/invocation/next": dial tcp 127.0.0.1:45363: connect: connection refused
+[WARNING] (rapid) Process runtime-1 exited: exit status 1`
+	require.True(t, runtimePortLost(lost))
+	require.False(t, runtimePortLost("[WARNING] (rapid) Process runtime-1 exited: exit status 2\npanic: boom"))
+	require.False(t, runtimePortLost("failed to get the next invoke: unexpected EOF"))
+	require.False(t, runtimePortLost("dial tcp 127.0.0.1:8443: connect: connection refused"), "a receiver refusing is the function's business")
+}
