@@ -295,11 +295,24 @@ func TestCLIEveryChannelQueue(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-	ls := c.herald("", "dlq", "ls", "--json")
-	require.Equal(t, 0, ls.code, "%+v", ls)
-	for _, id := range []string{"cli-ch-dl-e", "cli-ch-dl-w", "cli-ch-dl-s"} {
-		require.Contains(t, ls.stdout, `"`+id+`"`, "every dead-letter queue is read")
+	// LocalStack under load can answer a receive empty while a message it
+	// just stored is there (receiveSome): ls is asked again, for at most
+	// 30 s, until it has seen each queue's letter.
+	listed := func(out string) bool {
+		for _, id := range []string{"cli-ch-dl-e", "cli-ch-dl-w", "cli-ch-dl-s"} {
+			if !strings.Contains(out, `"`+id+`"`) {
+				return false
+			}
+		}
+		return true
 	}
+	ls := c.herald("", "dlq", "ls", "--json")
+	for deadline := time.Now().Add(30 * time.Second); !listed(ls.stdout) && time.Now().Before(deadline); {
+		require.Equal(t, 0, ls.code, "%+v", ls)
+		ls = c.herald("", "dlq", "ls", "--json")
+	}
+	require.Equal(t, 0, ls.code, "%+v", ls)
+	require.True(t, listed(ls.stdout), "every dead-letter queue is read: %s", ls.stdout)
 	rd := c.herald("", "dlq", "redrive", "--all")
 	require.Equal(t, 0, rd.code, "%+v", rd)
 	require.Contains(t, rd.stdout, "sent 3, skipped 0, failed 0")
