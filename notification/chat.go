@@ -42,7 +42,10 @@ type Chat struct {
 	// URL is the incoming webhook's absolute https URL. Its path (Slack,
 	// Discord) or query (Teams Workflows) is the webhook's credential: herald
 	// names only its host in logs and reasons.
-	URL string `json:"url"`
+	URL string `json:"url,omitempty"`
+	// Endpoint is a registered chat endpoint's id (ep_…), instead of
+	// Service and URL: herald reads them from the endpoint store.
+	Endpoint string `json:"endpoint,omitempty"`
 	// Text is the plain text: Slack "text", Discord "content", the
 	// TextBlock of a Teams Adaptive Card (with Card: the message's summary).
 	// At most MaxSlackTextChars, MaxDiscordContentChars or

@@ -18,6 +18,9 @@ const (
 	// ChannelChat is a message to a chat service's incoming webhook (Slack,
 	// Discord, Microsoft Teams): see [Chat].
 	ChannelChat Channel = "chat"
+	// ChannelEvent is an event for a tenant's registered endpoints: herald
+	// fans it out to one delivery per subscribed endpoint (see [Event]).
+	ChannelEvent Channel = "event"
 )
 
 // Channels are the channels of contract v1, in the order the contract lists
@@ -58,9 +61,30 @@ type Message struct {
 	// MaxMetadataValueChars characters.
 	Metadata map[string]string `json:"metadata,omitempty"`
 
+	// Tenant and EventID are set on a delivery that herald's fan-out made
+	// from an event (the event's tenant and id), so that dead letters and
+	// logs can be found by tenant and event. Producers leave them out.
+	Tenant  string `json:"tenant,omitempty"`
+	EventID string `json:"event_id,omitempty"`
+
 	Email   *Email   `json:"email,omitempty"`
 	Webhook *Webhook `json:"webhook,omitempty"`
 	Chat    *Chat    `json:"chat,omitempty"`
+	Event   *Event   `json:"event,omitempty"`
+}
+
+// Event is something that happened for a tenant: herald delivers it to each
+// of the tenant's enabled endpoints whose event-type filter matches Type.
+type Event struct {
+	// Tenant is the application's customer id the event belongs to.
+	Tenant string `json:"tenant"`
+	// Type is the event type, for example "invoice.paid".
+	Type string `json:"type"`
+	// Payload is any JSON value; it becomes the "data" of each webhook body.
+	Payload json.RawMessage `json:"payload"`
+	// Endpoint, when set, sends the event to that one endpoint of the
+	// tenant whatever its filter (a test event). Optional.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Email is an email sent through Amazon SES v2 SendEmail.
@@ -98,8 +122,11 @@ type Template struct {
 
 // Webhook is an HTTPS POST signed per the Standard Webhooks specification.
 type Webhook struct {
-	// URL is an absolute https URL.
-	URL string `json:"url"`
+	// URL is an absolute https URL. Exactly one of URL and Endpoint is set.
+	URL string `json:"url,omitempty"`
+	// Endpoint is a registered endpoint's id (ep_…): herald reads its URL,
+	// signing secret and headers from the endpoint store.
+	Endpoint string `json:"endpoint,omitempty"`
 	// EventType becomes the "type" of the posted body.
 	EventType string `json:"event_type"`
 	// Payload is any JSON value; it becomes the "data" of the posted body.
