@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/store"
@@ -92,8 +93,9 @@ type Deliver struct {
 	// (HERALD_WEBHOOK_SECRET_ARN); the function reads it once, at cold
 	// start. Exactly one of WebhookSecret and WebhookSecretARN is set.
 	WebhookSecretARN string
-	// WebhookTimeout bounds one webhook request (HERALD_WEBHOOK_TIMEOUT_MS,
-	// 100–900000). Defaults to 15000 ms.
+	// WebhookTimeout bounds one webhook or chat request
+	// (HERALD_WEBHOOK_TIMEOUT_MS, 100–900000, the upper end
+	// outbound.MaxTimeout). Defaults to outbound.DefaultTimeout (15000 ms).
 	WebhookTimeout time.Duration
 	// WebhookAllowCIDRs are networks webhooks may reach although they are
 	// private or otherwise special-purpose (HERALD_WEBHOOK_ALLOW_CIDRS,
@@ -260,7 +262,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
 		WebhookSecret:         strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET")),
 		WebhookSecretARN:      strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET_ARN")),
-		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", 15000, 100, 900000)) * time.Millisecond,
+		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", int(outbound.DefaultTimeout/time.Millisecond), 100, int(outbound.MaxTimeout/time.Millisecond))) * time.Millisecond,
 		WebhookAllowCIDRs:     r.prefixes("HERALD_WEBHOOK_ALLOW_CIDRS"),
 		WebhookAllowHTTP:      r.boolean("HERALD_WEBHOOK_ALLOW_HTTP", false),
 		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
@@ -424,7 +426,7 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 }
 
 // prefixes reads a comma-separated list of CIDR network addresses with
-// webhook.ParseAllowCIDR (which holds the rules); empty entries are skipped.
+// outbound.ParseAllowCIDR (which holds the rules); empty entries are skipped.
 func (r *reader) prefixes(name string) []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range strings.Split(r.getenv(name), ",") {
@@ -432,7 +434,7 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		if s == "" {
 			continue
 		}
-		p, err := webhook.ParseAllowCIDR(s)
+		p, err := outbound.ParseAllowCIDR(s)
 		if err != nil {
 			r.problem(name, fmt.Sprintf("%q: %v; comma-separated", s, err))
 			continue
