@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
@@ -74,7 +75,7 @@ type Deliver struct {
 	// Lambda invocation can last). Defaults to 21600 s (6 h).
 	BackoffCap time.Duration
 	// Concurrency is how many records of a batch are delivered at once
-	// (HERALD_CONCURRENCY, 1–1000). Defaults to processor.DefaultConcurrency
+	// (HERALD_CONCURRENCY, 1–1000). Defaults to sqsbatch.DefaultConcurrency
 	// (100).
 	Concurrency int
 	// EmailDefaultFrom is the sender of emails that name none
@@ -257,7 +258,7 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		MaxReceiveCount:       r.integer(EnvMaxReceiveCount, 13, 1, 1000),
 		BackoffBase:           time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
 		BackoffCap:            time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
-		Concurrency:           r.integer("HERALD_CONCURRENCY", processor.DefaultConcurrency, 1, 1000),
+		Concurrency:           r.integer("HERALD_CONCURRENCY", sqsbatch.DefaultConcurrency, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
 		WebhookSecret:         strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET")),
