@@ -118,5 +118,5 @@
 // echo of what the request carried (userinfo, the Basic authorization made
 // of it, producer header values, signatures) is scrubbed from the excerpt
 // of its answer in the encodings receivers use (raw, base64, percent- and
-// JSON-escaped, and others: see scrub.go).
+// JSON-escaped, and others: see package outbound's scrub.go).
 package webhook
