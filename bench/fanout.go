@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 )
 
 // fanDelay is how long the fan-out receiver takes to answer.
@@ -43,7 +44,7 @@ func sectionFanout(ctx context.Context, o opts, r *results) error {
 		label   string
 		store   bool
 	}
-	def := fmt.Sprintf("default (%d)", processor.DefaultConcurrency)
+	def := fmt.Sprintf("default (%d)", sqsbatch.DefaultConcurrency)
 	seq := "1 (one at a time)"
 	// Each group's runs are timed in turns.
 	groups := [][]run{

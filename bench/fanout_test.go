@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -34,7 +34,7 @@ func TestSectionFanoutPrintsEachRowsFigures(t *testing.T) {
 	require.True(t, strings.HasPrefix(title, "2. Fan-out: one batch of webhooks, receiver answers after 3ms (median (min–max) of 2, "), title)
 	require.Contains(t, title, "(DynamoDB table "+benchTable+",")
 	require.Equal(t, []string{"batch", "concurrency", "wall", "wall / 3 ms", "new connections", "vs one at a time", "store adds (turn by turn)", "goal", "verdict"}, header)
-	def := fmt.Sprintf("default (%d)", processor.DefaultConcurrency)
+	def := fmt.Sprintf("default (%d)", sqsbatch.DefaultConcurrency)
 	want := [][]string{
 		{"10", def}, {"10", def + ", store on"}, {"10", "1 (one at a time)"}, {"10", "1 (one at a time), store on"},
 		{"12", def}, {"12", def + ", store on"}, {"12", def + ", HTTP/2 receiver"}, {"12", "10 (the old default)"}, {"12", "1 (one at a time)"},
@@ -67,7 +67,7 @@ func TestSectionFanoutPrintsEachRowsFigures(t *testing.T) {
 		// No batch is done before its last wave of records is answered.
 		width := conc
 		if conc == 0 {
-			width = processor.DefaultConcurrency
+			width = sqsbatch.DefaultConcurrency
 		}
 		waves := (n + width - 1) / width
 		require.GreaterOrEqual(t, least+100*time.Microsecond, delay*time.Duration(waves), "%v", row)

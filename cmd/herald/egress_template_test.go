@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/testkit/templatetest"
-	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // This file checks the static egress option of template.yaml (StaticEgress)
@@ -507,7 +507,7 @@ func TestStaticEgressRules(t *testing.T) {
 }
 
 // TestEgressVpcCidrStaysBlocked: every network EgressVpcCidr admits lies
-// in a range the webhook guard blocks (internal/webhook CheckDestination),
+// in a range the webhook guard blocks (internal/outbound CheckDestination),
 // so that no webhook reaches the VPC's own addresses (its router .1, its
 // DNS resolver .2, the NAT gateways' private addresses) unless
 // HERALD_WEBHOOK_ALLOW_CIDRS lists them; and it admits every /16 of the
@@ -530,9 +530,9 @@ func TestEgressVpcCidrStaysBlocked(t *testing.T) {
 			base := prefix.Addr().As4()
 			for _, host := range [][2]byte{{0, 0}, {0, 1}, {0, 2}, {1, 9}, {48, 77}, {255, 255}} {
 				addr := netip.AddrFrom4([4]byte{base[0], base[1], host[0], host[1]})
-				var blocked *webhook.BlockedError
-				require.True(t, errors.As(webhook.CheckDestination(addr, nil), &blocked), "%s in VPC %s is not blocked", addr, cidr)
-				require.NoError(t, webhook.CheckDestination(addr, []netip.Prefix{prefix}), "the operator's allow list opens %s", addr)
+				var blocked *outbound.BlockedError
+				require.True(t, errors.As(outbound.CheckDestination(addr, nil), &blocked), "%s in VPC %s is not blocked", addr, cidr)
+				require.NoError(t, outbound.CheckDestination(addr, []netip.Prefix{prefix}), "the operator's allow list opens %s", addr)
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -125,7 +126,7 @@ func (l *listening) jsonLines(t *testing.T) []map[string]any {
 // --local-receivers builds it, signing with the deployment secret secret.
 func listenSender(t *testing.T, cfg webhook.Config) *webhook.Sender {
 	t.Helper()
-	cfg.AllowHTTP, cfg.AllowCIDRs, cfg.Timeout = true, webhook.LoopbackPrefixes, 5*time.Second
+	cfg.AllowHTTP, cfg.AllowCIDRs, cfg.Timeout = true, outbound.LoopbackPrefixes, 5*time.Second
 	if cfg.Secret == "" && cfg.Secrets == nil {
 		cfg.Secret = deploySecretOld
 	}

@@ -22,9 +22,9 @@ import (
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/tracing"
-	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/producer"
 )
 
@@ -148,7 +148,7 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 	cmd.Flags().DurationVar(&wait, "wait", time.Second, "long-poll wait of each receive (up to 20s)")
 	cmd.Flags().DurationVar(&functionTimeout, "function-timeout", 30*time.Second, "each invocation's deadline, as the Lambda function's timeout")
 	cmd.Flags().BoolVar(&localReceivers, "local-receivers", false,
-		"let webhooks reach receivers on this machine: HERALD_WEBHOOK_ALLOW_HTTP=true and "+strings.Join(prefixStrings(webhook.LoopbackPrefixes), ",")+" added to HERALD_WEBHOOK_ALLOW_CIDRS; for chat webhooks "+strings.Join(loopbackHosts, ",")+" added to HERALD_CHAT_ALLOW_HOSTS")
+		"let webhooks reach receivers on this machine: HERALD_WEBHOOK_ALLOW_HTTP=true and "+strings.Join(prefixStrings(outbound.LoopbackPrefixes), ",")+" added to HERALD_WEBHOOK_ALLOW_CIDRS; for chat webhooks "+strings.Join(loopbackHosts, ",")+" added to HERALD_CHAT_ALLOW_HOSTS")
 	return cmd
 }
 
@@ -185,7 +185,7 @@ func withLocalReceivers(getenv func(string) string) func(string) string {
 		case "HERALD_WEBHOOK_ALLOW_HTTP":
 			return "true"
 		case "HERALD_WEBHOOK_ALLOW_CIDRS":
-			return strings.Join(append(prefixStrings(webhook.LoopbackPrefixes), getenv(k)), ",")
+			return strings.Join(append(prefixStrings(outbound.LoopbackPrefixes), getenv(k)), ",")
 		case "HERALD_CHAT_ALLOW_HOSTS": // chat webhooks: local stand-ins for the services' hosts
 			return strings.Join(append(slices.Clone(loopbackHosts), getenv(k)), ",")
 		}
@@ -210,7 +210,7 @@ func webhookPolicy(cfg config.Deliver) string {
 	if len(cfg.WebhookAllowCIDRs) > 0 {
 		fmt.Fprintf(&b, " but for %s (HERALD_WEBHOOK_ALLOW_CIDRS)", strings.Join(prefixStrings(cfg.WebhookAllowCIDRs), ", "))
 	}
-	if cfg.WebhookAllowHTTP && allowsAll(cfg.WebhookAllowCIDRs, webhook.LoopbackPrefixes) {
+	if cfg.WebhookAllowHTTP && allowsAll(cfg.WebhookAllowCIDRs, outbound.LoopbackPrefixes) {
 		b.WriteString("; receivers on this machine allowed (http://127.0.0.1:PORT/...)")
 	} else {
 		b.WriteString("; --local-receivers allows receivers on this machine")

@@ -33,6 +33,11 @@ import (
 // and is allowed. Each of these would reach logs, metrics and dead letters
 // with no runbook row. Types make the check see through names, packages
 // and import aliases, which a reading of the syntax alone cannot.
+//
+// And every package that calls NewClass (or NewOriginDownClass) is linked
+// by this package, so that TestRunbookHasARowForEveryClass, which reads
+// delivery.Classes of what it links, sees its classes: a new package's
+// class escapes neither check.
 func TestEveryClassIsBuiltByNewClass(t *testing.T) {
 	t.Parallel()
 	const module, deliveryPath = "github.com/heraldhq/herald", "github.com/heraldhq/herald/internal/delivery"
@@ -65,6 +70,7 @@ func TestEveryClassIsBuiltByNewClass(t *testing.T) {
 
 	var found []string
 	checked := 0
+	declaring := map[string][]string{} // package: where it calls NewClass
 	for _, p := range own {
 		var files []*ast.File
 		for _, name := range p.files {
@@ -72,12 +78,18 @@ func TestEveryClassIsBuiltByNewClass(t *testing.T) {
 			require.NoError(t, err)
 			files = append(files, f)
 		}
-		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
 		_, err := (&types.Config{Importer: imp}).Check(p.path, fset, files, info)
 		require.NoError(t, err, p.path)
 		isClass := func(typ types.Type) bool {
 			n, ok := typ.(*types.Named)
 			return ok && n.Obj().Name() == "Class" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == deliveryPath
+		}
+		for id, obj := range info.Uses {
+			if fn, ok := obj.(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == deliveryPath &&
+				(fn.Name() == "NewClass" || fn.Name() == "NewOriginDownClass") {
+				declaring[p.path] = append(declaring[p.path], fset.Position(id.Pos()).String())
+			}
 		}
 		for _, f := range files {
 			var stack []ast.Node
@@ -134,4 +146,18 @@ func TestEveryClassIsBuiltByNewClass(t *testing.T) {
 	}
 	require.NotZero(t, checked, "no expression of type delivery.Class seen: the check reads nothing")
 	require.Empty(t, found, "build every class with delivery.NewClass, in the package that owns it, so that the runbook test sees it")
+
+	deps := exec.Command("go", "list", "-deps", "./internal/app")
+	deps.Dir = "../.."
+	deps.Stderr = &stderr
+	out, err = deps.Output()
+	require.NoError(t, err, stderr.String())
+	linked := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		linked[p] = true
+	}
+	require.Contains(t, declaring, module+"/internal/webhook", "the check finds no NewClass call: it reads nothing")
+	for p, at := range declaring {
+		require.True(t, linked[p], "%s declares classes (%s) but internal/app does not link it: the runbook test cannot see them", p, strings.Join(at, ", "))
+	}
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/internal/outbound"
 )
 
 // TestEveryChatClassIsDeclared: every reason the sender names literally
-// (svc.class("...")) and every transport kind webhook.TransportFailure
+// (svc.class("...")) and every transport kind outbound.TransportFailure
 // returns has a declared class for each service (not the http_other
 // fallback), and each is in delivery.Classes, so the runbook test sees it.
 func TestEveryChatClassIsDeclared(t *testing.T) {
@@ -26,8 +26,8 @@ func TestEveryChatClassIsDeclared(t *testing.T) {
 		reasons = append(reasons, m[1])
 	}
 	require.NotEmpty(t, reasons)
-	for _, c := range []delivery.Class{webhook.ClassDNS, webhook.ClassTLS, webhook.ClassTimeout, webhook.ClassConnection, webhook.ClassNetwork} {
-		reasons = append(reasons, strings.TrimPrefix(string(c), "webhook_"))
+	for _, f := range outbound.Failures {
+		reasons = append(reasons, string(f))
 	}
 	all := delivery.Classes()
 	for _, svc := range []*service{slack, discord, teams} {

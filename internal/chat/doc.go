@@ -3,9 +3,10 @@
 // wire format, with its own success statuses, error classes, hosts and rate
 // limits (docs/delivery.md, "Chat: Slack, Discord, Teams").
 //
-// What it shares with package webhook: the HTTP client and its destination
-// check at dial time ([webhook.NewClient]: no private, loopback or metadata
-// address unless allowed), the sorting of transport failures, the scrubbing
+// What it shares with package webhook, through package outbound: the HTTP
+// client and its destination check at dial time (outbound.NewClient: no
+// private, loopback or metadata address unless allowed), the attempt's
+// timeout and its bounds, the sorting of transport failures, the scrubbing
 // of response excerpts, and Retry-After parsing. What it adds:
 //
 //   - By default a URL must name one of the service's own hosts

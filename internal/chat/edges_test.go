@@ -17,18 +17,19 @@ import (
 
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/delivery"
-	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/notification"
 )
 
-// TestNewSenderTimeoutRange: the attempt timeout's ends are webhook's.
+// TestNewSenderTimeoutRange: the attempt timeout's ends are outbound's,
+// as webhook's are.
 func TestNewSenderTimeoutRange(t *testing.T) {
 	t.Parallel()
-	for _, d := range []time.Duration{webhook.MinTimeout, webhook.MaxTimeout} {
+	for _, d := range []time.Duration{outbound.MinTimeout, outbound.MaxTimeout} {
 		_, err := chat.NewSender(chat.Config{Timeout: d})
 		require.NoError(t, err, "%v", d)
 	}
-	for _, d := range []time.Duration{-time.Second, webhook.MinTimeout - time.Nanosecond, webhook.MaxTimeout + time.Nanosecond} {
+	for _, d := range []time.Duration{-time.Second, outbound.MinTimeout - time.Nanosecond, outbound.MaxTimeout + time.Nanosecond} {
 		_, err := chat.NewSender(chat.Config{Timeout: d})
 		require.ErrorContains(t, err, "chat timeout", "%v", d)
 	}
@@ -135,7 +136,7 @@ func TestAttemptTimeoutIsNamed(t *testing.T) {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })
-	s, err := chat.NewSender(chat.Config{Timeout: webhook.MinTimeout, TLSClientConfig: &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs},
+	s, err := chat.NewSender(chat.Config{Timeout: outbound.MinTimeout, TLSClientConfig: &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs},
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHosts: []string{"127.0.0.1"}})
 	require.NoError(t, err)
 	err = s.Send(context.Background(), message(t, "slow", notification.Chat{Service: "slack", URL: srv.URL + "/services/T/B/xSlow7Q", Text: "x"}))

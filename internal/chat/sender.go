@@ -19,26 +19,27 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/tracecontext"
-	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
 
 // MaxRetryAfter is the longest delay a 429 can ask for: 12 hours, the SQS
-// limit on a visibility timeout (webhook.MaxRetryAfter).
-const MaxRetryAfter = webhook.MaxRetryAfter
+// limit on a visibility timeout (outbound.MaxRetryAfter).
+const MaxRetryAfter = outbound.MaxRetryAfter
 
 // Config configures a [Sender].
 type Config struct {
-	// Timeout bounds one attempt, as webhook.Config.Timeout does. Defaults
-	// to webhook.DefaultTimeout (15 s).
+	// Timeout bounds one attempt, as webhook.Config.Timeout does: between
+	// outbound.MinTimeout and outbound.MaxTimeout. Defaults to
+	// outbound.DefaultTimeout (15 s).
 	Timeout time.Duration
 	// TLSClientConfig, when set, replaces the system roots (tests and the
 	// demo trust their local receivers with it).
 	TLSClientConfig *tls.Config
 	// AllowCIDRs are networks a chat webhook may reach although the
-	// destination check blocks them (webhook.Config.AllowCIDRs; the same
-	// HERALD_WEBHOOK_ALLOW_CIDRS). Defaults to none.
+	// destination check blocks them (outbound.CheckDestination; the same
+	// HERALD_WEBHOOK_ALLOW_CIDRS as webhooks). Defaults to none.
 	AllowCIDRs []netip.Prefix
 	// AllowHTTP lets a chat webhook use plain http, for local testing only
 	// (HERALD_WEBHOOK_ALLOW_HTTP): never to a service's own hosts, whose
@@ -50,7 +51,8 @@ type Config struct {
 	// (HERALD_CHAT_ALLOW_HOSTS). The destination check still applies.
 	// Defaults to none.
 	AllowHosts []string
-	// UserAgent is the User-Agent request header. Defaults to "herald/1".
+	// UserAgent is the User-Agent request header. Defaults to
+	// outbound.DefaultUserAgent ("herald/1").
 	UserAgent string
 	// Now is the clock of the rate limits. Defaults to time.Now. A
 	// context's deadline is real time whatever Now reads: a turn is sent
@@ -90,13 +92,13 @@ type Sender struct {
 // range: a negative Timeout, an AllowHosts entry that is not a host name.
 func NewSender(cfg Config) (*Sender, error) {
 	if cfg.Timeout == 0 {
-		cfg.Timeout = webhook.DefaultTimeout
+		cfg.Timeout = outbound.DefaultTimeout
 	}
-	if cfg.Timeout < webhook.MinTimeout || cfg.Timeout > webhook.MaxTimeout {
-		return nil, fmt.Errorf("chat timeout: %v, want %v–%v", cfg.Timeout, webhook.MinTimeout, webhook.MaxTimeout)
+	if cfg.Timeout < outbound.MinTimeout || cfg.Timeout > outbound.MaxTimeout {
+		return nil, fmt.Errorf("chat timeout: %v, want %v–%v", cfg.Timeout, outbound.MinTimeout, outbound.MaxTimeout)
 	}
 	if cfg.UserAgent == "" {
-		cfg.UserAgent = webhook.DefaultUserAgent
+		cfg.UserAgent = outbound.DefaultUserAgent
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -109,7 +111,7 @@ func NewSender(cfg Config) (*Sender, error) {
 		hosts = append(hosts, strings.ToLower(h))
 	}
 	return &Sender{
-		client: webhook.NewClient(webhook.ClientConfig{
+		client: outbound.NewClient(outbound.ClientConfig{
 			Timeout:             cfg.Timeout,
 			TLSClientConfig:     cfg.TLSClientConfig,
 			AllowCIDRs:          cfg.AllowCIDRs,
@@ -196,7 +198,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(svc.class("invalid_url"), t.errorf("the URL must be absolute and https"))
 	case u.Scheme == "http" && !s.allowHTTP:
-		return delivery.Permanent(svc.class("invalid_url"), t.errorf("%s", webhook.PlainHTTPRefused))
+		return delivery.Permanent(svc.class("invalid_url"), t.errorf("%s", outbound.PlainHTTPRefused))
 	case u.Scheme == "http" && svc.ownHost(u.Hostname()):
 		// AllowHTTP is for receivers on this machine: the services' URLs
 		// are their webhooks' credentials, never sent in clear text.
@@ -285,18 +287,18 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	tracecontext.InjectHeader(ctx, req.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		var blocked *webhook.BlockedError
+		var blocked *outbound.BlockedError
 		if errors.As(err, &blocked) {
 			return delivery.Permanent(svc.class("blocked_destination"), t.errorf("blocked destination: %v; %s", blocked, blocked.Advice()))
 		}
 		if ctx.Err() != nil {
 			return t.deadline(ctx)
 		}
-		kind, what := webhook.TransportFailure(err)
-		if kind == "timeout" {
+		kind, what := outbound.TransportFailure(err)
+		if kind == outbound.FailureTimeout {
 			what = fmt.Sprintf("timed out (attempt timeout %v)", s.timeout)
 		}
-		return delivery.Transient(svc.class(kind), t.errorf("%s: %s", what, webhook.Excerpt([]byte(innermost(err).Error()), u)))
+		return delivery.Transient(svc.class(string(kind)), t.errorf("%s: %s", what, outbound.Excerpt([]byte(outbound.Unwrap(err).Error()), u)))
 	}
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxReasonBytes))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes-maxReasonBytes))
@@ -347,7 +349,7 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		status = fmt.Sprintf("HTTP %d reporting HTTP %d", resp.StatusCode, code)
 	}
 	withBody := func() error {
-		if e := webhook.Excerpt(answer, t.u); e != "" {
+		if e := outbound.Excerpt(answer, t.u); e != "" {
 			return t.errorf("%s; body: %s", status, e)
 		}
 		return t.errorf("%s", status)
@@ -356,21 +358,21 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		// A legacy connector's 200 that is not its "1": Teams reports
 		// an error it met in the text (a token service's exception, a
 		// JSON error envelope) without a status herald can read.
-		return delivery.Transient(teams.class("error_answer"), t.errorf("HTTP 200 with an error instead of the connector's \"1\": not delivered; body: %s", webhook.Excerpt(answer, t.u)))
+		return delivery.Transient(teams.class("error_answer"), t.errorf("HTTP 200 with an error instead of the connector's \"1\": not delivered; body: %s", outbound.Excerpt(answer, t.u)))
 	}
 	if code >= 200 && code <= 299 {
 		return nil
 	}
 	if code == http.StatusTooManyRequests {
 		if svc == discord && discordBanned(resp.Header, answer) {
-			pause, _ := webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+			pause, _ := outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 			if pause <= 0 {
 				pause = DiscordBanPause
 			}
 			s.pace.ban(ctx, svc, now, now.Add(pause))
 			return &delivery.TransientError{Class: discord.class("banned"), RetryAfter: pause, Err: t.errorf(
 				"%s without rate-limit headers: Discord's Cloudflare has banned this address; no Discord webhook is posted to from this process for %v; body: %s",
-				status, pause, webhook.Excerpt(answer, t.u))}
+				status, pause, outbound.Excerpt(answer, t.u))}
 		}
 		var wait time.Duration
 		if svc == discord {
@@ -381,7 +383,7 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 				s.pace.holdService(svc, now.Add(wait))
 			}
 		} else {
-			wait, _ = webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+			wait, _ = outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 		}
 		s.pace.hold(ctx, t.key, now, now.Add(wait))
 		return &delivery.TransientError{Class: svc.class("rate_limited"), RetryAfter: wait, Err: withBody()}
@@ -410,7 +412,7 @@ func (s *Sender) classify(ctx context.Context, t target, resp *http.Response, an
 		// retry cannot fix; the ones they name have classes of their own.
 		return delivery.Permanent(svc.class("http_4xx"), withBody())
 	case code >= 500 && code <= 599:
-		wait, _ := webhook.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+		wait, _ := outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 		return &delivery.TransientError{Class: svc.class("http_5xx"), RetryAfter: wait, Err: withBody()}
 	}
 	return delivery.Transient(svc.class("http_other"), withBody())
@@ -578,18 +580,6 @@ func secretParts(u *url.URL) *url.URL {
 	}
 	s.RawQuery = q.Encode()
 	return &s
-}
-
-// innermost returns err without the *url.Error net/http wraps around it
-// (its text holds the whole URL).
-func innermost(err error) error {
-	for {
-		var ue *url.Error
-		if !errors.As(err, &ue) || ue.Err == nil {
-			return err
-		}
-		err = ue.Err
-	}
 }
 
 // logSafe returns s quoted for an error text, cut to 64 bytes.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -336,24 +337,27 @@ func marshal(v any) ([]byte, error) {
 
 // commonReasons are the reasons every service's classes name besides its
 // own: what herald checks before sending, the statuses the service names
-// no reason for, and the transport failures (webhook.TransportFailure's
-// kinds).
+// no reason for, and the transport failures (outbound.Failures, added in
+// init).
 var commonReasons = []string{
 	"invalid_url", "host_not_allowed", "blocked_destination",
 	"rate_limited", "redirect", "http_408", "http_4xx", "http_5xx", "http_other",
-	"timeout", "dns", "connection", "tls", "network",
 }
 
 // originDownReasons are the common reasons that say the service's origin is
-// down, not that one message was refused (delivery.NewOriginDownClass).
+// down, not that one message was refused (delivery.NewOriginDownClass): the
+// statuses below and every transport failure (outbound.Failures).
 // rate_limited is not among them: herald's own pacer writes it too.
-var originDownReasons = []string{"http_408", "http_5xx", "timeout", "dns", "connection", "tls", "network"}
+var originDownReasons = []string{"http_408", "http_5xx"}
 
 func init() {
 	// Every class a service can write, declared once (delivery.NewClass):
 	// "slack_no_service", "discord_rate_limited", "teams_timeout" …
 	for _, svc := range []*service{slack, discord, teams} {
 		reasons := slices.Clone(commonReasons)
+		for _, f := range outbound.Failures {
+			reasons = append(reasons, string(f))
+		}
 		switch svc {
 		case slack:
 			reasons = slices.AppendSeq(reasons, maps.Keys(slackReasons))
@@ -367,7 +371,7 @@ func init() {
 		svc.classes = map[string]delivery.Class{}
 		for _, r := range reasons {
 			declare := delivery.NewClass
-			if slices.Contains(originDownReasons, r) {
+			if slices.Contains(originDownReasons, r) || slices.Contains(outbound.Failures, outbound.Failure(r)) {
 				declare = delivery.NewOriginDownClass
 			}
 			svc.classes[r] = declare(string(svc.name) + "_" + r)

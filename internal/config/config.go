@@ -15,8 +15,10 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
@@ -73,7 +75,7 @@ type Deliver struct {
 	// Lambda invocation can last). Defaults to 21600 s (6 h).
 	BackoffCap time.Duration
 	// Concurrency is how many records of a batch are delivered at once
-	// (HERALD_CONCURRENCY, 1–1000). Defaults to processor.DefaultConcurrency
+	// (HERALD_CONCURRENCY, 1–1000). Defaults to sqsbatch.DefaultConcurrency
 	// (100).
 	Concurrency int
 	// EmailDefaultFrom is the sender of emails that name none
@@ -92,8 +94,9 @@ type Deliver struct {
 	// (HERALD_WEBHOOK_SECRET_ARN); the function reads it once, at cold
 	// start. Exactly one of WebhookSecret and WebhookSecretARN is set.
 	WebhookSecretARN string
-	// WebhookTimeout bounds one webhook request (HERALD_WEBHOOK_TIMEOUT_MS,
-	// 100–900000). Defaults to 15000 ms.
+	// WebhookTimeout bounds one webhook or chat request
+	// (HERALD_WEBHOOK_TIMEOUT_MS, 100–900000, the upper end
+	// outbound.MaxTimeout). Defaults to outbound.DefaultTimeout (15000 ms).
 	WebhookTimeout time.Duration
 	// WebhookAllowCIDRs are networks webhooks may reach although they are
 	// private or otherwise special-purpose (HERALD_WEBHOOK_ALLOW_CIDRS,
@@ -255,12 +258,12 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 		MaxReceiveCount:       r.integer(EnvMaxReceiveCount, 13, 1, 1000),
 		BackoffBase:           time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
 		BackoffCap:            time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
-		Concurrency:           r.integer("HERALD_CONCURRENCY", processor.DefaultConcurrency, 1, 1000),
+		Concurrency:           r.integer("HERALD_CONCURRENCY", sqsbatch.DefaultConcurrency, 1, 1000),
 		EmailDefaultFrom:      strings.TrimSpace(getenv("HERALD_EMAIL_DEFAULT_FROM")),
 		EmailConfigurationSet: strings.TrimSpace(getenv("HERALD_EMAIL_CONFIGURATION_SET")),
 		WebhookSecret:         strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET")),
 		WebhookSecretARN:      strings.TrimSpace(getenv("HERALD_WEBHOOK_SECRET_ARN")),
-		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", 15000, 100, 900000)) * time.Millisecond,
+		WebhookTimeout:        time.Duration(r.integer("HERALD_WEBHOOK_TIMEOUT_MS", int(outbound.DefaultTimeout/time.Millisecond), 100, int(outbound.MaxTimeout/time.Millisecond))) * time.Millisecond,
 		WebhookAllowCIDRs:     r.prefixes("HERALD_WEBHOOK_ALLOW_CIDRS"),
 		WebhookAllowHTTP:      r.boolean("HERALD_WEBHOOK_ALLOW_HTTP", false),
 		CheckQueues:           r.boolean("HERALD_CHECK_QUEUES", true),
@@ -424,7 +427,7 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 }
 
 // prefixes reads a comma-separated list of CIDR network addresses with
-// webhook.ParseAllowCIDR (which holds the rules); empty entries are skipped.
+// outbound.ParseAllowCIDR (which holds the rules); empty entries are skipped.
 func (r *reader) prefixes(name string) []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range strings.Split(r.getenv(name), ",") {
@@ -432,7 +435,7 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 		if s == "" {
 			continue
 		}
-		p, err := webhook.ParseAllowCIDR(s)
+		p, err := outbound.ParseAllowCIDR(s)
 		if err != nil {
 			r.problem(name, fmt.Sprintf("%q: %v; comma-separated", s, err))
 			continue

@@ -70,6 +70,10 @@ const (
 	DimOutcome = "outcome"
 	// DimErrorClass is the failure's class (package delivery's classes).
 	DimErrorClass = "error_class"
-	// DimFunction is the function: "deliver" or "retention".
+	// DimFunction is the function: "deliver" ([FunctionDeliver]) or
+	// "retention".
 	DimFunction = "function"
 )
+
+// FunctionDeliver is the deliver function's DimFunction value.
+const FunctionDeliver = "deliver"

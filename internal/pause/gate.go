@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
 )
 
@@ -85,7 +84,9 @@ func (g *Gate) PauseAtStart(ctx context.Context) []error {
 }
 
 // QueuePauser pauses one channel queue's mapping at the processor's request
-// (processor.Pauser): a channel whose transport refuses every send, such as
+// (it is a processor.Pauser: functions/deliver passes it as
+// app.DeliverOptions.Pauser, which the compiler checks, so that this
+// package need not import the processor): a channel whose transport refuses every send, such as
 // SES with the account's sending paused. Its Handler gives the API, the
 // function name, the logger and the clock; the cause and channel are the
 // request's. The ERROR line and the Paused metric are those of a setup
@@ -93,8 +94,6 @@ func (g *Gate) PauseAtStart(ctx context.Context) []error {
 type QueuePauser struct {
 	Handler Handler
 }
-
-var _ processor.Pauser = QueuePauser{}
 
 // PauseQueue pauses the mappings from sourceARN, the batch's queue (q's).
 func (p QueuePauser) PauseQueue(ctx context.Context, q redrive.Queue, sourceARN string, cause error) error {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
@@ -127,7 +126,7 @@ func (h *Handler) paused(ctx context.Context, logger *slog.Logger, now func() ti
 		uuids = append(uuids, m.UUID)
 		commands = append(commands, ResumeCommand(m.UUID))
 	}
-	emf := processor.PausedMetric(now(), h.Channel, true)
+	emf := metrics.PausedEntry(now(), string(h.Channel), true)
 	msg := "paused: cannot deliver, event source mapping disabled; fix the setting, then resume"
 	if h.Channel != "" {
 		msg = "paused channel " + string(h.Channel) + ": cannot deliver it, its event source mapping disabled (other channels deliver); fix the setting, then resume"

@@ -169,7 +169,7 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	if len(recs) > 0 {
 		queueChannel = recs[0].queue.Channel
 	}
-	batch := PausedMetric(now, queueChannel, false)
+	batch := metrics.PausedEntry(now, string(queueChannel), false)
 	batch.Metrics = append([]metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))}}, batch.Metrics...)
 	if p.cfg.Once != nil || p.cfg.Health != nil {
 		n := 0
@@ -324,40 +324,6 @@ var outcomeSets = [][]string{
 	{metrics.DimChannel, metrics.DimOutcome},
 	{metrics.DimChannel, metrics.DimErrorClass},
 }
-
-// PausedMetric is the Paused metric: 1 on the ERROR line of a pause (paused
-// true), 0 on every batch delivered. A pause of one channel's queue is by
-// function and channel (channel set), a pause of everything by function
-// alone; a batch delivered is by function, and by function and channel
-// when its queue is a channel's. So the paused alarm of a channel (by
-// function and channel) returns to OK with that channel's first batch after
-// a resume, and the alarm by function alone with any batch: each watches
-// one pause.
-func PausedMetric(t time.Time, channel notification.Channel, paused bool) metrics.Entry {
-	e := metrics.Entry{
-		Time: t,
-		Dimensions: []metrics.Dimension{
-			{Name: metrics.DimFunction, Value: FunctionName},
-			{Name: metrics.DimChannel, Value: string(channel)},
-		},
-		Metrics: []metrics.Metric{{Name: metrics.Paused, Unit: metrics.Count, Value: 0}},
-	}
-	switch {
-	case paused && channel != "":
-		e.Sets = [][]string{{metrics.DimFunction, metrics.DimChannel}}
-	case paused:
-		e.Sets = [][]string{{metrics.DimFunction}}
-	default:
-		e.Sets = [][]string{{metrics.DimFunction}, {metrics.DimFunction, metrics.DimChannel}}
-	}
-	if paused {
-		e.Metrics[0].Value = 1
-	}
-	return e
-}
-
-// FunctionName is the function dimension of the deliver function's metrics.
-const FunctionName = "deliver"
 
 // durationMS is d in milliseconds to 0.1 ms: finer digits are noise that
 // every line and metric value would pay for.

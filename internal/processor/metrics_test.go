@@ -96,7 +96,7 @@ func TestBatchLinesCarryEmbeddedMetrics(t *testing.T) {
 	ok := lines["webhook/delivered"]
 	require.NotNil(t, ok)
 	require.EqualValues(t, 6, ok[metrics.BatchRecords], "the first line carries the batch's own metrics")
-	require.Equal(t, processor.FunctionName, ok[metrics.DimFunction])
+	require.Equal(t, metrics.FunctionDeliver, ok[metrics.DimFunction])
 	require.EqualValues(t, 0, ok[metrics.Paused], "a delivering function reports not paused")
 	require.Equal(t, map[string][]string{
 		`[["channel","outcome"]]`: {metrics.Notifications, metrics.DeliveryDuration, metrics.AgeAtDelivery, metrics.AgeSinceCreated, metrics.ReceiveCountAtDelivery},

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/redrive"
+	"github.com/heraldhq/herald/internal/sqsbatch"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
 )
@@ -37,12 +38,6 @@ type QueueAPI interface {
 
 var _ QueueAPI = (*sqs.Client)(nil)
 
-// DefaultConcurrency is Config.Concurrency's default: a batch of up to 100
-// records is delivered in one round, at the speed of its slowest delivery.
-// Requests to any one webhook destination are bounded apart from it
-// (webhook.Config.MaxInFlightPerDestination).
-const DefaultConcurrency = 100
-
 // Config configures a Processor.
 type Config struct {
 	// QueueURL is the URL of a queue of every channel the records come
@@ -60,7 +55,7 @@ type Config struct {
 	// Backoff is the retry schedule. Zero fields take backoff's defaults.
 	Backoff backoff.Policy
 	// Concurrency is how many records of a batch are delivered at once.
-	// Defaults to [DefaultConcurrency].
+	// Defaults to [sqsbatch.DefaultConcurrency].
 	Concurrency int
 	// Reserve is the part of the invocation's remaining time kept for the
 	// visibility changes and dead-letter moves after the deliveries: no
@@ -166,7 +161,7 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	}
 	cfg.Backoff = cfg.Backoff.WithDefaults()
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = DefaultConcurrency
+		cfg.Concurrency = sqsbatch.DefaultConcurrency
 	}
 	if cfg.Reserve <= 0 {
 		cfg.Reserve = 2 * time.Second

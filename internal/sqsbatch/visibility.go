@@ -1,6 +1,7 @@
-// Package sqsbatch holds SQS batch-request rules herald follows in more than
-// one place: at most [MaxEntries] entries per batch call, and visibility
-// changes whose per-entry failures are reported, not lost.
+// Package sqsbatch holds SQS batch rules herald follows in more than one
+// place: at most [MaxEntries] entries per batch call, visibility changes
+// whose per-entry failures are reported, not lost, and how many records of
+// a received batch are delivered at once ([DefaultConcurrency]).
 package sqsbatch
 
 import (
@@ -18,6 +19,14 @@ import (
 // (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch: 10;
 // TooManyEntriesInBatchRequest above it).
 const MaxEntries = 10
+
+// DefaultConcurrency is how many records of a batch the event source
+// mapping passes are delivered at once unless configured otherwise
+// (processor.Config.Concurrency, HERALD_CONCURRENCY): a batch of up to 100
+// records is delivered in one round, at the speed of its slowest delivery.
+// Requests to any one webhook destination are bounded apart from it
+// (webhook.Config.MaxInFlightPerDestination).
+const DefaultConcurrency = 100
 
 // VisibilityAPI is the SQS call ChangeVisibility makes.
 type VisibilityAPI interface {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -28,23 +29,25 @@ type Config struct {
 	// form of callers that have only one. Optional when Secrets is set.
 	Secret string
 	// Timeout bounds one attempt: connecting, sending and receiving the
-	// response. The caller's context deadline, when sooner, wins. Between 1 ms
-	// and 15 min. Defaults to 15 s (the specification recommends 15–30 s).
+	// response. The caller's context deadline, when sooner, wins. Between
+	// outbound.MinTimeout (1 ms) and outbound.MaxTimeout (15 min). Defaults
+	// to outbound.DefaultTimeout (15 s; the specification recommends 15–30 s).
 	Timeout time.Duration
 	// MaxResponseBytes is how much of a response body is read (so that the
 	// connection can be reused); a longer body is abandoned and its
 	// connection closed. Between 1 B and 16 MiB. Defaults to 64 KiB.
 	MaxResponseBytes int64
-	// TLSClientConfig is the TLS configuration of the connections; it is
-	// cloned, never modified. Tests and the local demo pass one trusting their
+	// TLSClientConfig is the TLS configuration of the connections
+	// (outbound.ClientConfig.TLSClientConfig); it is cloned, never modified. Tests and the local demo pass one trusting their
 	// own server. Defaults to the system roots and TLS 1.2 or later.
 	TLSClientConfig *tls.Config
 	// Now returns the attempt time, which is signed. Defaults to time.Now.
 	Now func() time.Time
-	// UserAgent is the User-Agent request header. Defaults to "herald/1".
+	// UserAgent is the User-Agent request header. Defaults to
+	// outbound.DefaultUserAgent ("herald/1").
 	UserAgent string
 	// AllowCIDRs are networks a webhook may reach although
-	// [CheckDestination] blocks them: a private receiver an operator allows
+	// outbound.CheckDestination blocks them: a private receiver an operator allows
 	// on purpose (10.20.0.0/16), or the local receiver of a test or the demo
 	// (127.0.0.1/32). Each must be a network address (10.0.0.0/8, not
 	// 10.1.2.3/8) and IPv4 networks must be written as IPv4. 0.0.0.0/0 and
@@ -86,15 +89,14 @@ type Config struct {
 	// [DefaultMaxInFlightPerDestination].
 	MaxInFlightPerDestination int
 
-	// healthCheck is ClientConfig.HealthCheck; tests shorten it.
+	// healthCheck is outbound.ClientConfig.HealthCheck; tests shorten it.
 	healthCheck time.Duration
 }
 
 // Defaults of Config.
+// (Timeout's and UserAgent's are package outbound's, shared with chat.)
 const (
-	DefaultTimeout          = 15 * time.Second
 	DefaultMaxResponseBytes = 64 << 10
-	DefaultUserAgent        = "herald/1"
 	// DefaultMaxInFlightPerDestination is what HTTP/2 servers commonly
 	// allow on one connection (SETTINGS_MAX_CONCURRENT_STREAMS of 100, the
 	// value RFC 9113 §6.5.2 recommends as the least to allow): a batch of 100
@@ -104,9 +106,8 @@ const (
 )
 
 // Limits of Config and of the signing key.
+// (Timeout's are package outbound's, shared with chat.)
 const (
-	MinTimeout          = time.Millisecond
-	MaxTimeout          = 15 * time.Minute // the longest Lambda invocation
 	MaxMaxResponseBytes = 16 << 20
 	// MaxMaxInFlightPerDestination is the most requests one Sender sends to
 	// one destination at once.
@@ -142,7 +143,7 @@ func (c Config) secrets() []string {
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = outbound.DefaultTimeout
 	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
@@ -151,7 +152,7 @@ func (c Config) WithDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
+		c.UserAgent = outbound.DefaultUserAgent
 	}
 	if c.SecretScope == "" {
 		c.SecretScope = ScopeDestination
@@ -185,8 +186,8 @@ func (c Config) Validate() error {
 	if _, err := c.keys(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Timeout < MinTimeout || c.Timeout > MaxTimeout {
-		errs = append(errs, fmt.Errorf("webhook timeout: %v, want %v–%v", c.Timeout, MinTimeout, MaxTimeout))
+	if c.Timeout < outbound.MinTimeout || c.Timeout > outbound.MaxTimeout {
+		errs = append(errs, fmt.Errorf("webhook timeout: %v, want %v–%v", c.Timeout, outbound.MinTimeout, outbound.MaxTimeout))
 	}
 	if c.MaxResponseBytes < 1 || c.MaxResponseBytes > MaxMaxResponseBytes {
 		errs = append(errs, fmt.Errorf("webhook max response bytes: %d, want 1–%d", c.MaxResponseBytes, MaxMaxResponseBytes))
@@ -209,7 +210,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("webhook max in flight per destination: %d, want 1–%d", c.MaxInFlightPerDestination, MaxMaxInFlightPerDestination))
 	}
 	for _, p := range c.AllowCIDRs {
-		if err := checkAllowPrefix(p); err != nil {
+		if err := outbound.CheckAllowPrefix(p); err != nil {
 			errs = append(errs, fmt.Errorf("webhook allow CIDRs: %w", err))
 		}
 	}

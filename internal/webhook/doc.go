@@ -73,8 +73,9 @@
 //
 // Producers choose webhook URLs, so a URL must not reach what herald's own
 // network position can: the instance metadata service (169.254.169.254),
-// loopback services, the VPC. The transport's dialer checks every address
-// it is about to connect to with [CheckDestination] (net.Dialer
+// loopback services, the VPC. The transport's dialer (package outbound,
+// shared with chat) checks every address it is about to connect to with
+// outbound.CheckDestination (net.Dialer
 // ControlContext: after name resolution, before the connection), so host
 // names, DNS rebinding and every spelling of an address are judged by the
 // address actually dialled. Loopback, private, link-local, shared (CGNAT),
@@ -102,14 +103,14 @@
 // connections per origin, so a warm Sender opens no new connection to a
 // destination it already talks to. HTTP/2 is used when the receiver offers
 // it in ALPN (RFC 9113 §3.2), HTTP/1.1 otherwise. An HTTP/2 connection
-// silent for [DefaultHealthCheck] gets a PING (RFC 9113 §6.7) and is closed
+// silent for outbound.DefaultHealthCheck gets a PING (RFC 9113 §6.7) and is closed
 // when that goes unanswered as long again, so a connection a receiver or a
 // proxy keeps open without answering is replaced within seconds instead of
 // failing every later request to that origin (docs/reliability.md,
 // "Stalled connections").
 //
 // A 429 or 503 response's Retry-After header (RFC 9110 §10.2.3) becomes the
-// TransientError's RetryAfter, at most [MaxRetryAfter].
+// TransientError's RetryAfter, at most outbound.MaxRetryAfter.
 //
 // Error texts name the endpoint by scheme and host only: a webhook URL's
 // path, query and userinfo often carry credentials, so they never appear in
@@ -117,5 +118,5 @@
 // echo of what the request carried (userinfo, the Basic authorization made
 // of it, producer header values, signatures) is scrubbed from the excerpt
 // of its answer in the encodings receivers use (raw, base64, percent- and
-// JSON-escaped, and others: see scrub.go).
+// JSON-escaped, and others: see package outbound's scrub.go).
 package webhook

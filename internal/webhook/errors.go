@@ -2,24 +2,15 @@ package webhook
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
-	"strings"
-	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -46,14 +37,9 @@ var (
 	// Config.StopStatuses (HERALD_WEBHOOK_STOP_STATUSES).
 	ClassStopStatus = delivery.NewClass("webhook_stop_status")
 	// ClassBlockedDestination: the destination address is one herald does
-	// not connect to (see [CheckDestination]); no connection was opened.
+	// not connect to (see outbound.CheckDestination); no connection was
+	// opened.
 	ClassBlockedDestination = delivery.NewClass("webhook_blocked_destination")
-)
-
-// Response body excerpt in error texts.
-const (
-	excerptBytes   = 200              // the most bytes of excerpt shown
-	excerptCapture = 4 * excerptBytes // bytes read for it: leeway for skipped characters
 )
 
 // reservedHeaders are the request headers herald sets or that describe the
@@ -126,7 +112,7 @@ func (t target) deadline(ctx context.Context) error {
 
 // blocked is the error of a destination the check blocks. The address is
 // named, the URL's path, query and userinfo are not.
-func (t target) blocked(b *BlockedError) error {
+func (t target) blocked(b *outbound.BlockedError) error {
 	return delivery.Permanent(ClassBlockedDestination, t.errorf("blocked destination: %v; %s", b, b.Advice()))
 }
 
@@ -143,9 +129,9 @@ func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time, 
 	}
 	withBody := func() error {
 		// Receivers echo the request in error pages ("Cannot POST /path?q"):
-		// scrub the whole capture before cutting it, so that no secret is
-		// left half in view.
-		if e := delivery.Truncate(t.scrub(sanitize(excerpt, excerptCapture)), excerptBytes); e != "" {
+		// the excerpt is scrubbed of the URL's secrets and what the request
+		// carried.
+		if e := outbound.Excerpt(excerpt, t.u, t.sent...); e != "" {
 			return t.errorf("%s; body: %s", status, e)
 		}
 		return t.errorf("%s", status)
@@ -186,121 +172,32 @@ func (t target) statusError(resp *http.Response, excerpt []byte, now time.Time, 
 }
 
 func retryAfter(resp *http.Response, now time.Time) time.Duration {
-	d, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	d, _ := outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 	return d
 }
 
-// transportError classifies a failure to get a response. The *url.Error
-// that net/http wraps around it is dropped: its text holds the whole URL.
+// transportClasses are the classes of outbound.TransportFailure's kinds.
+var transportClasses = map[outbound.Failure]delivery.Class{
+	outbound.FailureDNS:        ClassDNS,
+	outbound.FailureTLS:        ClassTLS,
+	outbound.FailureTimeout:    ClassTimeout,
+	outbound.FailureConnection: ClassConnection,
+	outbound.FailureNetwork:    ClassNetwork,
+}
+
+// transportError classifies a failure to get a response
+// (outbound.TransportFailure). The *url.Error that net/http wraps around it
+// is dropped: its text holds the whole URL.
 func (t target) transportError(err error, timeout time.Duration) error {
-	for {
-		var ue *url.Error
-		if !errors.As(err, &ue) || ue.Err == nil {
-			break
-		}
-		err = ue.Err
-	}
-	class, what := classifyTransport(err)
-	if class == ClassTimeout {
+	err = outbound.Unwrap(err)
+	kind, what := outbound.TransportFailure(err)
+	if kind == outbound.FailureTimeout {
 		what = fmt.Sprintf("timed out (attempt timeout %v)", timeout)
 	}
-	return delivery.Transient(class, &scrubbedError{
+	return delivery.Transient(transportClasses[kind], &scrubbedError{
 		msg: t.errorf("%s: %s", what, t.scrub(err.Error())).Error(),
 		err: err,
 	})
-}
-
-// TransportFailure sorts a failure to get a response, as the webhook
-// sender does, for other senders built on [NewClient]: kind is "dns",
-// "tls", "timeout", "connection" or "network" (the webhook classes without
-// their "webhook_" prefix) and what describes it ("DNS lookup failed"). The
-// *url.Error net/http wraps around err is looked through, never quoted.
-func TransportFailure(err error) (kind, what string) {
-	for {
-		var ue *url.Error
-		if !errors.As(err, &ue) || ue.Err == nil {
-			break
-		}
-		err = ue.Err
-	}
-	class, what := classifyTransport(err)
-	return strings.TrimPrefix(string(class), "webhook_"), what
-}
-
-// Excerpt returns a response body, or any text herald did not write, as one
-// printable line of at most 200 bytes with every part of u that may be
-// secret (userinfo, path and its segments, query and its values, fragment,
-// in each encoding a receiver may echo them) replaced by "[redacted]": the
-// form in which webhook error texts quote response bodies.
-func Excerpt(body []byte, u *url.URL) string {
-	t := target{u: u}
-	return delivery.Truncate(t.scrub(sanitize(body, excerptCapture)), excerptBytes)
-}
-
-// classifyTransport sorts a transport failure by the types in its chain.
-func classifyTransport(err error) (delivery.Class, string) {
-	var dnsErr *net.DNSError
-	switch {
-	case errors.As(err, &dnsErr): // first: a DNS error can wrap a refused connection or a timeout
-		return ClassDNS, "DNS lookup failed"
-	case isTLS(err), err.Error() == errHTTPResponseToHTTPS:
-		return ClassTLS, "TLS failed"
-	case isTimeout(err):
-		return ClassTimeout, "timed out"
-	case errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE),
-		errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, io.EOF):
-		return ClassConnection, "connection failed"
-	}
-	return ClassNetwork, "network error"
-}
-
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// errHTTPResponseToHTTPS is the text of the error net/http returns, instead
-// of the tls.RecordHeaderError, when a plain HTTP server answers the TLS
-// handshake (net/http transport.go). It wraps nothing, so only its text
-// tells it apart.
-const errHTTPResponseToHTTPS = "http: server gave HTTP response to HTTPS client"
-
-// isTLS reports whether err is a TLS handshake or certificate failure.
-func isTLS(err error) bool {
-	var (
-		recordHeader tls.RecordHeaderError
-		verification *tls.CertificateVerificationError
-		alert        tls.AlertError
-		echRejection *tls.ECHRejectionError
-		unknownCA    x509.UnknownAuthorityError
-		hostname     x509.HostnameError
-		invalid      x509.CertificateInvalidError
-		systemRoots  x509.SystemRootsError
-		critical     x509.UnhandledCriticalExtension
-		insecure     x509.InsecureAlgorithmError
-	)
-	if errors.As(err, &recordHeader) || errors.As(err, &verification) || errors.As(err, &alert) ||
-		errors.As(err, &echRejection) || errors.As(err, &unknownCA) || errors.As(err, &hostname) ||
-		errors.As(err, &invalid) || errors.As(err, &systemRoots) || errors.As(err, &critical) ||
-		errors.As(err, &insecure) {
-		return true
-	}
-	// crypto/tls reports a TLS alert (RFC 8446 §6) received from the server
-	// or sent to it as a *net.OpError with Op "remote error" or "local
-	// error" around its unexported alert type.
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if op, ok := e.(*net.OpError); ok && (op.Op == "remote error" || op.Op == "local error") {
-			return true
-		}
-	}
-	return false
 }
 
 // scrubbedError carries a text from which the URL's secrets were removed,
@@ -313,70 +210,9 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
-// scrub removes from s, a text that herald did not write (a response body
-// that echoes the request, a transport error), any part of the URL that may
-// be secret and every credential the request carried, in each encoding
-// credentialForms lists. net/http's texts without their *url.Error hold
-// none; for them this is a second line of defence. Parts shorter than 4
-// bytes are kept: removing them would mangle the text and they hide nothing.
+// scrub removes from s, a text that herald did not write (a transport
+// error), the parts of the URL that may be secret and every credential the
+// request carried (outbound.Scrub).
 func (t target) scrub(s string) string {
-	u := t.u
-	if u == nil {
-		u = &url.URL{}
-	}
-	var parts []string
-	if u.User != nil {
-		parts = append(parts, u.User.String(), u.User.Username())
-		if p, ok := u.User.Password(); ok {
-			parts = append(parts, p)
-		}
-	}
-	parts = append(parts, u.RawQuery, u.Query().Encode(), u.Fragment, u.Opaque, u.EscapedPath(), u.Path)
-	// Echoes come in pieces too, and encoded as the headers' credentials
-	// are: each path segment and query value, either of which can be the
-	// URL's secret.
-	parts = append(parts, strings.Split(u.EscapedPath(), "/")...)
-	for _, seg := range strings.Split(u.Path, "/") {
-		parts = append(parts, credentialForms(seg)...)
-	}
-	for _, kv := range strings.Split(u.RawQuery, "&") {
-		_, v, _ := strings.Cut(kv, "=")
-		parts = append(parts, v)
-		if dv, err := url.QueryUnescape(v); err == nil {
-			parts = append(parts, credentialForms(dv)...)
-		}
-	}
-	for _, c := range t.sent {
-		parts = append(parts, credentialForms(c)...)
-	}
-	return redact(s, parts)
-}
-
-// sanitize returns b as one printable line of at most limit bytes: invalid
-// UTF-8, control characters and runs of white space become one space, and
-// "…" marks a cut.
-func sanitize(b []byte, limit int) string {
-	var sb strings.Builder
-	space := false
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		b = b[size:]
-		if unicode.IsSpace(r) || !unicode.IsPrint(r) || r == utf8.RuneError {
-			space = sb.Len() > 0
-			continue
-		}
-		n := utf8.RuneLen(r)
-		if space {
-			n++
-		}
-		if sb.Len()+n > limit {
-			return sb.String() + "…"
-		}
-		if space {
-			sb.WriteByte(' ')
-			space = false
-		}
-		sb.WriteRune(r)
-	}
-	return sb.String()
+	return outbound.Scrub(s, t.u, t.sent...)
 }

@@ -5,41 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
-	"net"
 	"net/url"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// TestLooseIPv4PartLimits: in the WHATWG forms every part but the last is
-// one byte (255 at most) and the last fills the bytes left.
-func TestLooseIPv4PartLimits(t *testing.T) {
-	t.Parallel()
-	for host, want := range map[string]string{
-		"0xff.1":          "255.0.0.1",
-		"255.255.65535":   "255.255.255.255",
-		"0x100.1":         "",
-		"1.256.0.1.":      "",
-		"1.2.3.256":       "",
-		"1.2.65536":       "",
-		"255.255.255.0x":  "255.255.255.0",
-		"0xa.0xA.0xf.0xF": "10.10.15.15",
-		"0xg.1":           "",
-		"09.1":            "",
-	} {
-		a, canonical, ok := hostAddr(host)
-		if want == "" {
-			require.False(t, ok, host)
-			continue
-		}
-		require.True(t, ok, host)
-		require.False(t, canonical, host)
-		require.Equal(t, want, a.String(), host)
-	}
-}
+	"github.com/heraldhq/herald/internal/outbound"
+)
 
 // TestValidateRangeEnds: the ends of the timeout and response-size ranges
 // are valid, one step past them is not.
@@ -50,10 +23,10 @@ func TestValidateRangeEnds(t *testing.T) {
 		mutate func(*Config)
 		ok     bool
 	}{
-		"timeout at the minimum":        {func(c *Config) { c.Timeout = MinTimeout }, true},
-		"timeout under the minimum":     {func(c *Config) { c.Timeout = MinTimeout - time.Nanosecond }, false},
-		"timeout at the maximum":        {func(c *Config) { c.Timeout = MaxTimeout }, true},
-		"timeout over the maximum":      {func(c *Config) { c.Timeout = MaxTimeout + time.Nanosecond }, false},
+		"timeout at the minimum":        {func(c *Config) { c.Timeout = outbound.MinTimeout }, true},
+		"timeout under the minimum":     {func(c *Config) { c.Timeout = outbound.MinTimeout - time.Nanosecond }, false},
+		"timeout at the maximum":        {func(c *Config) { c.Timeout = outbound.MaxTimeout }, true},
+		"timeout over the maximum":      {func(c *Config) { c.Timeout = outbound.MaxTimeout + time.Nanosecond }, false},
 		"one response byte":             {func(c *Config) { c.MaxResponseBytes = 1 }, true},
 		"no response bytes":             {func(c *Config) { c.MaxResponseBytes = 0 }, false},
 		"response bytes at the limit":   {func(c *Config) { c.MaxResponseBytes = MaxMaxResponseBytes }, true},
@@ -103,40 +76,6 @@ func TestTransportErrorSaysTimedOut(t *testing.T) {
 	require.ErrorContains(t, err, "timed out (attempt timeout 3s)")
 	err = tg.transportError(&url.Error{Op: "Post", URL: "https://h.example.com/x", Err: errors.New("connection reset by peer")}, 3*time.Second)
 	require.NotContains(t, err.Error(), "timed out")
-}
-
-// TestSanitizeLimits: at most limit bytes, a space counted where it is
-// written, no leading space, and "…" only when something was cut.
-func TestSanitizeLimits(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in    string
-		limit int
-		want  string
-	}{
-		{"abcd", 4, "abcd"},
-		{"abcde", 4, "abcd…"},
-		{"abc d", 4, "abc…"},
-		{"ab cd", 5, "ab cd"},
-		{"  \t a", 10, "a"},
-		{"a \x00\n b", 10, "a b"},
-		{"ä", 1, "…"},
-		{"", 4, ""},
-	} {
-		require.Equal(t, tc.want, sanitize([]byte(tc.in), tc.limit), "%q limit %d", tc.in, tc.limit)
-	}
-}
-
-// TestIsTLSReadsAlertsInTheChain: a TLS alert, which crypto/tls reports as
-// a *net.OpError with Op "remote error" or "local error", is a TLS failure
-// also when wrapped; another OpError is not.
-func TestIsTLSReadsAlertsInTheChain(t *testing.T) {
-	t.Parallel()
-	alert := errors.New("tls: handshake failure")
-	require.True(t, isTLS(&net.OpError{Op: "remote error", Err: alert}))
-	require.True(t, isTLS(fmt.Errorf("post: %w", &net.OpError{Op: "local error", Err: alert})))
-	require.False(t, isTLS(&net.OpError{Op: "dial", Err: alert}))
-	require.False(t, isTLS(errors.New("remote error")))
 }
 
 // TestDeriveSecretKeySizeEnds: keys of exactly MinKeyBytes and MaxKeyBytes

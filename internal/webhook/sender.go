@@ -3,13 +3,11 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -19,25 +17,10 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/tracecontext"
 	"github.com/heraldhq/herald/notification"
 )
-
-// Timeouts of the transport's steps; Config.Timeout bounds them all.
-const (
-	dialTimeout         = 10 * time.Second
-	tlsHandshakeTimeout = 10 * time.Second
-	idleConnTimeout     = 90 * time.Second
-	maxHeaderBytes      = 64 << 10
-)
-
-// DefaultHealthCheck is ClientConfig.HealthCheck's default: an HTTP/2
-// connection silent for 2 s gets a PING, and is closed when the PING goes
-// unanswered for 2 s more, so a stalled connection is replaced within about
-// 4 s instead of failing every later request until TCP gives up. A live
-// receiver answers a PING at once, also while its handler is busy (RFC 9113
-// §6.7), so a slow answer is never cut short by it.
-const DefaultHealthCheck = 2 * time.Second
 
 // Sender posts webhooks. It is safe for concurrent use and reuses
 // connections across calls: build one per process.
@@ -48,7 +31,8 @@ type Sender struct {
 	maxResponseBytes int64
 	now              func() time.Time
 	userAgent        string
-	guard            *destinationGuard
+	allow            []netip.Prefix                  // Config.AllowCIDRs, for the check before resolution
+	dialed           func(address string, err error) // tests only
 	allowHTTP        bool
 	scope            SecretScope
 	stop             map[int]bool // the operator's statuses that dead-letter at once (410 is its own rule)
@@ -70,16 +54,8 @@ func NewSender(cfg Config) (*Sender, error) {
 	if err != nil { // unreachable: Validate decoded them
 		return nil, err
 	}
-	client, guard := newClient(ClientConfig{
-		Timeout:             cfg.Timeout,
-		TLSClientConfig:     cfg.TLSClientConfig,
-		AllowCIDRs:          cfg.AllowCIDRs,
-		MaxIdleConnsPerHost: cfg.MaxInFlightPerDestination,
-		HealthCheck:         cfg.healthCheck,
-	})
-	return &Sender{
-		client:           client,
-		guard:            guard,
+	s := &Sender{
+		allow:            slices.Clone(cfg.AllowCIDRs),
 		allowHTTP:        cfg.AllowHTTP,
 		keys:             keys,
 		timeout:          cfg.Timeout,
@@ -90,102 +66,24 @@ func NewSender(cfg Config) (*Sender, error) {
 		stop:             stopStatuses(cfg.StopStatuses),
 		perDestination:   newOriginLimiter(cfg.MaxInFlightPerDestination),
 		versions:         cfg.KeyVersions,
-	}, nil
+	}
+	s.client = outbound.NewClient(outbound.ClientConfig{
+		Timeout:             cfg.Timeout,
+		TLSClientConfig:     cfg.TLSClientConfig,
+		AllowCIDRs:          cfg.AllowCIDRs,
+		MaxIdleConnsPerHost: cfg.MaxInFlightPerDestination,
+		HealthCheck:         cfg.healthCheck,
+		Dialed:              s.dial,
+	})
+	return s, nil
 }
 
-// ClientConfig configures [NewClient].
-type ClientConfig struct {
-	// Timeout bounds the wait for a response's headers once the request is
-	// sent (the caller's context bounds the whole request).
-	Timeout time.Duration
-	// TLSClientConfig is cloned, never modified; nil: the system roots and
-	// TLS 1.2 or later.
-	TLSClientConfig *tls.Config
-	// AllowCIDRs are networks the destination check lets through
-	// ([CheckDestination]).
-	AllowCIDRs []netip.Prefix
-	// MaxIdleConnsPerHost is how many idle connections to one host the
-	// pool keeps.
-	MaxIdleConnsPerHost int
-	// HealthCheck is how long an HTTP/2 connection may go without a frame
-	// from the receiver before a PING checks it, and how long that PING may
-	// go unanswered before the connection is closed (net/http HTTP2Config
-	// SendPingTimeout and PingTimeout). Defaults to [DefaultHealthCheck].
-	HealthCheck time.Duration
-}
-
-// NewClient returns the HTTP client webhook senders use, for other senders
-// of HTTPS requests to producer-chosen URLs (the chat channel): every
-// connection it opens passes [CheckDestination] at dial time, after
-// resolution, so no name, DNS answer or address spelling reaches a blocked
-// address (a *BlockedError in the error chain says so); it never uses the
-// environment's proxy, never follows a redirect (the 3xx response is
-// returned), speaks HTTP/1.1 and HTTP/2, checks an HTTP/2 connection's
-// health with PINGs (ClientConfig.HealthCheck), and does not ask for
-// compression.
-func NewClient(cfg ClientConfig) *http.Client {
-	c, _ := newClient(cfg)
-	return c
-}
-
-func newClient(cfg ClientConfig) (*http.Client, *destinationGuard) {
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if cfg.TLSClientConfig != nil {
-		tlsConfig = cfg.TLSClientConfig.Clone() // the transport adds "h2" to NextProtos
+// dial passes what the transport is about to dial to the hook tests set
+// (export_test.go); nothing otherwise.
+func (s *Sender) dial(address string, err error) {
+	if s.dialed != nil {
+		s.dialed(address, err)
 	}
-	guard := &destinationGuard{allow: slices.Clone(cfg.AllowCIDRs)}
-	// HTTP/1.1 and, when the receiver offers it in ALPN, HTTP/2. With a
-	// custom DialContext or TLSClientConfig net/http speaks HTTP/1.1 only
-	// unless told otherwise: Protocols says so (ForceAttemptHTTP2 too).
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	check := cfg.HealthCheck
-	if check <= 0 {
-		check = DefaultHealthCheck
-	}
-	transport := &http.Transport{
-		// Never the environment's proxy (HTTPS_PROXY): the transport must dial
-		// the destination itself for the guard to check its address.
-		Proxy: nil,
-		DialContext: (&net.Dialer{
-			Timeout:        dialTimeout,
-			KeepAlive:      30 * time.Second,
-			ControlContext: guard.control,
-		}).DialContext,
-		TLSClientConfig:       tlsConfig,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		ExpectContinueTimeout: time.Second,
-		Protocols:             protocols,
-		ForceAttemptHTTP2:     true,
-		// A receiver, or a proxy in front of it, can keep an HTTP/2
-		// connection open and stop answering. Without a health check
-		// every later request to that origin is multiplexed onto it and
-		// times out, until TCP gives up minutes later (or never, when the
-		// proxy keeps acknowledging). With it the connection closes once a
-		// PING goes unanswered, and the next request dials afresh. (An
-		// HTTP/1.1 connection is closed whenever a request on it is
-		// abandoned, so it needs none.)
-		HTTP2: &http.HTTP2Config{SendPingTimeout: check, PingTimeout: check},
-		// Every connection the per-destination limit lets open stays in the
-		// pool, so a warm function opens no new connection to a destination
-		// it talks to; idle ones close after idleConnTimeout. No limit across
-		// hosts (MaxIdleConns 0): the per-host one and the timeout bound it.
-		MaxIdleConns:           0,
-		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
-		IdleConnTimeout:        idleConnTimeout,
-		MaxResponseHeaderBytes: maxHeaderBytes,
-		DisableCompression:     true, // the body is read only for an error excerpt
-	}
-	return &http.Client{
-		Transport: transport,
-		// Redirects are never followed, so a redirect cannot lead past
-		// the destination check either.
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}, guard
 }
 
 // Send makes one delivery attempt of m, a webhook message, as described in
@@ -221,7 +119,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	case u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return delivery.Permanent(ClassInvalidURL, t.errorf("the URL must be absolute and https"))
 	case u.Scheme == "http" && !s.allowHTTP:
-		return delivery.Permanent(ClassInvalidURL, t.errorf("%s", PlainHTTPRefused))
+		return delivery.Permanent(ClassInvalidURL, t.errorf("%s", outbound.PlainHTTPRefused))
 	}
 	if err := s.checkHost(t, u.Hostname()); err != nil {
 		return err
@@ -282,7 +180,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 
 	resp, err := s.client.Do(req)
 	if err != nil {
-		var blocked *BlockedError
+		var blocked *outbound.BlockedError
 		if errors.As(err, &blocked) {
 			return t.blocked(blocked)
 		}
@@ -354,7 +252,7 @@ func sign(keys [][]byte, id string, at time.Time, body []byte) string {
 
 // checkHost fails a URL whose host is an IP address, in any spelling, that
 // the destination check blocks, before anything is resolved or dialled. The
-// check at dial time (destinationGuard.control) is the one that counts, for
+// check at dial time (outbound.NewClient's) is the one that counts, for
 // host names too; this one makes a literal address fail fast, and fails the
 // unusual spellings of IPv4 addresses (2130706433, 0x7f.1) that Go's
 // resolver does not read as addresses (it would look them up in DNS), so
@@ -362,7 +260,7 @@ func sign(keys [][]byte, id string, at time.Time, body []byte) string {
 // mapping turns into an address is judged as that address, and is not in
 // the standard form either.
 func (s *Sender) checkHost(t target, host string) error {
-	addr, canonical, ok := hostAddr(host)
+	addr, canonical, ok := outbound.HostAddr(host)
 	if !ok {
 		name, err := normalizeHost(host)
 		if err != nil {
@@ -370,17 +268,17 @@ func (s *Sender) checkHost(t target, host string) error {
 		}
 		// IDNA maps full-width digits and full stops to ASCII, as net/http
 		// does before dialling: "１２７．０．０．１" is 127.0.0.1, never a name.
-		if addr, _, ok = hostAddr(name); !ok {
-			var blocked *BlockedError
-			if errors.As(checkHostName(name), &blocked) {
+		if addr, _, ok = outbound.HostAddr(name); !ok {
+			var blocked *outbound.BlockedError
+			if errors.As(outbound.CheckHostName(name), &blocked) {
 				return t.blocked(blocked)
 			}
 			return nil
 		}
 		canonical = false
 	}
-	var blocked *BlockedError
-	if errors.As(CheckDestination(addr, s.guard.allow), &blocked) {
+	var blocked *outbound.BlockedError
+	if errors.As(outbound.CheckDestination(addr, s.allow), &blocked) {
 		return t.blocked(blocked)
 	}
 	if !canonical {
@@ -414,7 +312,7 @@ func envelope(eventType string, at time.Time, payload json.RawMessage) []byte {
 }
 
 // drain reads at most maxResponseBytes of body and, when keep is set,
-// returns its first excerptCapture bytes. A body read to its end lets the
+// returns its first outbound.ExcerptCaptureBytes bytes. A body read to its end lets the
 // connection be reused; a longer one is abandoned, and closing it closes the
 // connection. Read errors are ignored: the status already decided the
 // outcome.
@@ -422,7 +320,7 @@ func (s *Sender) drain(body io.Reader, keep bool) []byte {
 	r := io.LimitReader(body, s.maxResponseBytes)
 	var excerpt []byte
 	if keep {
-		excerpt = make([]byte, min(excerptCapture, s.maxResponseBytes))
+		excerpt = make([]byte, min(outbound.ExcerptCaptureBytes, s.maxResponseBytes))
 		n, err := io.ReadFull(r, excerpt)
 		excerpt = excerpt[:n]
 		if err != nil {

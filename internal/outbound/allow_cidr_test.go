@@ -1,11 +1,11 @@
-package webhook_test
+package outbound_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/internal/outbound"
 )
 
 func TestParseAllowCIDR(t *testing.T) {
@@ -17,7 +17,7 @@ func TestParseAllowCIDR(t *testing.T) {
 		"0.0.0.0/0":       "0.0.0.0/0",
 		"2001:db8::1/128": "2001:db8::1/128",
 	} {
-		p, err := webhook.ParseAllowCIDR(in)
+		p, err := outbound.ParseAllowCIDR(in)
 		require.NoError(t, err, in)
 		require.Equal(t, want, p.String())
 	}
@@ -29,7 +29,7 @@ func TestParseAllowCIDR(t *testing.T) {
 		"10.1.2.3/8":          "10.1.2.3/8 is not a network address: did you mean 10.0.0.0/8 or 10.1.2.3/32?",
 		"::ffff:10.0.0.0/104": "IPv4-mapped",
 	} {
-		p, err := webhook.ParseAllowCIDR(in)
+		p, err := outbound.ParseAllowCIDR(in)
 		require.ErrorContains(t, err, wantErr, in)
 		require.False(t, p.IsValid(), in)
 	}

@@ -1,4 +1,4 @@
-package webhook_test
+package outbound_test
 
 import (
 	"net/netip"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/internal/outbound"
 )
 
 // TestBlockedAdviceNamesWhatAllowsIt: a blocked loopback address or the
@@ -14,7 +14,7 @@ import (
 // any other blocked destination is told the allow list.
 func TestBlockedAdviceNamesWhatAllowsIt(t *testing.T) {
 	t.Parallel()
-	local := []*webhook.BlockedError{
+	local := []*outbound.BlockedError{
 		{Addr: netip.MustParseAddr("127.0.0.1")},
 		{Addr: netip.MustParseAddr("127.255.0.9")},
 		{Addr: netip.MustParseAddr("::1")},
@@ -27,7 +27,7 @@ func TestBlockedAdviceNamesWhatAllowsIt(t *testing.T) {
 			require.Contains(t, advice, s, "%v", b)
 		}
 	}
-	other := []*webhook.BlockedError{
+	other := []*outbound.BlockedError{
 		{Addr: netip.MustParseAddr("169.254.169.254")},
 		{Addr: netip.MustParseAddr("10.0.0.1")},
 		{Addr: netip.MustParseAddr("fe80::1")},

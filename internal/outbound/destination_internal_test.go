@@ -1,4 +1,4 @@
-package webhook
+package outbound
 
 import (
 	"net/netip"
@@ -59,7 +59,7 @@ func TestHostAddr(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.host, func(t *testing.T) {
 			t.Parallel()
-			addr, canonical, ok := hostAddr(tt.host)
+			addr, canonical, ok := HostAddr(tt.host)
 			if tt.want == "" {
 				require.False(t, ok, "read %q as %s", tt.host, addr)
 				return

@@ -1,4 +1,4 @@
-package webhook
+package outbound
 
 import (
 	"net/netip"
@@ -7,9 +7,10 @@ import (
 
 // LoopbackPrefixes are this machine's loopback networks: 127.0.0.0/8
 // (RFC 1122 §3.2.1.3) and ::1/128 (RFC 4291 §2.5.3). A receiver on this
-// machine is reached when [Config.AllowCIDRs] lists them and, for a plain
-// http URL, [Config.AllowHTTP] is on; `herald run --local-receivers` sets
-// both.
+// machine is reached when [ClientConfig.AllowCIDRs] lists them
+// (HERALD_WEBHOOK_ALLOW_CIDRS) and, for a plain http URL, the sender allows
+// plain http (HERALD_WEBHOOK_ALLOW_HTTP); `herald run --local-receivers`
+// sets both.
 var LoopbackPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("127.0.0.0/8"),
 	netip.MustParsePrefix("::1/128"),
@@ -18,13 +19,14 @@ var LoopbackPrefixes = []netip.Prefix{
 // LocalReceiversHint names every setting a receiver on this machine needs;
 // the errors for a plain http URL and a blocked loopback destination end
 // with it.
-// The name localhost stays refused (RFC 6761 §6.3: see checkHostName).
+// The name localhost stays refused (RFC 6761 §6.3: see CheckHostName).
 var LocalReceiversHint = "a receiver on this machine (http://127.0.0.1:PORT/..., not localhost) needs " +
 	"HERALD_WEBHOOK_ALLOW_HTTP=true (plain http) and HERALD_WEBHOOK_ALLOW_CIDRS=" + joinPrefixes(LoopbackPrefixes) +
 	" (loopback); `herald run --local-receivers` sets both"
 
-// PlainHTTPRefused is the error text for a plain http URL while
-// [Config.AllowHTTP] is off.
+// PlainHTTPRefused is the error text for a plain http URL while the
+// sender does not allow plain http (HERALD_WEBHOOK_ALLOW_HTTP, webhook and
+// chat alike).
 var PlainHTTPRefused = "plain http is not allowed: https only, unless HERALD_WEBHOOK_ALLOW_HTTP=true (local testing: " +
 	"the request and its signature travel in clear text); " + LocalReceiversHint
 

@@ -1,4 +1,4 @@
-package webhook
+package outbound
 
 import (
 	"errors"
@@ -6,17 +6,17 @@ import (
 	"strings"
 )
 
-// ParseAllowCIDR reads one entry of [Config.AllowCIDRs] written as text,
+// ParseAllowCIDR reads one entry of [ClientConfig.AllowCIDRs] written as text,
 // such as "10.20.0.0/16" or "fd00:1::/64". It returns an error, naming the
 // rule, for text that is not a CIDR prefix, and for the prefixes
-// Config.Validate refuses: a host address with a prefix length (10.1.2.3/8,
+// [CheckAllowPrefix] refuses: a host address with a prefix length (10.1.2.3/8,
 // likely a typo) and an IPv4-mapped IPv6 prefix (write IPv4 as IPv4).
 func ParseAllowCIDR(s string) (netip.Prefix, error) {
 	p, err := netip.ParsePrefix(strings.TrimSpace(s))
 	if err != nil {
 		return netip.Prefix{}, errors.New("want a CIDR network address such as 10.20.0.0/16 or fd00:1::/64")
 	}
-	if err := checkAllowPrefix(p); err != nil {
+	if err := CheckAllowPrefix(p); err != nil {
 		return netip.Prefix{}, err
 	}
 	return p, nil

@@ -1,4 +1,4 @@
-package webhook
+package outbound
 
 import (
 	"encoding/base64"

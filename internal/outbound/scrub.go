@@ -1,4 +1,4 @@
-package webhook
+package outbound
 
 import (
 	"bytes"
@@ -10,41 +10,16 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/heraldhq/herald/internal/delivery"
 )
 
 // minRedacted is the shortest text scrubbed: shorter ones would mangle the
 // rest of the text and hide nothing.
 const minRedacted = 4
-
-// sentCredentials returns what a request to u with the producer's headers
-// and the webhook-signature value signature carries that may be a
-// credential, for scrubbing echoes of it: the URL's userinfo and the
-// "Authorization: Basic" value net/http makes of it, every producer header
-// value (an API key, a bearer token), and the signatures.
-func sentCredentials(u *url.URL, headers map[string]string, signature string) []string {
-	var out []string
-	if u.User != nil {
-		user := u.User.Username()
-		pass, _ := u.User.Password()
-		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
-		out = append(out, user, pass, user+":"+pass, basic, "Basic "+basic)
-	}
-	for _, v := range headers {
-		out = append(out, v)
-		// "Bearer <token>", "Token token=<t>": the credential without its scheme.
-		if _, cred, ok := strings.Cut(v, " "); ok {
-			out = append(out, cred)
-		}
-	}
-	out = append(out, signature)
-	for _, sig := range strings.Fields(signature) {
-		_, b64, _ := strings.Cut(sig, ",")
-		out = append(out, sig, b64)
-	}
-	return out
-}
 
 // credentialForms returns c as a receiver may echo it: raw; base64 (standard
 // and URL alphabets, padded and not, and the part of its encoding at each
@@ -159,4 +134,92 @@ func redact(s string, parts []string) string {
 		return body + "…"
 	}
 	return body
+}
+
+// Response body excerpts in error texts.
+const (
+	// ExcerptBytes is the most bytes of an excerpt shown.
+	ExcerptBytes = 200
+	// ExcerptCaptureBytes is how much of a body an excerpt is made from:
+	// leeway for the characters [Excerpt] skips.
+	ExcerptCaptureBytes = 4 * ExcerptBytes
+)
+
+// Excerpt returns a response body, or any text herald did not write, as one
+// printable line of at most [ExcerptBytes] bytes with every part of u that
+// may be secret (userinfo, path and its segments, query and its values,
+// fragment) and every credential in sent (what the request carried: header
+// values, signatures) replaced by "[redacted]", in each encoding a receiver
+// may echo them: the form in which webhook and chat error texts quote
+// response bodies. The whole capture is scrubbed before it is cut, so that
+// no secret is left half in view. u may be nil.
+func Excerpt(body []byte, u *url.URL, sent ...string) string {
+	return delivery.Truncate(Scrub(sanitize(body, ExcerptCaptureBytes), u, sent...), ExcerptBytes)
+}
+
+// Scrub removes from s, a text that herald did not write (a response body
+// that echoes the request, a transport error), any part of u that may be
+// secret and every credential in sent, in each encoding credentialForms
+// lists. net/http's texts without their *url.Error hold none; for them
+// this is a second line of defence. Parts shorter than 4 bytes are kept:
+// removing them would mangle the text and they hide nothing. u may be nil.
+func Scrub(s string, u *url.URL, sent ...string) string {
+	if u == nil {
+		u = &url.URL{}
+	}
+	var parts []string
+	if u.User != nil {
+		parts = append(parts, u.User.String(), u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			parts = append(parts, p)
+		}
+	}
+	parts = append(parts, u.RawQuery, u.Query().Encode(), u.Fragment, u.Opaque, u.EscapedPath(), u.Path)
+	// Echoes come in pieces too, and encoded as the headers' credentials
+	// are: each path segment and query value, either of which can be the
+	// URL's secret.
+	parts = append(parts, strings.Split(u.EscapedPath(), "/")...)
+	for _, seg := range strings.Split(u.Path, "/") {
+		parts = append(parts, credentialForms(seg)...)
+	}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		_, v, _ := strings.Cut(kv, "=")
+		parts = append(parts, v)
+		if dv, err := url.QueryUnescape(v); err == nil {
+			parts = append(parts, credentialForms(dv)...)
+		}
+	}
+	for _, c := range sent {
+		parts = append(parts, credentialForms(c)...)
+	}
+	return redact(s, parts)
+}
+
+// sanitize returns b as one printable line of at most limit bytes: invalid
+// UTF-8, control characters and runs of white space become one space, and
+// "…" marks a cut.
+func sanitize(b []byte, limit int) string {
+	var sb strings.Builder
+	space := false
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) || r == utf8.RuneError {
+			space = sb.Len() > 0
+			continue
+		}
+		n := utf8.RuneLen(r)
+		if space {
+			n++
+		}
+		if sb.Len()+n > limit {
+			return sb.String() + "…"
+		}
+		if space {
+			sb.WriteByte(' ')
+			space = false
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
 }

@@ -1,4 +1,4 @@
-package webhook_test
+package outbound_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/internal/outbound"
 )
 
 // TestTransportFailureLooksThroughTheURLError: a plain HTTP server that
@@ -21,7 +21,7 @@ func TestTransportFailureLooksThroughTheURLError(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	t.Cleanup(srv.Close)
-	client := webhook.NewClient(webhook.ClientConfig{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	client := outbound.NewClient(outbound.ClientConfig{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, strings.Replace(srv.URL, "http://", "https://", 1)+"/secret-path", nil)
 	require.NoError(t, err)
 	resp, err := client.Do(req)
@@ -29,7 +29,7 @@ func TestTransportFailureLooksThroughTheURLError(t *testing.T) {
 		resp.Body.Close()
 	}
 	require.Error(t, err)
-	kind, what := webhook.TransportFailure(err)
-	require.Equal(t, "tls", kind, "error: %v", err)
+	kind, what := outbound.TransportFailure(err)
+	require.Equal(t, outbound.FailureTLS, kind, "error: %v", err)
 	require.Equal(t, "TLS failed", what)
 }

@@ -1,4 +1,4 @@
-package webhook_test
+package outbound_test
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/webhook"
+	"github.com/heraldhq/herald/internal/outbound"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -46,7 +46,7 @@ func TestParseRetryAfter(t *testing.T) {
 		t.Run(tt.value, func(t *testing.T) {
 			t.Parallel()
 
-			got, ok := webhook.ParseRetryAfter(tt.value, now)
+			got, ok := outbound.ParseRetryAfter(tt.value, now)
 			require.Equal(t, tt.wantOK, ok)
 			require.Equal(t, tt.want, got)
 		})
@@ -70,9 +70,9 @@ func FuzzParseRetryAfter(f *testing.F) {
 	f.Add("Mon, 01 Jan 0001 00:00:00 GMT", int64(math.MaxInt64))
 
 	f.Fuzz(func(t *testing.T, v string, nowNanos int64) {
-		d, ok := webhook.ParseRetryAfter(v, time.Unix(0, nowNanos))
-		if d < 0 || d > webhook.MaxRetryAfter {
-			t.Fatalf("ParseRetryAfter(%q) = %v, want within [0, %v]", v, d, webhook.MaxRetryAfter)
+		d, ok := outbound.ParseRetryAfter(v, time.Unix(0, nowNanos))
+		if d < 0 || d > outbound.MaxRetryAfter {
+			t.Fatalf("ParseRetryAfter(%q) = %v, want within [0, %v]", v, d, outbound.MaxRetryAfter)
 		}
 		if !ok && d != 0 {
 			t.Fatalf("ParseRetryAfter(%q) rejected the value but returned %v", v, d)

@@ -1,4 +1,4 @@
-package webhook
+package outbound
 
 import (
 	"context"
@@ -40,8 +40,8 @@ type blockedRange struct {
 	source string // where the range is defined
 }
 
-// blockedRanges are the destinations a webhook may not reach unless
-// Config.AllowCIDRs lists them: every range of the IANA IPv4 and IPv6
+// blockedRanges are the destinations an outbound request (a webhook, a chat
+// post) may not reach unless ClientConfig.AllowCIDRs lists them: every range of the IANA IPv4 and IPv6
 // Special-Purpose Address Registries (RFC 6890) that is not globally
 // reachable, plus the multicast, reserved and deprecated ranges of the IANA
 // IPv4 and IPv6 Address Space registries. The first range containing an
@@ -98,8 +98,8 @@ var (
 	globalUnicastPrefix = netip.MustParsePrefix("2000::/3")     // RFC 4291 §2.4, IANA IPv6 Address Space
 )
 
-// CheckDestination reports whether a webhook may connect to addr: nil when
-// it may, else a *[BlockedError] saying why not.
+// CheckDestination reports whether an outbound request may connect to
+// addr: nil when it may, else a *[BlockedError] saying why not.
 //
 // addr is first unmapped (::ffff:127.0.0.1 is 127.0.0.1) and stripped of its
 // IPv6 zone. It may be reached when a prefix of allow contains it; otherwise
@@ -148,11 +148,12 @@ func blockedReason(addr netip.Addr) string {
 	return ""
 }
 
-// checkAllowPrefix reports whether p may be in Config.AllowCIDRs: a valid
+// CheckAllowPrefix reports whether p may be in ClientConfig.AllowCIDRs
+// (HERALD_WEBHOOK_ALLOW_CIDRS): nil, or an error naming p and the rule: a valid
 // network address (10.0.0.0/8, not 10.1.2.3/8, which is likely a typo for
 // 10.1.2.3/32), and an IPv4 network written as such, since addresses are
 // unmapped before they are compared.
-func checkAllowPrefix(p netip.Prefix) error {
+func CheckAllowPrefix(p netip.Prefix) error {
 	switch {
 	case !p.IsValid():
 		return fmt.Errorf("%s is not a CIDR prefix", p)
@@ -164,22 +165,21 @@ func checkAllowPrefix(p netip.Prefix) error {
 	return nil
 }
 
-// destinationGuard applies CheckDestination to every connection a Sender's
-// transport opens.
-type destinationGuard struct {
+// guard applies CheckDestination to every connection a client of
+// [NewClient] opens.
+type guard struct {
 	allow []netip.Prefix
-	// dialed, when set (tests only), learns each address about to be dialled
-	// and the check's verdict.
+	// dialed is ClientConfig.Dialed.
 	dialed func(address string, err error)
 }
 
-// control is the net.Dialer ControlContext of a Sender's transport. The
+// control is the net.Dialer ControlContext of [NewClient]'s transport. The
 // dialer calls it with the resolved IP address and port of each connection
 // attempt, after creating the socket and before connecting it: an error
 // abandons that address, so nothing is sent to a blocked one. Because it
 // sees the address actually dialled, every way of naming an address (a
 // host name, DNS rebinding, IPv4-mapped IPv6) is checked.
-func (g *destinationGuard) control(_ context.Context, _, address string, _ syscall.RawConn) error {
+func (g *guard) control(_ context.Context, _, address string, _ syscall.RawConn) error {
 	var err error
 	if ap, perr := netip.ParseAddrPort(address); perr != nil {
 		err = &BlockedError{Reason: fmt.Sprintf("the dialled address %q is not an IP address and port", address)}
@@ -192,14 +192,14 @@ func (g *destinationGuard) control(_ context.Context, _, address string, _ sysca
 	return err
 }
 
-// hostAddr returns the IP address that host, a URL's host name without
+// HostAddr returns the IP address that host, a URL's host name without
 // brackets or port, spells, if any. canonical is false when host spells it
 // in a form that net.ParseIP does not read but a WHATWG URL parser does
 // (https://url.spec.whatwg.org/#concept-ipv4-parser): fewer than four parts,
 // or parts in octal or hexadecimal (2130706433, 0x7f.1, 017700000001,
 // 127.1), or with a trailing dot (127.0.0.1.). Browsers, curl and many
 // resolvers take those for IPv4 addresses; herald never dials them.
-func hostAddr(host string) (addr netip.Addr, canonical, ok bool) {
+func HostAddr(host string) (addr netip.Addr, canonical, ok bool) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return a, true, true
 	}
