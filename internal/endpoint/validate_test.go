@@ -156,7 +156,7 @@ func TestValidateChatURLNamesTheServicesHost(t *testing.T) {
 		url  string
 	}{
 		{endpoint.KindSlack, "https://hooks.slack.com.evil.example/services/T/B/SECRET"},
-		{endpoint.KindSlack, "https://discord.com/api/webhooks/1/SECRET"},   // another service's host
+		{endpoint.KindSlack, "https://discord.com/api/webhooks/1/SECRET"},     // another service's host
 		{endpoint.KindDiscord, "https://hooks.slack.com/services/T/B/SECRET"}, // another service's host
 		{endpoint.KindDiscord, "https://evil.example/api/webhooks/1/SECRET"},
 		{endpoint.KindTeams, "https://example.com/workflows/SECRET"},
