@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/endpoint"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
@@ -145,18 +146,8 @@ func newSender(next Next, cfg Config, kinds []endpoint.Kind, to func(context.Con
 
 // EndpointOf is the id of the registered endpoint m names
 // (webhook.endpoint or chat.endpoint), "" for a message that names its
-// destination inline.
-func EndpointOf(m *notification.Message) string {
-	switch {
-	case m == nil:
-		return ""
-	case m.Webhook != nil:
-		return m.Webhook.Endpoint
-	case m.Chat != nil:
-		return m.Chat.Endpoint
-	}
-	return ""
-}
+// destination inline ([redrive.EndpointOf]).
+func EndpointOf(m *notification.Message) string { return redrive.EndpointOf(m) }
 
 // DestinationKey is the key of m's destination health
 // (processor.DestinationKeyer): [DestinationKey] of its endpoint for an
