@@ -65,7 +65,9 @@ const (
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 
 func endpointKey(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{store.AttrPK: s(pkPrefix + id), store.AttrSK: s(skEndpoint)}

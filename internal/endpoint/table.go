@@ -131,4 +131,3 @@ type Failure struct {
 	Reason  string `json:"reason"`
 	Attempt int    `json:"attempt"`
 }
-
