@@ -292,10 +292,11 @@ func (t *Table) retry(ctx context.Context, id string, unseal bool, change func(*
 }
 
 // RotateSecret makes a new current signing secret of endpoint id
-// ([NewSecret], version one above the newest): the current one signs
-// beside it for grace (0 to [MaxGrace]; 0 stops it at once), secrets whose
-// grace period ended are dropped, and at most [MaxSecretVersions] are
-// kept (the oldest go first). Read, sealed again and written as
+// ([NewSecret], version one above the newest): every older secret signs
+// beside it until grace from now at the latest (0 to [MaxGrace]; 0 stops
+// them all at once, for a secret that leaked), those whose grace period
+// ended are dropped, and at most [MaxSecretVersions] are kept (the oldest
+// go first). Read, sealed again and written as
 // SetDisabled is. It returns the endpoint with its secrets and the new
 // secret, a *FieldError for a bad grace, ErrNotFound or a *ConflictError.
 func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration) (Endpoint, Secret, error) {
@@ -309,8 +310,8 @@ func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration
 		kept := []Secret{fresh}
 		for _, sec := range e.Secrets {
 			fresh.Version = max(fresh.Version, sec.Version+1)
-			if sec.Until.IsZero() {
-				sec.Until = now.Add(grace)
+			if end := now.Add(grace); sec.Until.IsZero() || sec.Until.After(end) {
+				sec.Until = end
 			}
 			if sec.Until.After(now) && len(kept) < MaxSecretVersions {
 				kept = append(kept, sec)
