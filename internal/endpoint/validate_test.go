@@ -209,11 +209,13 @@ func TestValidateEventTypeFilter(t *testing.T) {
 		e.EventTypes = c.filter
 		requireField(t, endpoint.Validate(e), c.field)
 	}
+	e := valid()
+	e.EventTypes = []string{"*"}
+	require.ErrorContains(t, endpoint.Validate(e), "leave event_types empty", "the error says how to receive every type")
 	many := make([]string, endpoint.MaxEventTypes)
 	for i := range many {
 		many[i] = fmt.Sprintf("t%d.*", i)
 	}
-	e := valid()
 	e.EventTypes = many
 	require.NoError(t, endpoint.Validate(e))
 	e.EventTypes = []string{strings.Repeat("a", endpoint.MaxEventTypeChars), "A-b_c.D", "billing.invoice.*"}
@@ -253,6 +255,10 @@ func TestMatches(t *testing.T) {
 		{[]string{"customer.created", "invoice.*"}, "customer.deleted", false},
 		{[]string{"billing.invoice.*"}, "billing.invoice.paid", true},
 		{[]string{"billing.invoice.*"}, "billing.refund", false},
+		// Only "<type>.*" is a wildcard: other entries match exactly.
+		{[]string{"invoice*"}, "invoices.paid", false},
+		{[]string{"invoice*"}, "invoice*", true},
+		{[]string{"*"}, "invoice.paid", false},
 	} {
 		require.Equal(t, c.want, endpoint.Matches(c.filter, c.typ), "%v %q", c.filter, c.typ)
 	}
