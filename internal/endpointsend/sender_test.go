@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/chat"
@@ -170,13 +171,23 @@ func delivery1(id string) *notification.Message {
 }
 
 // verify checks req as a Standard Webhooks receiver holding keys does, on
-// the real clock.
+// the real clock: with herald's verification (herald verify, herald
+// listen) and with the Standard Webhooks reference library given each key
+// as the receiver installs it (whsec_…), which must agree.
 func verify(t *testing.T, req request, keys ...[]byte) error {
 	t.Helper()
 	ts, err := strconv.ParseInt(req.header.Get(webhook.HeaderTimestamp), 10, 64)
 	require.NoError(t, err)
-	return webhook.Verify(keys, req.header.Get(webhook.HeaderID), time.Unix(ts, 0), req.body,
+	err = webhook.Verify(keys, req.header.Get(webhook.HeaderID), time.Unix(ts, 0), req.body,
 		req.header.Get(webhook.HeaderSignature), time.Now(), webhook.DefaultTolerance)
+	refOK := false
+	for _, k := range keys {
+		ref, rerr := standardwebhooks.NewWebhook(endpoint.Secret{Key: k}.String())
+		require.NoError(t, rerr)
+		refOK = refOK || ref.Verify(req.body, req.header) == nil
+	}
+	require.Equal(t, err == nil, refOK, "herald's verification (%v) and the reference library's agree", err)
+	return err
 }
 
 func requireClass(t *testing.T, err error, permanent bool, class delivery.Class) {
