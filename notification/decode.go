@@ -111,18 +111,18 @@ type facts struct {
 
 	msg Message
 
-	top         object // nulls and unknown members of the body
-	hasVersion  bool
-	version     string // problem with version, if any
-	hasChannel  bool
-	channel     string // problem with channel, if any
-	created     string // problem with created_at, if any
-	expires     string // problem with expires_at, if any
-	metaNulls   []string
-	email       emailFacts
-	webhook     webhookFacts
-	chat        object
-	event       object
+	top        object // nulls and unknown members of the body
+	hasVersion bool
+	version    string // problem with version, if any
+	hasChannel bool
+	channel    string // problem with channel, if any
+	created    string // problem with created_at, if any
+	expires    string // problem with expires_at, if any
+	metaNulls  []string
+	email      emailFacts
+	webhook    webhookFacts
+	chat       object
+	event      object
 	// blank are the id fields given as "" (tenant, event_id, the endpoint
 	// references), which a Go struct cannot tell from left out.
 	blank       []string
