@@ -12,7 +12,7 @@ import (
 
 const (
 	validEvent = `{"version":1,"id":"evt_1","channel":"event","event":{"tenant":"acme","type":"invoice.paid","payload":{"amount":42}}}`
-	epID       = "ep_01JH0000000000000000000000"
+	epID       = "ep_01jh0000000000000000000000"
 	// validEndpointWebhook and validEndpointChat are deliveries the fan-out
 	// makes for one endpoint.
 	validEndpointWebhook = `{"version":1,"id":"msg_abc","channel":"webhook","tenant":"acme","event_id":"evt_1","webhook":{"endpoint":"` + epID + `","event_type":"invoice.paid","payload":{"amount":42}}}`
@@ -71,10 +71,13 @@ func TestParseEvents(t *testing.T) {
 		{name: "payload over MaxBodyBytes", body: ev(`{"amount":42}`, `"`+strings.Repeat("a", notification.MaxBodyBytes)+`"`), wantField: "event.payload", goOnly: true},
 
 		// malformed endpoint id
-		{name: "event endpoint without prefix", body: ev(`"payload"`, `"endpoint":"01JH0000000000000000000000","payload"`), wantField: "event.endpoint"},
-		{name: "event endpoint too short", body: ev(`"payload"`, `"endpoint":"ep_01JH","payload"`), wantField: "event.endpoint"},
+		{name: "event endpoint without prefix", body: ev(`"payload"`, `"endpoint":"01jh0000000000000000000000","payload"`), wantField: "event.endpoint"},
+		{name: "event endpoint too short", body: ev(`"payload"`, `"endpoint":"ep_01jh","payload"`), wantField: "event.endpoint"},
 		{name: "event endpoint too long", body: ev(`"payload"`, `"endpoint":"`+epID+`0","payload"`), wantField: "event.endpoint"},
-		{name: "event endpoint with a dash", body: ev(`"payload"`, `"endpoint":"ep_01JH000000000000000000000-","payload"`), wantField: "event.endpoint"},
+		{name: "event endpoint upper-case", body: ev(`"payload"`, `"endpoint":"ep_01JH0000000000000000000000","payload"`), wantField: "event.endpoint"},
+		{name: "event endpoint with a U (not Crockford)", body: ev(`"payload"`, `"endpoint":"ep_01ju0000000000000000000000","payload"`), wantField: "event.endpoint"},
+		{name: "event endpoint beyond 128 bits", body: ev(`"payload"`, `"endpoint":"ep_81jh0000000000000000000000","payload"`), wantField: "event.endpoint"},
+		{name: "event endpoint with a dash", body: ev(`"payload"`, `"endpoint":"ep_01jh000000000000000000000-","payload"`), wantField: "event.endpoint"},
 		{name: "event endpoint empty", body: ev(`"payload"`, `"endpoint":"","payload"`), wantField: "event.endpoint"},
 
 		// the event object itself
@@ -103,13 +106,13 @@ func TestParseEvents(t *testing.T) {
 		{name: "chat nothing", body: `{"version":1,"id":"c","channel":"chat","chat":{"text":"hi"}}`, wantField: "chat.service"},
 
 		// malformed endpoint references
-		{name: "webhook endpoint lower prefix missing", body: hook(epID, "EP_01JH0000000000000000000000"), wantField: "webhook.endpoint"},
+		{name: "webhook endpoint lower prefix missing", body: hook(epID, "EP_01jh0000000000000000000000"), wantField: "webhook.endpoint"},
 		{name: "webhook endpoint too short", body: hook(epID, "ep_1"), wantField: "webhook.endpoint"},
-		{name: "webhook endpoint with a slash", body: hook(epID, "ep_01JH00000000000000000000/0"), wantField: "webhook.endpoint"},
+		{name: "webhook endpoint with a slash", body: hook(epID, "ep_01jh00000000000000000000/0"), wantField: "webhook.endpoint"},
 		{name: "webhook endpoint empty", body: hook(epID, ""), wantField: "webhook.url"},
 		{name: "webhook endpoint a number", body: hook(`"`+epID+`"`, `7`), wantField: "webhook.endpoint"},
 		{name: "chat endpoint too long", body: chat(epID, epID+"00"), wantField: "chat.endpoint"},
-		{name: "chat endpoint with a space", body: chat(epID, "ep_01JH 000000000000000000000"), wantField: "chat.endpoint"},
+		{name: "chat endpoint with a space", body: chat(epID, "ep_01jh 000000000000000000000"), wantField: "chat.endpoint"},
 
 		// what a delivery to an endpoint may not carry
 		{name: "webhook endpoint with headers", body: hook(`"payload"`, `"headers":{"X-A":"1"},"payload"`), wantField: "webhook.headers"},

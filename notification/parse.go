@@ -105,9 +105,10 @@ var (
 	// endpoint's event-type filter, whose entries may end in ".*", so no
 	// ":" or "*" (docs/contract.md "Events").
 	eventNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-	// endpointIDPattern is a registered endpoint's id: "ep_" and 26 letters
-	// or digits (a ULID's Crockford base32).
-	endpointIDPattern = regexp.MustCompile(`^ep_[0-9A-Za-z]{26}$`)
+	// endpointIDPattern is a registered endpoint's id: "ep_" and a ULID in
+	// lower-case Crockford base32 (26 characters, the first 0–7: a ULID's
+	// 128 bits), as package endpoint makes them.
+	endpointIDPattern = regexp.MustCompile(`^ep_[0-7][0-9a-hjkmnp-tv-z]{25}$`)
 	// mailQuoted is a Go-quoted text of two or more characters in a net/mail
 	// error ("expected single address, got %q"): the part of the address
 	// it could not read, which a problem (logged, and kept in the dead
@@ -185,8 +186,8 @@ func ValidTenant(s string) bool { return idPattern.MatchString(s) }
 func ValidEventType(s string) bool { return eventNamePattern.MatchString(s) }
 
 // ValidEndpointID reports whether s is a registered endpoint's id
-// (event.endpoint, webhook.endpoint, chat.endpoint): "ep_" and 26 letters or
-// digits.
+// (event.endpoint, webhook.endpoint, chat.endpoint): "ep_" and 26
+// characters of lower-case Crockford base32, the first 0–7.
 func ValidEndpointID(s string) bool { return endpointIDPattern.MatchString(s) }
 
 // ValidWebhookHeaderName reports whether name may name a webhook header
@@ -334,14 +335,14 @@ func (v *validator) event(e *Event) {
 		v.add("event.payload", "%d bytes; at most %d", len(e.Payload), MaxBodyBytes)
 	}
 	if e.Endpoint != "" && !ValidEndpointID(e.Endpoint) {
-		v.add("event.endpoint", "must be an endpoint id: ep_ and 26 letters or digits")
+		v.add("event.endpoint", "must be an endpoint id: ep_ and 26 characters of lower-case Crockford base32")
 	}
 }
 
 // endpointRef checks the endpoint id of field ("webhook.endpoint").
 func (v *validator) endpointRef(field, id string) {
 	if !ValidEndpointID(id) {
-		v.add(field, "must be an endpoint id: ep_ and 26 letters or digits")
+		v.add(field, "must be an endpoint id: ep_ and 26 characters of lower-case Crockford base32")
 	}
 }
 
