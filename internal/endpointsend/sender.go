@@ -178,9 +178,10 @@ func (s *Sender) DestinationKey(m *notification.Message) string {
 //     turn under its rate limit comes at or after ctx's deadline;
 //
 // else it waits for that turn and sends, returning the wrapped sender's
-// outcome. Every failed attempt, and a kind mismatch, is recorded as one of
-// the endpoint's failures (Config.Failures), with the error class and a
-// reason that names no URL path, query or secret.
+// outcome. Every failed attempt (but one the invocation's deadline cut
+// short), and a kind mismatch, is recorded as one of the endpoint's
+// failures (Config.Failures), with the error class and a reason that names
+// no URL path, query or secret.
 func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	id := EndpointOf(m)
 	if id == "" {
@@ -213,7 +214,11 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 			return fmt.Errorf("endpoint %s of delivery %s: %w", id, m.ID, err)
 		}
 	}
-	if err = s.to(ctx, m, ep, s.cfg.Now()); err != nil {
+	err = s.to(ctx, m, ep, s.cfg.Now())
+	if _, class, _ := delivery.Classify(err); err != nil && class != delivery.ClassDeadline {
+		// An attempt the invocation's end cut short is herald's timing,
+		// not a failure of the endpoint's (its own slowness is the
+		// sender's timeout class).
 		s.recordFailure(ctx, m, ep, err)
 	}
 	return err

@@ -448,3 +448,26 @@ type failing struct{}
 func (failing) Get(context.Context, string) (endpoint.Endpoint, error) {
 	return endpoint.Endpoint{}, fmt.Errorf("kms: AccessDeniedException")
 }
+
+// TestDeadlineIsNoFailure: an attempt the invocation's deadline cut short
+// is retried but not recorded as the endpoint's failure.
+func TestDeadlineIsNoFailure(t *testing.T) {
+	t.Parallel()
+	hang := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	t.Cleanup(hang.Close)
+	recv := &receiver{srv: hang}
+	reg, fs := &endpoints{}, &failures{}
+	reg.put(webhookEndpoint(ep1, hang.URL, 'a'))
+	s := endpointsend.ForWebhook(webhookSender(t, recv), endpointsend.Config{Endpoints: reg, Failures: fs})
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	requireClass(t, s.Send(ctx, delivery1(ep1)), false, delivery.ClassDeadline)
+	ids, _ := fs.all()
+	require.Empty(t, ids)
+}

@@ -252,7 +252,9 @@ func (s *Sender) SendTo(ctx context.Context, m *notification.Message, to Target)
 			headers[k] = v
 		}
 	}
-	headers[HeaderEventType] = m.Webhook.EventType
+	if m.Webhook.EventType != "" {
+		headers[HeaderEventType] = m.Webhook.EventType
+	}
 	to.Headers = headers
 	return s.send(ctx, m, to)
 }
