@@ -15,6 +15,8 @@ import (
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/endpoint"
+	"github.com/heraldhq/herald/internal/endpointsend"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -133,12 +135,16 @@ func (d *destinationsCtx) print(e *env, g *globals, ds []destination) error {
 
 // destinationKey is the key arg's health is kept under: a chat webhook's
 // key as given ("chat:discord:…", from a dead letter's reason or `ls`), a
+// registered endpoint's ("endpoint:ep_…", or its id ep_… alone), a
 // URL on a chat service's own host keyed as its webhook
 // (chat.Destination: a digest; the URL's token is never printed), else
 // the origin of a webhook URL. A usage error when it is none of these.
 func destinationKey(arg string) (string, error) {
-	if chat.IsDestination(arg) {
+	if chat.IsDestination(arg) || endpointsend.IsDestination(arg) {
 		return arg, nil
+	}
+	if endpoint.ValidID(arg) { // a registered endpoint's id: its health's key
+		return endpointsend.DestinationKey(arg), nil
 	}
 	if u, err := url.Parse(arg); err == nil && u.Host != "" {
 		if svc := chat.ServiceOfHost(u.Hostname()); svc != "" {
@@ -167,7 +173,8 @@ func newDestinationsCmd(e *env, g *globals) *cobra.Command {
 		Short: "Show webhook origins' and chat webhooks' health and disable or enable one",
 		Long: `Show and change the health herald keeps of each webhook origin (scheme,
 host, port) and of each chat webhook (its key, chat:<service>:<digest>, which
-holds no token; a chat webhook URL given here is turned into its key) in its
+holds no token; a chat webhook URL given here is turned into its key) and of
+each registered endpoint (endpoint:ep_…, or its id ep_… alone) in its
 DynamoDB table (--stack's StoreTableName output,
 else HERALD_STORE_TABLE): closed (sending), open (circuit open after
 HERALD_CIRCUIT_THRESHOLD consecutive failures, default 10: one probe at a

@@ -257,3 +257,42 @@ func TestDestinationsChatWebhook(t *testing.T) { // t.Setenv: not parallel
 		require.Contains(t, r.stderr, "32 hex digits")
 	}
 }
+
+// TestDestinationsEndpoint: a registered endpoint's health is kept under
+// endpoint:ep_…, named by that key or by the endpoint's id alone; a
+// malformed id is no endpoint (read as a URL: a usage error).
+func TestDestinationsEndpoint(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	vars := map[string]string{"HERALD_STORE_TABLE": "herald-store"}
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	const id = "ep_01jekz5v8n3q4r5s6t7v8w9x0y"
+	_, _, err = st.UpdateHealth(context.Background(), store.Health{Origin: "endpoint:" + id}, func(h *store.Health) bool {
+		h.FailureClass, h.DisabledBy = "webhook_http_5xx", store.DisabledByHerald
+		h.DisabledAt, h.LastFailure = time.Now(), time.Now()
+		return true
+	})
+	require.NoError(t, err)
+	for _, arg := range []string{id, "endpoint:" + id} {
+		r := heraldWith(t, vars, "--json", "destinations", "show", arg)
+		require.Equal(t, exitOK, r.code, "%+v", r)
+		var d destination
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+		require.Equal(t, "endpoint:"+id, d.Origin, arg)
+		require.Equal(t, stateDisabled, d.State)
+	}
+	r := heraldWith(t, vars, "destinations", "enable", id)
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	h, err := st.Health(context.Background(), "endpoint:"+id)
+	require.NoError(t, err)
+	require.False(t, h.Disabled())
+	for _, bad := range []string{"ep_short", "endpoint:ep_short", "endpoint:" + strings.ToUpper(id)} {
+		r := heraldWith(t, vars, "destinations", "show", bad)
+		require.Equal(t, exitUsage, r.code, "%s: %+v", bad, r)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/deadletter"
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/endpoint"
 	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
@@ -46,6 +47,9 @@ type filterFlags struct {
 	class     string
 	channel   string
 	olderThan string
+	tenant    string
+	endpoint  string
+	since     string
 	hold      time.Duration
 }
 
@@ -54,11 +58,48 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.class, "class", "", "error class, such as webhook_gone; redrive_policy for letters moved without a reason")
 	cmd.Flags().StringVar(&f.channel, "channel", "", "email, webhook or chat")
 	cmd.Flags().StringVar(&f.olderThan, "older-than", "", "only letters that failed longer ago than this (90m, 36h, 7d)")
+	f.addEndpointFlags(cmd)
 	cmd.Flags().DurationVar(&f.hold, "hold", deadletter.DefaultHold, "visibility timeout while reading (made 0 again right after)")
 }
 
-func (f *filterFlags) filter() (deadletter.Filter, error) {
+// addEndpointFlags adds the flags that choose the letters of deliveries to
+// registered endpoints (ls, show and redrive).
+func (f *filterFlags) addEndpointFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.tenant, "tenant", "", "only letters of deliveries to this tenant's endpoints")
+	cmd.Flags().StringVar(&f.endpoint, "endpoint", "", "only letters of deliveries to this registered endpoint (ep_…)")
+	cmd.Flags().StringVar(&f.since, "since", "", "only letters that failed at or after this time (RFC 3339, such as 2026-12-04T10:00:00Z) or this long ago (90m, 36h, 7d)")
+}
+
+// chooses reports whether a flag that chooses letters for a redrive was
+// given (--channel alone chooses too many).
+func (f *filterFlags) chooses() bool {
+	return len(f.ids) > 0 || f.class != "" || f.olderThan != "" || f.tenant != "" || f.endpoint != "" || f.since != ""
+}
+
+// endpointFilter reads --tenant, --endpoint and --since into out, --since
+// relative to now.
+func (f *filterFlags) endpointFilter(out *deadletter.Filter, now time.Time) error {
+	if f.endpoint != "" && !endpoint.ValidID(f.endpoint) {
+		return usagef("--endpoint %q: want an endpoint id, ep_ and 26 characters", delivery.Truncate(f.endpoint, 80))
+	}
+	out.Tenant, out.Endpoint = f.tenant, f.endpoint
+	if f.since != "" {
+		if t, err := time.Parse(time.RFC3339Nano, f.since); err == nil {
+			out.Since = t
+		} else if d, err := parseAge(f.since); err == nil {
+			out.Since = now.Add(-d)
+		} else {
+			return usagef("--since %q: want an RFC 3339 time (2026-12-04T10:00:00Z) or a duration such as 90m, 36h or 7d", delivery.Truncate(f.since, 80))
+		}
+	}
+	return nil
+}
+
+func (f *filterFlags) filter(now time.Time) (deadletter.Filter, error) {
 	out := deadletter.Filter{IDs: f.ids, Class: f.class, Channel: f.channel}
+	if err := f.endpointFilter(&out, now); err != nil {
+		return out, err
+	}
 	if slices.Contains(f.ids, "") {
 		return out, usagef("--id is empty")
 	}
@@ -225,10 +266,11 @@ Nothing is consumed: see 'herald dlq --help'. Dead letters that another reader
 holds at that moment are not listed; their number is printed after the table.`,
 		Example: `  herald dlq ls
   herald dlq ls --class webhook_http_5xx --older-than 2h
+  herald dlq ls --tenant acme --since 24h
   herald dlq ls --json | jq -r '.[].id'      # bodies: herald dlq show ID`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			filter, err := f.filter()
+			filter, err := f.filter(e.now())
 			if err != nil {
 				return err
 			}
@@ -310,6 +352,7 @@ func listed(l deadletter.Letter) deadletter.Letter {
 func newDLQShowCmd(e *env, g *globals) *cobra.Command {
 	var hold time.Duration
 	var full bool
+	var f filterFlags
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a dead letter's original body and herald's reason",
@@ -329,6 +372,10 @@ does.`,
 			if args[0] == "" {
 				return usagef("dlq show: the ID is empty")
 			}
+			filter := deadletter.Filter{IDs: args}
+			if err := f.endpointFilter(&filter, e.now()); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			client, scans, err := scanDLQ(ctx, e, g, false, hold)
 			if err != nil {
@@ -336,7 +383,6 @@ does.`,
 			}
 			relErr := release(context.WithoutCancel(ctx), client, scans)
 			letters, partial := lettersOf(scans)
-			filter := deadletter.Filter{IDs: args}
 			var found []deadletter.Letter
 			for i := range letters {
 				if filter.Match(&letters[i], e.now()) {
@@ -372,6 +418,7 @@ does.`,
 	}
 	cmd.Flags().DurationVar(&hold, "hold", deadletter.DefaultHold, "visibility timeout while reading (made 0 again right after)")
 	cmd.Flags().BoolVar(&full, "full", false, "print the whole body and every field, however long")
+	f.addEndpointFlags(cmd)
 	return cmd
 }
 
@@ -406,6 +453,12 @@ func printLetter(e *env, l *deadletter.Letter, full bool) bool {
 			fmt.Fprintf(w, "earlier reason:  %s (%s, failed at %s), from an earlier dead-lettering, not why it was moved this time\n",
 				w.field(string(r.ErrorClass)), w.field(r.Outcome), w.field(r.FailedAt))
 		}
+	}
+	if l.Tenant != "" {
+		fmt.Fprintf(w, "tenant:          %s\n", w.field(l.Tenant))
+	}
+	if l.Endpoint != "" {
+		fmt.Fprintf(w, "endpoint:        %s\n", w.field(l.Endpoint))
 	}
 	fmt.Fprintln(w, "body:")
 	var buf bytes.Buffer
@@ -449,7 +502,7 @@ func newDLQRedriveCmd(e *env, g *globals) *cobra.Command {
 	var f filterFlags
 	var all, dryRun bool
 	cmd := &cobra.Command{
-		Use:   "redrive (--id ID... | --class C | --older-than D | --all) [--dry-run]",
+		Use:   "redrive (--id ID... | --class C | --older-than D | --tenant T | --endpoint EP | --since T | --all) [--dry-run]",
 		Short: "Send chosen dead letters back to the queue, then delete them from the dead-letter queue",
 		Long: `Send the chosen dead letters back to their queues (each dead-letter queue's
 letters to its own queue: the email dead letters to the email queue) with their
@@ -465,23 +518,25 @@ A send whose answer cannot be trusted (a wrong MD5, no answer in time, a cut
 connection) is "unknown": the queue may hold it, the dead letter stays, and
 the row says how to check before redriving it again.
 
-Choose with --id (repeatable), --class, --older-than, --channel (combined: all
-must match), or --all. --dry-run shows what would be sent and changes nothing.
+Choose with --id (repeatable), --class, --older-than, --channel, --tenant,
+--endpoint, --since (combined: all must match), or --all. After a registered
+endpoint recovers, --endpoint ep_… --since T resends what failed since T. --dry-run shows what would be sent and changes nothing.
 Ends with the count sent, skipped and failed (held included), and unknown;
 exit status 1 when any failed or is unknown, an --id was not found, or Ctrl-C
 stopped it before every chosen letter.`,
 		Example: `  herald dlq redrive --id welcome-42 --dry-run
   herald dlq redrive --class webhook_http_5xx --older-than 1h
+  herald dlq redrive --endpoint ep_01jekz5v8n3q4r5s6t7v8w9x0y --since 2026-12-04T10:00:00Z
   herald dlq redrive --all`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !all && len(f.ids) == 0 && f.class == "" && f.olderThan == "" {
-				return usagef("choose what to redrive: --id, --class, --older-than or --all")
+			if !all && !f.chooses() {
+				return usagef("choose what to redrive: --id, --class, --older-than, --tenant, --endpoint, --since or --all")
 			}
-			if all && (len(f.ids) > 0 || f.class != "" || f.olderThan != "" || f.channel != "") {
-				return usagef("--all cannot be combined with --id, --class, --older-than or --channel")
+			if all && (f.chooses() || f.channel != "") {
+				return usagef("--all cannot be combined with --id, --class, --older-than, --channel, --tenant, --endpoint or --since")
 			}
-			filter, err := f.filter()
+			filter, err := f.filter(e.now())
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/email"
+	"github.com/heraldhq/herald/internal/endpointsend"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/retention"
 	"github.com/heraldhq/herald/internal/store"
@@ -175,16 +176,23 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	// The store, when configured, keeps each webhook origin's key versions
 	// and, with a window, the delivered-once records.
 	var st *store.Store
+	db := StoreClient(awsCfg, cfg.Concurrency)
 	if cfg.StoreTable != "" {
 		var err error
-		if st, err = store.New(StoreClient(awsCfg, cfg.Concurrency), store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow}); err != nil {
+		if st, err = store.New(db, store.Config{Table: cfg.StoreTable, Window: cfg.DeliveredOnceWindow}); err != nil {
 			return nil, nil, fmt.Errorf("store: %w", err)
 		}
+	}
+	// Deliveries that name a registered endpoint are resolved around each
+	// channel's sender (package endpointsend).
+	endpoints, err := endpointConfig(awsCfg, cfg.StoreTable, db, st)
+	if err != nil {
+		return nil, nil, err
 	}
 	if hook, err := newWebhookSender(ctx, cfg, awsCfg, opts, st); err != nil {
 		down[notification.ChannelWebhook] = err
 	} else {
-		senders[notification.ChannelWebhook] = hook
+		senders[notification.ChannelWebhook] = endpointsend.ForWebhook(hook, endpoints)
 	}
 	chatCfg := chat.Config{
 		Timeout:         cfg.WebhookTimeout,
@@ -201,7 +209,7 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	if chatSender, err := chat.NewSender(chatCfg); err != nil {
 		down[notification.ChannelChat] = fmt.Errorf("chat sender: %w", err)
 	} else {
-		senders[notification.ChannelChat] = chatSender
+		senders[notification.ChannelChat] = endpointsend.ForChat(chatSender, endpoints)
 	}
 	var (
 		once   processor.OnceStore

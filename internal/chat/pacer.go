@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/gcra"
 	"github.com/heraldhq/herald/internal/store"
 )
 
@@ -135,7 +136,11 @@ func (p *pacer) hook(key string, now time.Time) *hookPace {
 }
 
 // noDeadline is the time left of a send whose context has no deadline.
-const noDeadline time.Duration = -1
+const noDeadline = gcra.NoDeadline
+
+// paceBounds bound a shared pace that another clock wrote: a turn at most
+// maxPaceAhead ahead, a hold at most MaxRetryAfter.
+var paceBounds = gcra.Bounds{MaxAhead: maxPaceAhead, MaxHold: MaxRetryAfter, Idle: idleHookAfter}
 
 // turn is the next turn of the webhook key of svc, paced at r, at now: the
 // wait before sending, and whether it was taken. A turn whose wait is left
@@ -154,23 +159,9 @@ func (p *pacer) turn(ctx context.Context, svc *service, r rate, key string, now 
 	from := later(now, p.banned[svc])
 	p.mu.Unlock()
 	take := func(x *store.Pace) bool {
-		// Another environment's clock wrote these: one running ahead
-		// must not hold the webhook beyond what any writer can ask.
-		if limit := now.Add(maxPaceAhead + r.tolerance() + r.every); x.Next.After(limit) {
-			x.Next = limit
-		}
-		if limit := now.Add(MaxRetryAfter); x.Until.After(limit) {
-			x.Until = limit
-		}
-		at := later(x.Next, later(from, x.Until))
-		send := later(later(from, x.Until), at.Add(-r.tolerance()))
-		wait = send.Sub(now)
-		if wait > 0 && left != noDeadline && wait >= left {
-			return false
-		}
-		x.Next = at.Add(r.every)
-		x.Expires = later(x.Next, x.Until).Add(idleHookAfter)
-		return true
+		var ok bool
+		wait, ok = gcra.Take(x, gcra.Rate{Every: r.every, Burst: r.burst}, now, from, left, paceBounds)
+		return ok
 	}
 	local := h.p
 	if got, took, ok := p.updatePace(ctx, now, h.p, take); ok {

@@ -173,10 +173,6 @@ type rate struct {
 	burst int
 }
 
-// tolerance is how far ahead of the theoretical arrival time a send may go:
-// burst-1 intervals.
-func (r rate) tolerance() time.Duration { return time.Duration(r.burst-1) * r.every }
-
 // rateOf is the pace of svc's webhook at u.
 func (svc *service) rateOf(u *url.URL) rate {
 	if svc == teams && teamsLegacy(u) {

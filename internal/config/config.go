@@ -61,7 +61,7 @@ type Deliver struct {
 	DeadLetterQueueURL string
 	// Queues are the channels' queues, each with its dead-letter queue
 	// (HERALD_<CHANNEL>_QUEUE_URL and HERALD_<CHANNEL>_DLQ_URL, both or
-	// neither, for each channel of notification.Channels), in that order.
+	// neither, for each channel of DeliverChannels), in that order.
 	// At least one queue, here or QueueURL, is required.
 	Queues []redrive.Queue
 	// MaxReceiveCount must equal the queue's redrive policy maxReceiveCount
@@ -373,11 +373,30 @@ func (r *reader) secretScope() webhook.SecretScope {
 	return webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared)))
 }
 
-// channelQueues reads each channel's queue and dead-letter queue URLs,
-// both or neither.
-func (r *reader) channelQueues() []redrive.Queue {
-	var out []redrive.Queue
+// DeliverChannels are the channels the deliver function sends:
+// notification.Channels but the event channel, whose queue the fan-out
+// function reads (LoadFanout) and turns into deliveries on the others.
+var DeliverChannels = func() []notification.Channel {
+	var out []notification.Channel
 	for _, c := range notification.Channels {
+		if c != notification.ChannelEvent {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
+// channelQueues reads the queue and dead-letter queue URLs of each channel
+// of DeliverChannels, both or neither.
+func (r *reader) channelQueues() []redrive.Queue {
+	return r.queuesOf(DeliverChannels)
+}
+
+// queuesOf reads the queue and dead-letter queue URLs of each channel of
+// chans, both or neither.
+func (r *reader) queuesOf(chans []notification.Channel) []redrive.Queue {
+	var out []redrive.Queue
+	for _, c := range chans {
 		q := redrive.Queue{Channel: c, URL: strings.TrimSpace(r.getenv(EnvQueueURL(c))), DeadLetterURL: strings.TrimSpace(r.getenv(EnvChannelDeadLetterQueueURL(c)))}
 		switch {
 		case q.URL == "" && q.DeadLetterURL == "":
@@ -464,7 +483,7 @@ func (r *reader) hosts(name string) []string {
 }
 
 // channels reads a comma-separated list of channel names
-// (notification.Channels), each at most once; empty or unset is def.
+// (DeliverChannels), each at most once; empty or unset is def.
 func (r *reader) channels(name string, def []notification.Channel) []notification.Channel {
 	var out []notification.Channel
 	for _, s := range strings.Split(r.getenv(name), ",") {
@@ -472,7 +491,7 @@ func (r *reader) channels(name string, def []notification.Channel) []notificatio
 		switch {
 		case c == "":
 			continue
-		case !c.Known():
+		case !slices.Contains(DeliverChannels, c):
 			r.problem(name, fmt.Sprintf("%q: want channel names (%s), comma-separated", s, channelNames()))
 			continue
 		case slices.Contains(out, c):
@@ -487,10 +506,10 @@ func (r *reader) channels(name string, def []notification.Channel) []notificatio
 	return out
 }
 
-// channelNames is notification.Channels, comma-separated.
+// channelNames is DeliverChannels, comma-separated.
 func channelNames() string {
-	names := make([]string, len(notification.Channels))
-	for i, c := range notification.Channels {
+	names := make([]string, len(DeliverChannels))
+	for i, c := range DeliverChannels {
 		names[i] = string(c)
 	}
 	return strings.Join(names, ", ")

@@ -48,9 +48,17 @@ type Letter struct {
 	NotificationID string `json:"id,omitempty"`
 	// Channel is "email", "webhook" or "chat", when the body names one.
 	Channel string `json:"channel,omitempty"`
-	// Destination is the webhook or chat webhook URL's host, or the domain of the email's
-	// first recipient; never a path, query, user name or whole address.
+	// Destination is the webhook or chat webhook URL's host, the
+	// registered endpoint's id (ep_…) of a delivery to one, or the domain of
+	// the email's first recipient; never a path, query, user name or whole
+	// address.
 	Destination string `json:"destination,omitempty"`
+	// Tenant and Endpoint are the tenant and the registered endpoint
+	// (ep_…) of a delivery the fan-out made: from the body, else from
+	// herald's herald.tenant and herald.endpoint attributes; empty for a
+	// message that named its destination inline.
+	Tenant   string `json:"tenant,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
 	// Class is the reason's error class; empty when the redrive policy
 	// moved the message.
 	Class string `json:"error_class,omitempty"`
@@ -119,7 +127,15 @@ func fromMessage(m types.Message) Letter {
 		l.SentAt = time.UnixMilli(ms).UTC()
 	}
 	l.SequenceNumber = m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]
-	l.NotificationID, l.Channel, l.Destination = describeBody(l.Body)
+	var b body
+	l.NotificationID, l.Channel, l.Destination, b = describeBody(l.Body)
+	l.Tenant, l.Endpoint = b.Tenant, b.endpoint()
+	if l.Tenant == "" {
+		l.Tenant = aws.ToString(m.MessageAttributes[redrive.AttrTenant].StringValue)
+	}
+	if l.Endpoint == "" {
+		l.Endpoint = aws.ToString(m.MessageAttributes[redrive.AttrEndpoint].StringValue)
+	}
 	l.DeadLetterSourceARN = m.Attributes[sysDeadLetterQueueSourceArn]
 	if a, ok := m.MessageAttributes[redrive.AttrReason]; ok && l.staleReason(aws.ToString(a.StringValue)) {
 		// Moved by the redrive policy with a reason of an earlier
@@ -205,34 +221,52 @@ func (l *Letter) heraldReason() *redrive.Reason {
 	return l.PreviousReason
 }
 
-// describeBody reads what it can of a body that may be invalid: the id,
-// the channel and the destination.
-func describeBody(body string) (id, channel, dest string) {
-	var b struct {
-		Channel string `json:"channel"`
-		Webhook *struct {
-			URL string `json:"url"`
-		} `json:"webhook"`
-		Chat *struct {
-			URL string `json:"url"`
-		} `json:"chat"`
-		Email *struct {
-			To  []any `json:"to"`
-			Cc  []any `json:"cc"`
-			Bcc []any `json:"bcc"`
-		} `json:"email"`
+// body is what describeBody reads of a dead letter's body.
+type body struct {
+	Channel string `json:"channel"`
+	Tenant  string `json:"tenant"`
+	Webhook *struct {
+		URL      string `json:"url"`
+		Endpoint string `json:"endpoint"`
+	} `json:"webhook"`
+	Chat *struct {
+		URL      string `json:"url"`
+		Endpoint string `json:"endpoint"`
+	} `json:"chat"`
+	Email *struct {
+		To  []any `json:"to"`
+		Cc  []any `json:"cc"`
+		Bcc []any `json:"bcc"`
+	} `json:"email"`
+}
+
+// endpoint is the registered endpoint the body names, "" when none.
+func (b body) endpoint() string {
+	switch {
+	case b.Webhook != nil:
+		return b.Webhook.Endpoint
+	case b.Chat != nil:
+		return b.Chat.Endpoint
 	}
+	return ""
+}
+
+// describeBody reads what it can of a body that may be invalid: the id,
+// the channel, the destination and the rest as read.
+func describeBody(raw string) (id, channel, dest string, b body) {
 	// A member of the wrong type is skipped and the rest decoded
 	// (encoding/json, Unmarshal); a body that is not JSON leaves b empty.
-	_ = json.Unmarshal([]byte(body), &b)
+	_ = json.Unmarshal([]byte(raw), &b)
 	// The id as the processor reads it (valid, and only one), and a channel
 	// herald knows: anything else a producer wrote (an address, a terminal
 	// escape sequence, a megabyte) stays in the body.
-	id = notification.IDOf([]byte(body))
+	id = notification.IDOf([]byte(raw))
 	if notification.Channel(b.Channel).Known() {
 		channel = b.Channel
 	}
 	switch {
+	case b.endpoint() != "":
+		dest = b.endpoint()
 	case b.Webhook != nil:
 		dest = WebhookHost(b.Webhook.URL)
 	case b.Chat != nil:
@@ -247,7 +281,7 @@ func describeBody(body string) (id, channel, dest string) {
 			}
 		}
 	}
-	return id, channel, dest
+	return id, channel, dest, b
 }
 
 // WebhookHost returns the host name of a webhook URL, without user

@@ -31,7 +31,7 @@ func TestDescribeBodyNamesHostOrDomainOnly(t *testing.T) {
 		{`{"id":5,"channel":"sms"}`, "", "", ""},
 		{`not json`, "", "", ""},
 	} {
-		id, ch, dest := describeBody(tc.body)
+		id, ch, dest, _ := describeBody(tc.body)
 		require.Equal(t, []string{tc.id, tc.channel, tc.dest}, []string{id, ch, dest}, tc.body)
 	}
 }
@@ -80,6 +80,7 @@ func TestProducerAttributesLeaveHeraldsOut(t *testing.T) {
 	t.Parallel()
 	attrs := map[string]types.MessageAttributeValue{
 		redrive.AttrReason: str("{}"), redrive.AttrErrorClass: str("x"), "tenant": str("t-1"),
+		redrive.AttrTenant: str("acme"), redrive.AttrEndpoint: str("ep_01jekz5v8n3q4r5s6t7v8w9x0y"),
 	}
 	l := &Letter{attributes: attrs, Reason: &redrive.Reason{OverflowAttributes: map[string]events.SQSMessageAttribute{
 		"z-overflow": {DataType: "String", StringValue: aws.String("o")},
@@ -122,7 +123,7 @@ func TestDescribeBodyListsOnlyValidIDAndChannel(t *testing.T) {
 		{`{"id":"a","id":"b","channel":"email"}`, "", "email"},
 		{`{"id":"ok-1","channel":"email"}`, "ok-1", "email"},
 	} {
-		id, ch, _ := describeBody(tc.body)
+		id, ch, _, _ := describeBody(tc.body)
 		require.Equal(t, []string{tc.id, tc.channel}, []string{id, ch}, tc.body)
 	}
 }

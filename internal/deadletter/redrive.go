@@ -28,6 +28,15 @@ type Filter struct {
 	Channel string
 	// OlderThan chooses letters whose [Letter.Age] is more than it. Zero: any.
 	OlderThan time.Duration
+	// Tenant and Endpoint choose the letters of deliveries to that tenant's
+	// endpoints, or to that registered endpoint (ep_…). Empty: any.
+	Tenant   string
+	Endpoint string
+	// Since chooses letters herald gave up on at or after it (their
+	// failure time, or without one the dead letter's SentTimestamp): `herald
+	// dlq redrive --endpoint ep_… --since T` resends what failed since an
+	// endpoint went down. Zero: any.
+	Since time.Time
 }
 
 // Match reports whether l meets every condition of f at now.
@@ -42,6 +51,15 @@ func (f Filter) Match(l *Letter, now time.Time) bool {
 		return false
 	}
 	if f.OlderThan > 0 && l.Age(now) <= f.OlderThan {
+		return false
+	}
+	if f.Tenant != "" && f.Tenant != l.Tenant {
+		return false
+	}
+	if f.Endpoint != "" && f.Endpoint != l.Endpoint {
+		return false
+	}
+	if !f.Since.IsZero() && (l.orderTime().IsZero() || l.orderTime().Before(f.Since)) {
 		return false
 	}
 	return true
@@ -280,8 +298,7 @@ func ProducerAttributes(l *Letter) map[string]types.MessageAttributeValue {
 			}
 		}
 	}
-	delete(all, redrive.AttrReason)
-	delete(all, redrive.AttrErrorClass)
+	maps.DeleteFunc(all, func(name string, _ types.MessageAttributeValue) bool { return redrive.HeraldAttribute(name) })
 	delete(all, AttrSequenceNumber)
 	out := map[string]types.MessageAttributeValue{}
 	for _, name := range slices.Sorted(maps.Keys(all)) {

@@ -24,7 +24,8 @@ import (
 )
 
 // herald's two attributes (redrive.AttrReason, redrive.AttrErrorClass)
-// leave room for 8 of the original's.
+// leave room for 8 of the original's; a delivery to a registered endpoint's
+// two more (redrive.Subject) for 6.
 const (
 	maxAttributes     = redrive.MaxMessageAttributes
 	maxKeptAttributes = maxAttributes - 2
@@ -60,7 +61,7 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 	if ts, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil {
 		reason.OriginalSentTimestamp = ts
 	}
-	attrs, overflow := keptAttributes(r.msg.MessageAttributes)
+	attrs, overflow := keptAttributes(r.msg.MessageAttributes, maxKeptAttributes-len(redrive.Subject(r.n)))
 	reason.OverflowAttributes = overflow
 
 	// The dead letter is the original plus herald's attributes, so it can
@@ -116,13 +117,13 @@ func (p *Processor) deadLetter(ctx context.Context, r *record, cause error) {
 }
 
 // producerAttributes converts every message attribute of the record for
-// SendMessage but herald's own (AttrReason, AttrErrorClass, which a
+// SendMessage but herald's own (redrive.HeraldAttribute, which a
 // redriven letter may carry from an earlier dead-lettering): at most
 // MaxMessageAttributes, as the record had.
 func producerAttributes(in map[string]events.SQSMessageAttribute) map[string]types.MessageAttributeValue {
 	out := make(map[string]types.MessageAttributeValue, len(in))
 	for name, a := range in {
-		if name == redrive.AttrReason || name == redrive.AttrErrorClass {
+		if redrive.HeraldAttribute(name) {
 			continue
 		}
 		out[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
@@ -157,7 +158,7 @@ func shortest(r redrive.Reason) redrive.Reason {
 // sendDeadLetter sends body, r's, with attrs and, unless reason is nil,
 // the reason attributes.
 func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, reason *redrive.Reason, attrs map[string]types.MessageAttributeValue) error {
-	all := make(map[string]types.MessageAttributeValue, len(attrs)+2)
+	all := make(map[string]types.MessageAttributeValue, len(attrs)+4)
 	maps.Copy(all, attrs)
 	if reason != nil {
 		reasonJSON, err := json.Marshal(reason)
@@ -166,6 +167,9 @@ func (p *Processor) sendDeadLetter(ctx context.Context, r *record, body string, 
 		}
 		all[redrive.AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(attributeSafe.Replace(string(reasonJSON)))}
 		all[redrive.AttrErrorClass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(reason.ErrorClass))}
+		for name, v := range redrive.Subject(r.n) {
+			all[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
 	}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(r.queue.DeadLetterURL),
@@ -220,14 +224,14 @@ func isTooLarge(err error) bool {
 }
 
 // keptAttributes converts the record's message attributes for SendMessage,
-// keeping the first 8 by name and returning the rest as overflow.
-func keptAttributes(in map[string]events.SQSMessageAttribute) (map[string]types.MessageAttributeValue, map[string]events.SQSMessageAttribute) {
+// keeping the first keep by name and returning the rest as overflow.
+func keptAttributes(in map[string]events.SQSMessageAttribute, keep int) (map[string]types.MessageAttributeValue, map[string]events.SQSMessageAttribute) {
 	names := slices.Sorted(maps.Keys(in))
-	out := make(map[string]types.MessageAttributeValue, min(len(in), maxKeptAttributes)+2)
+	out := make(map[string]types.MessageAttributeValue, min(len(in), keep)+4)
 	var overflow map[string]events.SQSMessageAttribute
 	for _, name := range names {
 		a := in[name]
-		if len(out) >= maxKeptAttributes || name == redrive.AttrReason || name == redrive.AttrErrorClass {
+		if len(out) >= keep || redrive.HeraldAttribute(name) {
 			if overflow == nil {
 				overflow = map[string]events.SQSMessageAttribute{}
 			}

@@ -563,7 +563,7 @@ func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 		return
 	}
 	start := p.cfg.Now()
-	err := sender.Send(deliverCtx, n)
+	err := sender.Send(delivery.WithAttempt(deliverCtx, r.receiveCount), n)
 	r.settledAt = p.cfg.Now()
 	r.sendTime = r.settledAt.Sub(start)
 	p.settle(ctx, r, lease, err == nil)

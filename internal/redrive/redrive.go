@@ -20,14 +20,61 @@ import (
 
 // Message attributes herald adds to a dead letter. SQS allows
 // [MaxMessageAttributes] message attributes per message: herald uses 2
-// and keeps up to 8 of the original's; any others are carried inside the
+// (4 on a delivery to a registered endpoint) and keeps as many of the
+// original's as fit beside them; any others are carried inside the
 // reason, so nothing is lost.
 const (
 	// AttrReason holds a JSON [Reason].
 	AttrReason = "herald.reason"
 	// AttrErrorClass holds the error class alone, for filtering.
 	AttrErrorClass = "herald.error_class"
+	// AttrTenant and AttrEndpoint (String) name the tenant and the
+	// registered endpoint (ep_…) of a delivery the fan-out made, for
+	// `herald dlq --tenant/--endpoint`; absent on other dead letters.
+	AttrTenant   = "herald.tenant"
+	AttrEndpoint = "herald.endpoint"
 )
+
+// HeraldAttribute reports whether name is one of the attributes herald
+// writes on a dead letter (never the producer's own: a redrive leaves them
+// out, a new dead-lettering writes them anew).
+func HeraldAttribute(name string) bool {
+	switch name {
+	case AttrReason, AttrErrorClass, AttrTenant, AttrEndpoint:
+		return true
+	}
+	return false
+}
+
+// EndpointOf is the id of the registered endpoint m names (webhook.endpoint
+// or chat.endpoint); "" for a message that names its destination inline.
+func EndpointOf(m *notification.Message) string {
+	switch {
+	case m == nil:
+		return ""
+	case m.Webhook != nil:
+		return m.Webhook.Endpoint
+	case m.Chat != nil:
+		return m.Chat.Endpoint
+	}
+	return ""
+}
+
+// Subject is the (tenant, endpoint) attributes of m's dead letter: one
+// entry per non-empty value of AttrTenant and AttrEndpoint.
+func Subject(m *notification.Message) map[string]string {
+	out := map[string]string{}
+	if m == nil {
+		return out
+	}
+	if m.Tenant != "" {
+		out[AttrTenant] = m.Tenant
+	}
+	if id := EndpointOf(m); id != "" {
+		out[AttrEndpoint] = id
+	}
+	return out
+}
 
 // MaxMessageAttributes is the most message attributes of one SQS message
 // (SQS Developer Guide, "Amazon SQS message attributes").

@@ -44,3 +44,24 @@ func TestQueueKeyAndFindQueue(t *testing.T) {
 	require.True(t, ok, "a single queue is every record's")
 	require.Equal(t, "https://sqs.us-east-1.amazonaws.com/123456789012/h-email", q.URL)
 }
+
+// TestSubject: a delivery to a registered endpoint names its tenant and
+// endpoint in two attributes, which are herald's; an inline message none.
+func TestSubject(t *testing.T) {
+	t.Parallel()
+	const ep = "ep_01jekz5v8n3q4r5s6t7v8w9x0y"
+	require.Equal(t, map[string]string{AttrTenant: "acme", AttrEndpoint: ep},
+		Subject(&notification.Message{Tenant: "acme", Webhook: &notification.Webhook{Endpoint: ep}}))
+	require.Equal(t, map[string]string{AttrEndpoint: ep},
+		Subject(&notification.Message{Chat: &notification.Chat{Endpoint: ep}}))
+	require.Empty(t, Subject(&notification.Message{Webhook: &notification.Webhook{URL: "https://h.example/"}}))
+	require.Empty(t, Subject(nil))
+	for _, name := range []string{AttrReason, AttrErrorClass, AttrTenant, AttrEndpoint} {
+		require.True(t, HeraldAttribute(name), name)
+	}
+	for _, name := range []string{"tenant", "herald.sequence_number", "traceparent", ""} {
+		require.False(t, HeraldAttribute(name), name)
+	}
+	require.LessOrEqual(t, 2+len(Subject(&notification.Message{Tenant: "a", Webhook: &notification.Webhook{Endpoint: ep}})), 4,
+		"herald's attributes leave 6 of the SQS limit of 10 to the producer")
+}

@@ -42,6 +42,12 @@
 // webhook-signature holds one such signature per secret, space-separated
 // ("v1,<sig1> v1,<sig2>"); a receiver accepts the request if any verifies.
 //
+// A delivery to a registered endpoint ([Sender.SendTo], called by package
+// endpointsend) is signed instead with the endpoint's own secrets, one
+// signature per secret still in its grace period, and carries the
+// endpoint's custom headers and [HeaderEventType]; everything else is as
+// above.
+//
 // # Outcome
 //
 // Send returns nil for a 2xx status, else a [delivery.PermanentError] or a

@@ -106,11 +106,65 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if m == nil || m.Webhook == nil {
 		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message has no webhook"))
 	}
+	return s.send(ctx, m, Target{URL: m.Webhook.URL, Headers: m.Webhook.Headers})
+}
+
+// Target is where [Sender.SendTo] posts and how it signs: a registered
+// endpoint's URL, its signing keys and its custom headers, read by the
+// caller from the endpoint store.
+type Target struct {
+	// URL is the absolute https URL; the rules of a message's webhook.url
+	// apply to it (scheme, blocked addresses at dial time).
+	URL string
+	// Keys are the HMAC-SHA256 keys that sign the request, newest first:
+	// one "v1,…" signature each, space-separated ("Signature scheme" in
+	// the specification: the receiver accepts any one that verifies).
+	// Required.
+	Keys [][]byte
+	// Headers are added to the request before herald's own, under the
+	// rules of a message's webhook.headers (no reserved header).
+	Headers map[string]string
+}
+
+// HeaderEventType names the event type on a request to a registered
+// endpoint ([Sender.SendTo]), beside the envelope's "type", so that a
+// receiver can route before it parses the body.
+const HeaderEventType = "herald-event-type"
+
+// SendTo makes one delivery attempt of m, a webhook message naming a
+// registered endpoint, to to.URL, signed with to.Keys instead of the keys
+// Send derives for the URL's origin, with to.Headers and
+// [HeaderEventType]. Everything else (limits, timeouts, errors) is as
+// [Sender.Send]'s. A Target with no key is a *delivery.PermanentError of
+// class invalid_message: nothing unsigned is sent.
+func (s *Sender) SendTo(ctx context.Context, m *notification.Message, to Target) error {
+	if m == nil || m.Webhook == nil {
+		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message has no webhook"))
+	}
+	if len(to.Keys) == 0 {
+		return delivery.Permanent(delivery.ClassInvalidMessage, fmt.Errorf("webhook %s: no signing key for the endpoint", m.ID))
+	}
+	headers := make(map[string]string, len(to.Headers)+1)
+	for k, v := range to.Headers {
+		if !strings.EqualFold(k, HeaderEventType) { // herald's own wins
+			headers[k] = v
+		}
+	}
+	if m.Webhook.EventType != "" {
+		headers[HeaderEventType] = m.Webhook.EventType
+	}
+	to.Headers = headers
+	return s.send(ctx, m, to)
+}
+
+// send posts m to to.URL, signed with to.Keys or, when there are none,
+// with the keys of the URL's origin.
+func (s *Sender) send(ctx context.Context, m *notification.Message, to Target) error {
 	w := m.Webhook
 	if m.ID == "" || !notification.ValidWebhookHeaderValue(m.ID) {
 		return delivery.Permanent(delivery.ClassInvalidMessage, errors.New("webhook: the message id is empty or has control characters"))
 	}
-	u, err := url.Parse(w.URL)
+	u, err := url.Parse(to.URL)
 	if err != nil {
 		return delivery.Permanent(ClassInvalidURL, fmt.Errorf("webhook %s: the URL does not parse", m.ID))
 	}
@@ -124,7 +178,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err := s.checkHost(t, u.Hostname()); err != nil {
 		return err
 	}
-	if err := t.checkHeaders(w.Headers); err != nil {
+	if err := t.checkHeaders(to.Headers); err != nil {
 		return err
 	}
 	// The origin names the destination for its derived key and its limit
@@ -133,16 +187,18 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	if err != nil {
 		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
 	}
-	// The origin's key versions are read before the send: a failed read
-	// sends nothing (no signature, or a stale key's, would be refused) and
-	// the record is retried later.
-	versions, err := s.versionsFor(ctx, origin, s.now())
-	if err != nil {
-		return err
-	}
-	keys, err := s.keysFor(origin, versions)
-	if err != nil {
-		return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+	keys := to.Keys
+	if len(keys) == 0 {
+		// The origin's key versions are read before the send: a failed
+		// read sends nothing (no signature, or a stale key's, would be
+		// refused) and the record is retried later.
+		versions, err := s.versionsFor(ctx, origin, s.now())
+		if err != nil {
+			return err
+		}
+		if keys, err = s.keysFor(origin, versions); err != nil {
+			return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
+		}
 	}
 	if ctx.Err() != nil {
 		return t.deadline(ctx)
@@ -161,12 +217,12 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	body := envelope(w.EventType, eventTime(m, at), w.Payload)
 	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, w.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, to.URL, bytes.NewReader(body))
 	if err != nil {
 		return delivery.Permanent(ClassInvalidURL, t.errorf("cannot build a request for the URL"))
 	}
-	for _, k := range slices.Sorted(maps.Keys(w.Headers)) { // first, so that herald's own headers win
-		req.Header.Set(k, w.Headers[k])
+	for _, k := range slices.Sorted(maps.Keys(to.Headers)) { // first, so that herald's own headers win
+		req.Header.Set(k, to.Headers[k])
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", s.userAgent)
@@ -176,7 +232,7 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 	// The send's span, when traced, for the receiver to join (W3C Trace
 	// Context); nothing when not.
 	tracecontext.InjectHeader(ctx, req.Header)
-	t.sent = sentCredentials(u, w.Headers, req.Header.Get(HeaderSignature))
+	t.sent = sentCredentials(u, to.Headers, req.Header.Get(HeaderSignature))
 
 	resp, err := s.client.Do(req)
 	if err != nil {

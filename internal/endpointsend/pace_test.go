@@ -1,0 +1,94 @@
+package endpointsend_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/endpointsend"
+	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+)
+
+// sharedPace is one store (DynamoDB's wire format) that several execution
+// environments share, on the real clock: the pace is compared with real
+// deadlines.
+func sharedPace(t *testing.T) (*store.Store, *dynamotest.Server) {
+	t.Helper()
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	return st, ddb
+}
+
+// TestRateLimitAcrossEnvironments: two execution environments (two
+// Senders, each with its own webhook sender and pacer) share an endpoint's
+// pace through the store. With a rate limit of 1/s the first environment
+// sends at once; the second, whose invocation ends in 300 ms, does not
+// send but is told to retry after about a second (endpoint_rate_limited);
+// with time enough it waits for its turn, which comes a second after the
+// first's. An endpoint without a rate limit writes no pace item.
+func TestRateLimitAcrossEnvironments(t *testing.T) {
+	t.Parallel()
+	st, ddb := sharedPace(t)
+	recv := newReceiver(t, http.StatusOK)
+	reg := &endpoints{}
+	ep := webhookEndpoint(ep1, recv.srv.URL, 'a')
+	ep.RateLimit = 1
+	reg.put(ep)
+	envA := endpointsend.ForWebhook(webhookSender(t, recv), endpointsend.Config{Endpoints: reg, Pace: st})
+	envB := endpointsend.ForWebhook(webhookSender(t, recv), endpointsend.Config{Endpoints: reg, Pace: st})
+
+	start := time.Now() // before the first turn is taken
+	require.NoError(t, envA.Send(t.Context(), delivery1(ep1)))
+
+	short, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err := envB.Send(short, delivery1(ep1))
+	requireClass(t, err, false, endpointsend.ClassRateLimited)
+	_, _, retryAfter := delivery.Classify(err)
+	require.Greater(t, retryAfter, 300*time.Millisecond)
+	require.LessOrEqual(t, retryAfter, time.Second)
+	require.Len(t, recv.requests(), 1, "not sent over the limit")
+
+	long, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, envB.Send(long, delivery1(ep1)))
+	reqs := recv.requests()
+	require.Len(t, reqs, 2)
+	require.GreaterOrEqual(t, reqs[1].at.Sub(start), time.Second, "the second turn is a second after the first")
+
+	// Without a limit: no pace item is read or written.
+	writes := ddb.Calls("PutItem") + ddb.Calls("UpdateItem")
+	ep2 := webhookEndpoint(ep2, recv.srv.URL, 'b')
+	reg.put(ep2)
+	for range 3 {
+		require.NoError(t, envA.Send(t.Context(), delivery1(ep2.ID)))
+	}
+	require.Equal(t, writes, ddb.Calls("PutItem")+ddb.Calls("UpdateItem"))
+}
+
+// TestRateLimitAlone: without a store a Sender paces its own sends: three
+// at once to an endpoint limited to 5/s take at least 400 ms.
+func TestRateLimitAlone(t *testing.T) {
+	t.Parallel()
+	recv := newReceiver(t, http.StatusOK)
+	reg := &endpoints{}
+	ep := webhookEndpoint(ep1, recv.srv.URL, 'a')
+	ep.RateLimit = 5
+	reg.put(ep)
+	s := endpointsend.ForWebhook(webhookSender(t, recv), endpointsend.Config{Endpoints: reg})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	start := time.Now() // before the first turn is taken
+	for range 3 {
+		require.NoError(t, s.Send(ctx, delivery1(ep1)))
+	}
+	reqs := recv.requests()
+	require.GreaterOrEqual(t, reqs[2].at.Sub(start), 400*time.Millisecond)
+}
