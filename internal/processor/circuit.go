@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/announce"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -33,29 +34,6 @@ type Announcer interface {
 
 var _ Announcer = (*announce.Publisher)(nil)
 
-// Circuit defaults (docs/configuration.md says why).
-const (
-	DefaultCircuitThreshold     = 10
-	DefaultCircuitProbeInterval = time.Minute
-	// DefaultDisableAfter is 5 days, as Svix disables an endpoint: a
-	// receiver down over a weekend plus a working day is not disabled.
-	DefaultDisableAfter = 5 * 24 * time.Hour
-)
-
-// FailureRunGap ends a run of failures: an origin-down failure more than
-// this after the origin's last recorded one starts a new run (one failure,
-// failing since now) instead of adding to the old one. So an origin is
-// disabled only when it failed across the whole disable-after period,
-// never more than FailureRunGap apart: Svix disables an endpoint only when
-// "all attempts ... fail for a period of 5 days", a clock it starts "after
-// multiple deliveries failed within a 24 hour span"
-// (https://docs.svix.com/retries, "Disabling failing endpoints"). A
-// quiet origin's old failures say nothing of it now. 24 h is twice SQS's
-// longest visibility timeout (12 h), herald's longest wait between two
-// attempts of one notification, so a receiver that keeps failing keeps
-// its run. docs/operations.md "Destination states".
-const FailureRunGap = 24 * time.Hour
-
 // healthCacheTTL is how long an execution environment trusts its copy of
 // an origin's health before reading the store again: a batch reads each
 // origin once, and another environment's opening or closing is seen
@@ -66,16 +44,6 @@ const healthCacheTTL = 5 * time.Second
 // written: a delivery to an origin with no failures writes only when the
 // stored last success is older than this.
 const successWriteInterval = time.Minute
-
-// ClassCircuitOpen is the class of a record not sent because its origin's
-// circuit is open: it is retried at the next probe time or after its
-// backoff delay, whichever is later.
-var ClassCircuitOpen = delivery.NewClass("destination_circuit_open")
-
-// ClassDestinationDisabled is the class of a record dead-lettered at once
-// because its origin is disabled (docs/operations.md "Destination
-// states"): redrive it after `herald destinations enable`.
-var ClassDestinationDisabled = delivery.NewClass("destination_disabled")
 
 // origins is an execution environment's copy of origin health, one entry
 // per origin, each with its own lock: the records of one origin wait for
@@ -116,27 +84,13 @@ type ticket struct {
 	owner string
 }
 
-// open reports whether h's circuit is open.
-func (p *Processor) open(h store.Health) bool {
-	return h.Failures >= p.cfg.CircuitThreshold
-}
+// DestinationKeyer is circuit.DestinationKeyer: a Sender that names each
+// message's destination for the circuit.
+type DestinationKeyer = circuit.DestinationKeyer
 
-// nextProbe is when an open circuit lets its next probe through: a probe
-// interval after the last failure, and not before a probe lease ends.
-func (p *Processor) nextProbe(h store.Health) time.Time {
-	at := h.LastFailure.Add(p.cfg.CircuitProbeInterval)
-	if h.ProbeUntil.After(at) {
-		at = h.ProbeUntil
-	}
-	return at
-}
-
-// DestinationKeyer is a Sender that names each message's destination
-// itself, for a circuit and health of its own: package chat keys each
-// chat webhook by its identity (chat.Destination), since every Discord
-// webhook shares discord.com. "" leaves the message to its URL's origin.
-type DestinationKeyer interface {
-	DestinationKey(m *notification.Message) string
+// rules are the circuit's numbers of cfg.
+func (p *Processor) rules() circuit.Rules {
+	return circuit.Rules{Threshold: p.cfg.CircuitThreshold, ProbeInterval: p.cfg.CircuitProbeInterval, DisableAfter: p.cfg.DisableAfter}
 }
 
 // destination is the key of n's destination health: its Sender's
@@ -163,7 +117,7 @@ func (p *Processor) destination(n *notification.Message) string {
 // passCircuit decides, when there is a health store, whether r may be sent
 // to its origin. A closed circuit sends it; an open one lets one probe
 // through at a time, from the probe time on, holding a lease until until,
-// and settles every other record as a transient ClassCircuitOpen failure:
+// and settles every other record as a transient circuit.ClassCircuitOpen failure:
 // retried after its backoff delay or at the probe time, whichever is later,
 // so its receives are spent no faster than failed attempts spend them.
 // A store failure sends (fails open), with r.storeErr set.
@@ -195,13 +149,13 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 		p.disabled(ctx, r, e.h)
 		return nil, false
 	}
-	if !p.open(e.h) {
+	if !p.rules().Open(e.h) {
 		return &ticket{e: e}, true
 	}
-	if !now.Before(p.nextProbe(e.h)) {
+	if !now.Before(p.rules().NextProbe(e.h)) {
 		owner := store.NewOwner()
 		h, took, err := p.cfg.Health.UpdateHealth(deliverCtx, e.h, func(h *store.Health) bool {
-			if h.Disabled() || !p.open(*h) || now.Before(p.nextProbe(*h)) {
+			if h.Disabled() || !p.rules().Open(*h) || now.Before(p.rules().NextProbe(*h)) {
 				return false
 			}
 			h.ProbeUntil, h.ProbeOwner = until, owner
@@ -217,16 +171,16 @@ func (p *Processor) passCircuit(ctx, deliverCtx context.Context, r *record, unti
 			p.disabled(ctx, r, h)
 			return nil, false
 		}
-		if took || !p.open(h) {
+		if took || !p.rules().Open(h) {
 			return &ticket{e: e, probe: took, owner: owner}, true
 		}
 	}
 	h := e.h
 	p.fail(ctx, r, &delivery.TransientError{
-		Class:      ClassCircuitOpen,
-		RetryAfter: p.nextProbe(h).Sub(now),
+		Class:      circuit.ClassCircuitOpen,
+		RetryAfter: p.rules().NextProbe(h).Sub(now),
 		Err: fmt.Errorf("not sent: the circuit of %s is open after %d consecutive failures, the last %s at %s; next probe at %s",
-			origin, h.Failures, h.FailureClass, h.LastFailure.UTC().Format(time.RFC3339), p.nextProbe(h).UTC().Format(time.RFC3339)),
+			origin, h.Failures, h.FailureClass, h.LastFailure.UTC().Format(time.RFC3339), p.rules().NextProbe(h).UTC().Format(time.RFC3339)),
 	})
 	return nil, false
 }
@@ -260,19 +214,19 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 			return true
 		}
 	case delivery.OriginDown(class):
-		if !t.probe && p.open(t.e.h) {
+		if !t.probe && p.rules().Open(t.e.h) {
 			return
 		}
 		change = func(h *store.Health) bool {
 			// Applied again to another writer's item when it came first:
 			// only the write that succeeds says whether it disabled.
 			disabling = false
-			if h.Failures == 0 || h.FailingSince.IsZero() || runEnded(*h, now) {
+			if h.Failures == 0 || h.FailingSince.IsZero() || circuit.RunEnded(*h, now) {
 				h.Failures, h.FailingSince = 0, now
 			}
 			h.Failures++
 			h.LastFailure, h.FailureClass = now, string(class)
-			if p.disables(*h, now) {
+			if p.rules().Disables(*h, now) {
 				p.disableByHerald(h, now)
 				disabling = true
 			}
@@ -327,7 +281,7 @@ func (p *Processor) reportCircuit(ctx context.Context, r *record, t *ticket, sen
 func (p *Processor) disableByHerald(h *store.Health, now time.Time) {
 	h.DisabledAt, h.DisabledBy = now, store.DisabledByHerald
 	if p.cfg.Announcer != nil {
-		announce.Record(h, announce.Pending{DetailType: announce.DestinationDisabled, Detail: DisabledEvent(*h, now)})
+		announce.Record(h, announce.Pending{DetailType: announce.DestinationDisabled, Detail: circuit.DisabledEvent(*h, now)})
 	}
 }
 
@@ -354,36 +308,11 @@ func (p *Processor) announcePending(ctx context.Context, e *originEntry, now tim
 	}
 }
 
-// DisabledEvent is the detail of destination.disabled for h, written at.
-func DisabledEvent(h store.Health, at time.Time) announce.Event {
-	return announce.Event{
-		Origin: h.Origin, State: "disabled", DisabledBy: h.DisabledBy,
-		ConsecutiveFailures: h.Failures, LastFailureClass: h.FailureClass,
-		FailingSince: announce.Time(h.FailingSince), LastFailure: announce.Time(h.LastFailure),
-		LastSuccess: announce.Time(h.LastSuccess), DisabledAt: announce.Time(h.DisabledAt), At: announce.Time(at),
-	}
-}
-
 // disabled dead-letters r, whose origin h is disabled, without sending it.
 func (p *Processor) disabled(ctx context.Context, r *record, h store.Health) {
-	p.deadLetter(ctx, r, delivery.Permanent(ClassDestinationDisabled,
+	p.deadLetter(ctx, r, delivery.Permanent(circuit.ClassDestinationDisabled,
 		fmt.Errorf("not sent: %s is disabled (by %s at %s; the last failure %s at %s); redrive after `herald destinations enable %s`",
 			h.Origin, h.DisabledBy, h.DisabledAt.UTC().Format(time.RFC3339), orNone(h.FailureClass), orNoneTime(h.LastFailure), h.Origin)))
-}
-
-// runEnded reports whether h's run of failures ended before a failure at
-// now: its last failure is FailureRunGap or longer ago.
-func runEnded(h store.Health, now time.Time) bool {
-	return !h.LastFailure.IsZero() && now.Sub(h.LastFailure) >= FailureRunGap
-}
-
-// disables reports whether h, after a failure at now, disables its origin:
-// DisableAfter is set, the circuit is open, the origin is not disabled yet
-// and its run of failures (no two failures FailureRunGap or more apart:
-// runEnded) began DisableAfter or longer ago.
-func (p *Processor) disables(h store.Health, now time.Time) bool {
-	return p.cfg.DisableAfter > 0 && p.open(h) && !h.Disabled() &&
-		!h.FailingSince.IsZero() && now.Sub(h.FailingSince) >= p.cfg.DisableAfter
 }
 
 func orNone(s string) string {

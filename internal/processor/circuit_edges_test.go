@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/processor"
 )
 
@@ -94,11 +95,11 @@ func TestDisabledReasonOfAnOriginThatNeverFailed(t *testing.T) {
 }
 
 // TestCircuitProbeIntervalDefaultsToAMinute: with CircuitProbeInterval 0 an
-// open circuit lets its probe through DefaultCircuitProbeInterval (1 min)
+// open circuit lets its probe through circuit.DefaultProbeInterval (1 min)
 // after the last failure: not at 59 s, at 60 s.
 func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, time.Minute, processor.DefaultCircuitProbeInterval)
+	require.Equal(t, time.Minute, circuit.DefaultProbeInterval)
 	cs, envs := environments(t, 1, func(c *processor.Config) { c.CircuitProbeInterval = 0 })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
@@ -107,7 +108,7 @@ func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
 	cs.clock.Advance(59 * time.Second)
 	cs.invoke(t, envs[0], rec("early", r.body("early"), 2))
 	require.Equal(t, int32(3), r.requests.Load(), "59 s after the last failure: held back")
-	require.Equal(t, string(processor.ClassCircuitOpen), logLines(t, envs[0])["early"]["error_class"])
+	require.Equal(t, string(circuit.ClassCircuitOpen), logLines(t, envs[0])["early"]["error_class"])
 	cs.clock.Advance(time.Second)
 	cs.invoke(t, envs[0], rec("probe", r.body("probe"), 2))
 	require.Equal(t, int32(4), r.requests.Load(), "60 s after: the probe")

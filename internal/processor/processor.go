@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/redrive"
@@ -98,18 +99,18 @@ type Config struct {
 	Health HealthStore
 	// CircuitThreshold is the number of consecutive origin-down failures
 	// that open an origin's circuit; 0 turns the circuit off. Defaults to
-	// 0; the deliver function's default is [DefaultCircuitThreshold].
+	// 0; the deliver function's default is [circuit.DefaultThreshold].
 	CircuitThreshold int
 	// CircuitProbeInterval is how long after an open circuit's last
 	// failure its next probe is let through. Defaults to
-	// [DefaultCircuitProbeInterval].
+	// [circuit.DefaultProbeInterval].
 	CircuitProbeInterval time.Duration
 	// DisableAfter disables an origin whose circuit is open and whose
 	// consecutive failures began this long ago with no success since: its
 	// records then go to the dead-letter queue at once as
-	// ClassDestinationDisabled until an operator enables it. 0 never
+	// circuit.ClassDestinationDisabled until an operator enables it. 0 never
 	// disables one automatically (a manual disable still holds). Defaults
-	// to 0; the deliver function's default is [DefaultDisableAfter].
+	// to 0; the deliver function's default is [circuit.DefaultDisableAfter].
 	DisableAfter time.Duration
 	// Announcer, when set, publishes destination.disabled when this
 	// environment's write disables an origin (announce.Publisher): the
@@ -178,7 +179,7 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 		return nil, fmt.Errorf("processor: DisableAfter %s: must not be negative", cfg.DisableAfter)
 	}
 	if cfg.CircuitProbeInterval <= 0 {
-		cfg.CircuitProbeInterval = DefaultCircuitProbeInterval
+		cfg.CircuitProbeInterval = circuit.DefaultProbeInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
