@@ -4,8 +4,8 @@
 // the deliver function's middleware around each send (Breaker) and by
 // `herald destinations` alike.
 //
-// A destination is keyed by its Sender's DestinationKey (a chat webhook's
-// identity, package chat) or else by the origin of its URL (scheme, host,
+// A destination is keyed by its Sender's DestinationKey
+// (delivery.DestinationKeyer: a chat webhook's identity, package chat) or else by the origin of its URL (scheme, host,
 // port, as webhook.Origin writes it); its health is one item of the store
 // (package store, Health), shared by every execution environment.
 //

@@ -6,7 +6,6 @@ import (
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
-	"github.com/heraldhq/herald/notification"
 )
 
 // Circuit defaults (docs/configuration.md says why).
@@ -41,17 +40,6 @@ var ClassCircuitOpen = delivery.NewClass("destination_circuit_open")
 // because its origin is disabled (docs/operations.md "Destination
 // states"): redrive it after `herald destinations enable`.
 var ClassDestinationDisabled = delivery.NewClass("destination_disabled")
-
-// DestinationKeyer is a Sender that names each message's destination
-// itself, for a circuit and health of its own: package chat keys each
-// chat webhook by its identity (chat.Destination), since every Discord
-// webhook shares discord.com. "" leaves the message to its URL's origin.
-// A wrapper around such a sender keeps the method (as Breaker's and
-// package tracing's do), so the key reaches the circuit through any
-// number of middlewares.
-type DestinationKeyer interface {
-	DestinationKey(m *notification.Message) string
-}
 
 // State is a destination's state as `herald destinations` names it.
 type State string

@@ -78,3 +78,19 @@ func TestRunEnded(t *testing.T) {
 	require.True(t, circuit.RunEnded(h, t0.Add(circuit.FailureRunGap)))
 	require.False(t, circuit.RunEnded(store.Health{}, t0), "no failure yet: nothing ended")
 }
+
+// TestNewRefusesANegativeThresholdOrDisableAfter: 0 turns each off; below
+// 0 is an error naming the field; a Breaker needs its health store (moved
+// from the processor with the circuit's settings).
+func TestNewRefusesANegativeThresholdOrDisableAfter(t *testing.T) {
+	t.Parallel()
+	st := &store.Store{}
+	_, err := circuit.New(circuit.Config{Health: st, Rules: circuit.Rules{Threshold: -1}})
+	require.EqualError(t, err, "circuit: Threshold -1: must be at least 0")
+	_, err = circuit.New(circuit.Config{Health: st, Rules: circuit.Rules{DisableAfter: -time.Nanosecond}})
+	require.EqualError(t, err, "circuit: DisableAfter -1ns: must not be negative")
+	_, err = circuit.New(circuit.Config{Health: st})
+	require.NoError(t, err, "0 turns each off")
+	_, err = circuit.New(circuit.Config{Rules: circuit.Rules{Threshold: 3}})
+	require.EqualError(t, err, "circuit: Health is required")
+}

@@ -212,9 +212,8 @@ func TestGoneChatWebhookAnnouncesOnce(t *testing.T) {
 	pub, err := announce.New(eb.Client(), "default")
 	require.NoError(t, err)
 	var clock interface{ Now() time.Time }
-	cs, envs := environments(t, 1, func(c *processor.Config) {
+	cs, envs := environmentsWith(t, 1, func(c *processor.Config) {
 		clock = nowFunc(c.Now)
-		c.Announcer = pub
 		s, err := chat.NewSender(chat.Config{
 			TLSClientConfig: rs.TLSConfig(),
 			AllowCIDRs:      []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
@@ -223,7 +222,7 @@ func TestGoneChatWebhookAnnouncesOnce(t *testing.T) {
 		})
 		require.NoError(t, err)
 		c.Senders[notification.ChannelChat] = s
-	})
+	}, func(c *circuit.Config) { c.Announcer = pub })
 	gone := rs.Discord.URL() + rs.Discord.Create("2001", "tokAnnounce7Q")
 	rs.Discord.Delete("2001")
 	var recs []events.SQSMessage

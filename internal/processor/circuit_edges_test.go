@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/circuit"
-	"github.com/heraldhq/herald/internal/processor"
 )
 
 // TestCircuitThresholdZeroIsOff: with a health store but CircuitThreshold
@@ -19,7 +18,7 @@ import (
 // store is neither read nor written.
 func TestCircuitThresholdZeroIsOff(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.CircuitThreshold = 0 })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.Threshold = 0 })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	var recs []events.SQSMessage
 	for i := range 5 {
@@ -100,7 +99,7 @@ func TestDisabledReasonOfAnOriginThatNeverFailed(t *testing.T) {
 func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, time.Minute, circuit.DefaultProbeInterval)
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.CircuitProbeInterval = 0 })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.ProbeInterval = 0 })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -112,20 +111,4 @@ func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
 	cs.clock.Advance(time.Second)
 	cs.invoke(t, envs[0], rec("probe", r.body("probe"), 2))
 	require.Equal(t, int32(4), r.requests.Load(), "60 s after: the probe")
-}
-
-// TestNewRefusesANegativeCircuitThresholdOrDisableAfter: 0 turns each off;
-// below 0 is an error naming the field.
-func TestNewRefusesANegativeCircuitThresholdOrDisableAfter(t *testing.T) {
-	t.Parallel()
-	_, client := newSQSWire(t)
-	base := processor.Config{QueueURL: "q", DeadLetterQueueURL: "d", MaxReceiveCount: 1}
-	c := base
-	c.CircuitThreshold = -1
-	_, err := processor.New(client, c)
-	require.EqualError(t, err, "processor: CircuitThreshold -1: must be at least 0")
-	c = base
-	c.DisableAfter = -time.Nanosecond
-	_, err = processor.New(client, c)
-	require.EqualError(t, err, "processor: DisableAfter -1ns: must not be negative")
 }

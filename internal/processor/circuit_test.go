@@ -70,6 +70,14 @@ type circuitSetup struct {
 // batch is exact), threshold 3 and a 60 s probe interval.
 func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuitSetup, []*bundle) {
 	t.Helper()
+	return environmentsWith(t, n, mutate, nil)
+}
+
+// environmentsWith is environments whose circuit (package circuit's
+// Breaker, one per environment, the processor's middleware) circ
+// changes.
+func environmentsWith(t *testing.T, n int, mutate func(*processor.Config), circ func(*circuit.Config)) (*circuitSetup, []*bundle) {
+	t.Helper()
 	cs := &circuitSetup{clock: testclock.New(time.Now().Add(time.Hour).Truncate(time.Second)), ddb: dynamotest.New(t)}
 	cs.ddb.AddTable(onceTable, store.AttrPK, store.AttrSK)
 	var err error
@@ -86,8 +94,14 @@ func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuit
 		require.NoError(t, err)
 		envs = append(envs, setup(t, func(c *processor.Config) {
 			c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: hook}
-			c.Health, c.CircuitThreshold, c.CircuitProbeInterval = cs.st, 3, time.Minute
 			c.Concurrency, c.Now = 1, cs.clock.Now
+			cc := circuit.Config{Rules: circuit.Rules{Threshold: 3, ProbeInterval: time.Minute}, Health: cs.st, Logger: c.Logger, Now: cs.clock.Now}
+			if circ != nil {
+				circ(&cc)
+			}
+			b, err := circuit.New(cc)
+			require.NoError(t, err)
+			c.Middleware = append(c.Middleware, processor.Middleware{Wrap: func(next processor.Sender) processor.Sender { return b.Wrap(next) }})
 			if mutate != nil {
 				mutate(c)
 			}

@@ -16,7 +16,6 @@ import (
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 )
@@ -29,7 +28,7 @@ import (
 // it sends again.
 func TestDisableAfterNoSuccess(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 10 * time.Minute })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = 10 * time.Minute })
 	down, up := newReceiver(t, http.StatusServiceUnavailable), newReceiver(t, http.StatusOK)
 	t0 := cs.clock.Now()
 	var recs []events.SQSMessage
@@ -84,7 +83,7 @@ func TestDisableAfterNoSuccess(t *testing.T) {
 // again is disabled DisableAfter after its last run began, not its first.
 func TestDisableAfterSuccessStartsOver(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 3 * time.Minute })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = 3 * time.Minute })
 	r := newReceiver(t, http.StatusBadGateway)
 	fail3 := func(prefix string) {
 		for i := range 3 {
@@ -150,7 +149,7 @@ func TestDisableManual(t *testing.T) {
 // no lease and dead-letters the record unsent.
 func TestDisableSeenByAStaleEnvironment(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute })
+	cs, envs := environmentsWith(t, 2, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -224,7 +223,7 @@ func TestDisableAnnouncesOnce(t *testing.T) {
 	eb := eventbridgetest.New(t)
 	pub, err := announce.New(eb.Client(), "default")
 	require.NoError(t, err)
-	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	cs, envs := environmentsWith(t, 2, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	t0 := cs.clock.Now()
 	for i := range 3 {
@@ -277,7 +276,7 @@ func TestDisableNeedsFailuresAcrossThePeriod(t *testing.T) {
 	for _, quiet := range []time.Duration{6 * 24 * time.Hour, circuit.FailureRunGap, 30*24*time.Hour - time.Hour} {
 		t.Run(quiet.String(), func(t *testing.T) {
 			t.Parallel()
-			cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = circuit.DefaultDisableAfter })
+			cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = circuit.DefaultDisableAfter })
 			r := newReceiver(t, http.StatusServiceUnavailable)
 			for i := range 3 {
 				cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -319,7 +318,7 @@ func TestDisableRunBoundaries(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = period })
+			cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = period })
 			r := newReceiver(t, http.StatusServiceUnavailable)
 			for i := range 3 {
 				cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -365,7 +364,7 @@ func TestDisableAnnouncementFinishedLater(t *testing.T) {
 	eb := eventbridgetest.New(t)
 	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
 	require.NoError(t, err)
-	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	cs, envs := environmentsWith(t, 2, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -406,7 +405,7 @@ func TestDisableAnnouncementRetriedAtOnce(t *testing.T) {
 	eb := eventbridgetest.New(t)
 	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
 	require.NoError(t, err)
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
