@@ -179,9 +179,9 @@ const (
 	// record of the same batch (a producer's retry landing in the same
 	// batch): not attempted, acknowledged, logged with duplicate_of, the
 	// earlier record's SQS message id. The earlier record's outcome is the
-	// notification's. With Config.Once, also a copy of a notification the
-	// store says was delivered: not sent, acknowledged, logged with
-	// delivered_at.
+	// notification's. Also a record whose send returned a
+	// *delivery.DeliveredError (a middleware, delivered-once, found it
+	// delivered before): not sent, acknowledged, logged with delivered_at.
 	Duplicate Outcome = "duplicate"
 	// Moved is a record on another channel's queue whose own channel has
 	// a queue but no sender here (its setup failed): not attempted, sent
