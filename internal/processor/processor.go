@@ -308,7 +308,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 					p.traced(ctx, deliverCtx, r)
 					<-sem
 				case <-deliverCtx.Done():
-					p.notStarted(ctx, r, deliverCtx)
+					p.settle(ctx, r, notStartedError(deliverCtx))
 				}
 				if r.outcome == Retry || r.outcome == Failed {
 					blocker = r
@@ -503,55 +503,75 @@ func (p *Processor) deliveryContext(ctx context.Context) (context.Context, conte
 	return context.WithDeadlineCause(ctx, deadline.Add(-p.cfg.Reserve), errors.New("invocation deadline reserve reached"))
 }
 
-// process decides one record's outcome. Dead-letter moves use ctx (the
-// invocation's), deliveries deliverCtx.
+// process decides one record's outcome: attempt, then settle. Dead-letter
+// moves use ctx (the invocation's), deliveries deliverCtx.
 func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 	// A panic in one record's delivery must not take the batch down: the
 	// event source mapping would then retry every record, delivered or not.
 	defer func() {
 		if v := recover(); v != nil {
-			p.fail(ctx, r, delivery.Transient(ClassPanic, fmt.Errorf("panic: %v", v)))
+			r.outcome = ""
+			p.settle(ctx, r, delivery.Transient(ClassPanic, fmt.Errorf("panic: %v", v)))
 		}
 	}()
+	p.settle(ctx, r, p.attempt(ctx, deliverCtx, r))
+}
+
+// attempt sends r with its channel's sender, inside the middlewares
+// (Config.Middleware), and returns the send's outcome: nil when
+// delivered, else an error of package delivery. A record it does not send
+// gets a permanent error (too large, invalid, no sender), an error that it
+// was not started (no time left), or its outcome set (dropped, moved).
+func (p *Processor) attempt(ctx, deliverCtx context.Context, r *record) error {
 	if deliverCtx.Err() != nil {
-		p.notStarted(ctx, r, deliverCtx)
-		return
+		return notStartedError(deliverCtx)
 	}
 	if r.size > notification.MaxMessageBytes {
-		p.deadLetter(ctx, r, delivery.Permanent(ClassMessageTooLarge, fmt.Errorf("the message is %d bytes (body and message attributes), above %d: 1 MiB, the SQS maximum, less the room a dead letter's reason needs (docs/delivery.md); not attempted", r.size, notification.MaxMessageBytes)))
-		return
+		return delivery.Permanent(ClassMessageTooLarge, fmt.Errorf("the message is %d bytes (body and message attributes), above %d: 1 MiB, the SQS maximum, less the room a dead letter's reason needs (docs/delivery.md); not attempted", r.size, notification.MaxMessageBytes))
 	}
 	if r.parseErr != nil {
-		p.deadLetter(ctx, r, delivery.Permanent(delivery.ClassInvalidMessage, r.parseErr))
-		return
+		return delivery.Permanent(delivery.ClassInvalidMessage, r.parseErr)
 	}
 	n := r.n
 	if n.Expired(p.cfg.Now()) {
 		r.outcome = Dropped
-		return
+		return nil
 	}
 	sender, ok := p.senders[n.Channel]
 	if !ok {
 		if own, has := queueOfChannel(p.queues, n.Channel); has && own.URL != r.queue.URL {
 			p.move(ctx, r, own)
-			return
+			return nil
 		}
-		p.deadLetter(ctx, r, delivery.Permanent(ClassChannelNotConfigured, fmt.Errorf("no sender for channel %q", n.Channel)))
-		return
+		return delivery.Permanent(ClassChannelNotConfigured, fmt.Errorf("no sender for channel %q", n.Channel))
 	}
-	// The middlewares (Config.Middleware) decide around the send; the
-	// outcome is settled here alone.
 	r.attempt = &delivery.Attempt{}
 	if d, ok := ctx.Deadline(); ok {
 		r.attempt.Deadline = d
 	}
-	err := sender.Send(delivery.NewContext(withRecord(deliverCtx, r), r.attempt), n)
+	return sender.Send(delivery.NewContext(withRecord(deliverCtx, r), r.attempt), n)
+}
+
+// settle turns r's outcome into what SQS does with it, the one place
+// that does: nil is delivered (deleted) unless attempt settled r already
+// (dropped, moved); a *delivery.DeliveredError is a duplicate
+// (deleted, unsent); a record not started is retried at once
+// (visibility 0); any other error is retried after its backoff or
+// dead-lettered (fail).
+func (p *Processor) settle(ctx context.Context, r *record, err error) {
+	if err == nil {
+		if r.outcome == "" {
+			r.outcome = Delivered
+		}
+		return
+	}
 	if at, ok := delivery.AlreadyDelivered(err); ok {
 		r.outcome, r.deliveredAt = Duplicate, at
 		return
 	}
-	if err == nil {
-		r.outcome = Delivered
+	var ns *notStarted
+	if errors.As(err, &ns) && r.receiveCount < p.cfg.MaxReceiveCount {
+		r.outcome, r.class, r.err, r.delay = Retry, delivery.ClassDeadline, err, 0
 		return
 	}
 	p.fail(ctx, r, err)
@@ -582,15 +602,17 @@ func receiveCount(m *events.SQSMessage) int {
 	return n
 }
 
-// notStarted settles a record the invocation had no time left to deliver:
-// it is retried at once (visibility timeout 0), not after a backoff delay;
-// on its last allowed receive it is dead-lettered with that reason, rather
-// than left for the redrive policy to move without one.
-func (p *Processor) notStarted(ctx context.Context, r *record, deliverCtx context.Context) {
-	err := delivery.Transient(delivery.ClassDeadline, fmt.Errorf("not started: %w", context.Cause(deliverCtx)))
-	if r.receiveCount >= p.cfg.MaxReceiveCount {
-		p.deadLetter(ctx, r, err)
-		return
-	}
-	r.outcome, r.class, r.err, r.delay = Retry, delivery.ClassDeadline, err, 0
+// notStarted is the error of a record the invocation had no time left to
+// deliver: settle retries it at once (visibility timeout 0), not after a
+// backoff delay; on its last allowed receive it is dead-lettered with
+// that reason, rather than left for the redrive policy to move without
+// one.
+type notStarted struct{ error }
+
+func (e *notStarted) Unwrap() error { return e.error }
+
+// notStartedError is the transient ClassDeadline error of a record not
+// started before deliverCtx ended.
+func notStartedError(deliverCtx context.Context) error {
+	return &notStarted{delivery.Transient(delivery.ClassDeadline, fmt.Errorf("not started: %w", context.Cause(deliverCtx)))}
 }
