@@ -223,7 +223,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 // spreadFailure reports whether record i of n is one of the k that fail,
 // spread evenly through the batch (records 3, 6 and 9 of 10): never ten
 // failures to one origin in a row, which would open its circuit
-// (processor.DefaultCircuitThreshold) and hold the rest back.
+// (circuit.DefaultThreshold) and hold the rest back.
 func spreadFailure(i, n, k int) bool {
 	return (i+1)*k/n > i*k/n
 }

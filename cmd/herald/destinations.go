@@ -14,20 +14,12 @@ import (
 
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/endpoint"
 	"github.com/heraldhq/herald/internal/endpointsend"
-	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
-)
-
-// Destination states as `herald destinations` names them
-// (docs/operations.md "Destination states").
-const (
-	stateClosed   = "closed"
-	stateOpen     = "open"
-	stateDisabled = "disabled"
 )
 
 // destination is one origin's health as `destinations --json` prints it.
@@ -50,18 +42,11 @@ func rfc3339(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// destinationOf names h's state: disabled, else open from threshold
-// consecutive failures on, else closed.
+// destinationOf is h as the command prints it, its state by the circuit's
+// rule (circuit.Rules.StateOf) with threshold.
 func destinationOf(h store.Health, threshold int) destination {
-	state := stateClosed
-	switch {
-	case h.Disabled():
-		state = stateDisabled
-	case threshold > 0 && h.Failures >= threshold:
-		state = stateOpen
-	}
 	return destination{
-		Origin: h.Origin, State: state, Failures: h.Failures, FailingSince: rfc3339(h.FailingSince),
+		Origin: h.Origin, State: string(circuit.Rules{Threshold: threshold}.StateOf(h)), Failures: h.Failures, FailingSince: rfc3339(h.FailingSince),
 		LastSuccess: rfc3339(h.LastSuccess), LastFailure: rfc3339(h.LastFailure), FailureClass: h.FailureClass,
 		DisabledAt: rfc3339(h.DisabledAt), DisabledBy: h.DisabledBy,
 	}
@@ -79,7 +64,7 @@ type destinationsCtx struct {
 const outputEventBus = "EventBusName"
 
 func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx, error) {
-	threshold := processor.DefaultCircuitThreshold
+	threshold := circuit.DefaultThreshold
 	if v := e.getenv("HERALD_CIRCUIT_THRESHOLD"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -282,10 +267,10 @@ so running the command again finishes it.`
 				// The event goes into the item with the change and
 				// leaves it once published (announce.Pending).
 				record = append(record, func(before store.Health, h *store.Health) {
-					p := announce.Pending{DetailType: announce.DestinationDisabled, Detail: processor.DisabledEvent(*h, e.now())}
+					p := announce.Pending{DetailType: announce.DestinationDisabled, Detail: circuit.DisabledEvent(*h, e.now())}
 					if !disable {
-						p = announce.Pending{DetailType: announce.DestinationRecovered, Detail: processor.DisabledEvent(before, e.now())}
-						p.Detail.State = stateClosed
+						p = announce.Pending{DetailType: announce.DestinationRecovered, Detail: circuit.DisabledEvent(before, e.now())}
+						p.Detail.State = string(circuit.Closed)
 					}
 					announce.Record(h, p)
 				})

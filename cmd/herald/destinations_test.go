@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
@@ -75,7 +76,7 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	var d destination
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
 	require.Equal(t, "https://hooks.example.com", d.Origin)
-	require.Equal(t, stateDisabled, d.State)
+	require.Equal(t, string(circuit.Disabled), d.State)
 	require.Equal(t, store.DisabledByOperator, d.DisabledBy)
 	require.NotEmpty(t, d.DisabledAt)
 
@@ -93,9 +94,9 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 		states[x.Origin] = x.State
 	}
 	require.Equal(t, map[string]string{
-		"https://down.example.com":       stateOpen,
-		"https://flaky.example.com:8443": stateClosed,
-		"https://hooks.example.com":      stateDisabled,
+		"https://down.example.com":       string(circuit.Open),
+		"https://flaky.example.com:8443": string(circuit.Closed),
+		"https://hooks.example.com":      string(circuit.Disabled),
 	}, states)
 
 	r = heraldWith(t, vars, "destinations", "ls")
@@ -130,7 +131,7 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	require.Equal(t, exitOK, r.code, "%+v", r)
 	d = destination{}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
-	require.Equal(t, destination{Origin: "https://hooks.example.com", State: stateClosed}, d)
+	require.Equal(t, destination{Origin: "https://hooks.example.com", State: string(circuit.Closed)}, d)
 
 	r = heraldWith(t, vars, "--json", "destinations", "enable", "https://down.example.com")
 	require.Equal(t, exitOK, r.code, "%+v", r)
@@ -194,19 +195,6 @@ func TestDestinationsDisableShowEnable(t *testing.T) { // t.Setenv: not parallel
 	require.Len(t, eb.Events(), 5, "refused once, put on the retry")
 }
 
-// TestDestinationOfAtTheThreshold: an origin is open from threshold
-// consecutive failures on; a threshold of 0 never opens it.
-func TestDestinationOfAtTheThreshold(t *testing.T) {
-	t.Parallel()
-	h := func(failures int) store.Health {
-		return store.Health{Origin: "https://a.example.com", Failures: failures}
-	}
-	require.Equal(t, stateOpen, destinationOf(h(3), 3).State)
-	require.Equal(t, stateClosed, destinationOf(h(2), 3).State)
-	require.Equal(t, stateClosed, destinationOf(h(0), 0).State)
-	require.Equal(t, stateClosed, destinationOf(h(5), 0).State)
-}
-
 // TestDestinationsChatWebhook: a chat webhook herald disabled as gone is
 // addressed by its key (as a dead letter's reason prints it) or by its URL
 // on the service's host (any API version, any Discord host), and nothing
@@ -237,7 +225,7 @@ func TestDestinationsChatWebhook(t *testing.T) { // t.Setenv: not parallel
 		var d destination
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
 		require.Equal(t, key, d.Origin, arg)
-		require.Equal(t, stateDisabled, d.State)
+		require.Equal(t, string(circuit.Disabled), d.State)
 		require.NotContains(t, r.stdout+r.stderr, "tokSecret7Q")
 	}
 	r := heraldWith(t, vars, "destinations", "ls")
@@ -284,7 +272,7 @@ func TestDestinationsEndpoint(t *testing.T) { // t.Setenv: not parallel
 		var d destination
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
 		require.Equal(t, "endpoint:"+id, d.Origin, arg)
-		require.Equal(t, stateDisabled, d.State)
+		require.Equal(t, string(circuit.Disabled), d.State)
 	}
 	r := heraldWith(t, vars, "destinations", "enable", id)
 	require.Equal(t, exitOK, r.code, "%+v", r)

@@ -23,9 +23,11 @@ import (
 
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/email"
 	"github.com/heraldhq/herald/internal/endpointsend"
+	"github.com/heraldhq/herald/internal/once"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/retention"
 	"github.com/heraldhq/herald/internal/store"
@@ -211,23 +213,33 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 	} else {
 		senders[notification.ChannelChat] = endpointsend.ForChat(chatSender, endpoints)
 	}
-	var (
-		once   processor.OnceStore
-		health processor.HealthStore
-	)
-	if st != nil && cfg.DeliveredOnce() {
-		once = st
-	}
+	// The middlewares around every send, the circuit outermost: a record
+	// its destination's circuit holds back takes no lease.
+	var mw []processor.Middleware
 	if st != nil && cfg.Circuit() {
-		health = st
-	}
-	var announcer processor.Announcer
-	if health != nil && cfg.EventBus != "" {
-		pub, err := announce.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBus)
+		ccfg := circuit.Config{
+			Rules:  circuit.Rules{Threshold: cfg.CircuitThreshold, ProbeInterval: cfg.CircuitProbeInterval, DisableAfter: cfg.DestinationDisableAfter},
+			Health: st, Logger: logger,
+		}
+		if cfg.EventBus != "" {
+			pub, err := announce.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBus)
+			if err != nil {
+				return nil, nil, err
+			}
+			ccfg.Announcer = pub
+		}
+		b, err := circuit.New(ccfg)
 		if err != nil {
 			return nil, nil, err
 		}
-		announcer = pub
+		mw = append(mw, processor.Middleware{Wrap: func(next processor.Sender) processor.Sender { return b.Wrap(next) }})
+	}
+	if st != nil && cfg.DeliveredOnce() {
+		o, err := once.New(once.Config{Store: st, Channels: cfg.DeliveredOnceChannels, SendOnStoreError: cfg.SendOnStoreError})
+		if err != nil {
+			return nil, nil, err
+		}
+		mw = append(mw, processor.Middleware{Wrap: func(next processor.Sender) processor.Sender { return o.Wrap(next) }, StartBatch: o.StartBatch})
 	}
 	var tracer processor.Tracer // nil unless traced: a nil *Tracing would not be nil
 	if opts.Tracing != nil {
@@ -237,24 +249,17 @@ func NewDeliverChannels(ctx context.Context, cfg config.Deliver, awsCfg aws.Conf
 		}
 	}
 	p, err := processor.New(sqs.NewFromConfig(awsCfg), processor.Config{
-		QueueURL:             cfg.QueueURL,
-		DeadLetterQueueURL:   cfg.DeadLetterQueueURL,
-		Queues:               cfg.Queues,
-		MaxReceiveCount:      cfg.MaxReceiveCount,
-		Backoff:              cfg.Backoff(),
-		Concurrency:          cfg.Concurrency,
-		Senders:              senders,
-		Pauser:               opts.Pauser,
-		Once:                 once,
-		OnceChannels:         cfg.DeliveredOnceChannels,
-		SendOnStoreError:     cfg.SendOnStoreError,
-		Health:               health,
-		CircuitThreshold:     cfg.CircuitThreshold,
-		CircuitProbeInterval: cfg.CircuitProbeInterval,
-		DisableAfter:         cfg.DestinationDisableAfter,
-		Announcer:            announcer,
-		Tracer:               tracer,
-		Logger:               logger,
+		QueueURL:           cfg.QueueURL,
+		DeadLetterQueueURL: cfg.DeadLetterQueueURL,
+		Queues:             cfg.Queues,
+		MaxReceiveCount:    cfg.MaxReceiveCount,
+		Backoff:            cfg.Backoff(),
+		Concurrency:        cfg.Concurrency,
+		Senders:            senders,
+		Pauser:             opts.Pauser,
+		Middleware:         mw,
+		Tracer:             tracer,
+		Logger:             logger,
 	})
 	if err != nil {
 		return nil, nil, err

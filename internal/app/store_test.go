@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -106,4 +107,48 @@ func TestDeliverLogsToTheGivenLogger(t *testing.T) {
 		Attributes: map[string]string{"ApproximateReceiveCount": "1"},
 	}}})
 	require.Contains(t, logs.String(), "logged-2")
+}
+
+// TestDeliverCircuitBeforeDeliveredOnce: the circuit is the outer
+// middleware, so a record its destination's open circuit holds back takes
+// no delivered-once lease: of two notifications to an origin answering
+// 503 (threshold 1), the first takes a lease and gives it up after its
+// failure, the second is held back (destination_circuit_open) without
+// one.
+func TestDeliverCircuitBeforeDeliveredOnce(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		posts.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	dyn := dynamotest.New(t)
+	dyn.AddTable("herald", store.AttrPK, store.AttrSK)
+	env := map[string]string{
+		"HERALD_QUEUE_URL": "http://127.0.0.1:1/000000000000/q", "HERALD_DLQ_URL": "http://127.0.0.1:1/000000000000/dlq",
+		"HERALD_WEBHOOK_SECRET": secretA, "HERALD_WEBHOOK_ALLOW_CIDRS": "127.0.0.1/32",
+		"HERALD_STORE_TABLE": "herald", "HERALD_DELIVERED_ONCE_CHANNELS": "webhook", "HERALD_CIRCUIT_THRESHOLD": "1",
+	}
+	cfg, err := config.LoadDeliver(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	var logs bytes.Buffer // slog's handler serializes its writes
+	p, err := app.NewDeliver(cfg, aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, BaseEndpoint: aws.String(dyn.URL())}, app.DeliverOptions{
+		WebhookTLS: srv.Client().Transport.(*http.Transport).TLSClientConfig,
+		Logger:     slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+	require.NoError(t, err)
+	for _, id := range []string{"first", "second"} {
+		resp, err := p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: "m-" + id, ReceiptHandle: "rh-" + id,
+			Body:       `{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"` + srv.URL + `/h","event_type":"t","payload":{}}}`,
+			Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+		}}})
+		require.NoError(t, err)
+		require.Len(t, resp.BatchItemFailures, 1, id)
+	}
+	require.Equal(t, int32(1), posts.Load(), "the second is held back")
+	require.Equal(t, 1, dyn.Calls("DeleteItem"), "one lease taken and given up: the first's")
+	require.Contains(t, logs.String(), `"error_class":"destination_circuit_open"`)
 }

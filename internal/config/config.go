@@ -15,8 +15,8 @@ import (
 
 	"github.com/heraldhq/herald/internal/backoff"
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/outbound"
-	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/sqsbatch"
 	"github.com/heraldhq/herald/internal/store"
@@ -180,7 +180,7 @@ type Deliver struct {
 	// or chat origin is down (5xx, 408, 429, timeout, DNS, connection,
 	// TLS) open its circuit (HERALD_CIRCUIT_THRESHOLD, 0–1000; needs
 	// HERALD_STORE_TABLE). 0 turns the circuit off. Defaults to
-	// processor.DefaultCircuitThreshold (10; docs/configuration.md).
+	// circuit.DefaultThreshold (10; docs/configuration.md).
 	CircuitThreshold int
 	// CircuitProbeInterval is how long after an open circuit's last
 	// failure one probe is let through
@@ -190,7 +190,7 @@ type Deliver struct {
 	// circuit is open and whose failures began this long ago with no
 	// success since (HERALD_DESTINATION_DISABLE_AFTER_SECONDS, 0–2592000;
 	// needs the circuit). 0 never disables one automatically. Defaults to
-	// processor.DefaultDisableAfter (5 days).
+	// circuit.DefaultDisableAfter (5 days).
 	DestinationDisableAfter time.Duration
 	// EventBus is the Amazon EventBridge event bus (name or ARN) that
 	// destination.disabled events go to (HERALD_EVENT_BUS; package
@@ -280,11 +280,11 @@ func LoadDeliver(getenv func(string) string) (Deliver, error) {
 			int(store.DefaultWindow/time.Second), 0, maxDeliveredOnceWindowSeconds)) * time.Second,
 		DeliveredOnceChannels: r.channels("HERALD_DELIVERED_ONCE_CHANNELS", DefaultDeliveredOnceChannels),
 		SendOnStoreError:      r.oneOf("HERALD_ON_STORE_ERROR", OnStoreErrorRetry, OnStoreErrorRetry, OnStoreErrorSend) == OnStoreErrorSend,
-		CircuitThreshold:      r.integer("HERALD_CIRCUIT_THRESHOLD", processor.DefaultCircuitThreshold, 0, 1000),
+		CircuitThreshold:      r.integer("HERALD_CIRCUIT_THRESHOLD", circuit.DefaultThreshold, 0, 1000),
 		CircuitProbeInterval: time.Duration(r.integer("HERALD_CIRCUIT_PROBE_INTERVAL_SECONDS",
-			int(processor.DefaultCircuitProbeInterval/time.Second), 1, 43200)) * time.Second,
+			int(circuit.DefaultProbeInterval/time.Second), 1, 43200)) * time.Second,
 		DestinationDisableAfter: time.Duration(r.integer("HERALD_DESTINATION_DISABLE_AFTER_SECONDS",
-			int(processor.DefaultDisableAfter/time.Second), 0, maxDisableAfterSeconds)) * time.Second,
+			int(circuit.DefaultDisableAfter/time.Second), 0, maxDisableAfterSeconds)) * time.Second,
 		EventBus: strings.TrimSpace(getenv("HERALD_EVENT_BUS")),
 	}
 	switch {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/backoff"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/endpoint"
 	"github.com/heraldhq/herald/internal/endpointsend"
 	"github.com/heraldhq/herald/internal/processor"
@@ -40,7 +41,9 @@ func deliverFunction(t *testing.T, wire *sqstest.Server, s processor.Sender, st 
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
 	if st != nil {
-		cfg.Health, cfg.CircuitThreshold = st, 2
+		b, err := circuit.New(circuit.Config{Rules: circuit.Rules{Threshold: 2}, Health: st})
+		require.NoError(t, err)
+		cfg.Middleware = []processor.Middleware{{Wrap: func(next processor.Sender) processor.Sender { return b.Wrap(next) }}}
 	}
 	p, err := processor.New(wire.Client(), cfg)
 	require.NoError(t, err)

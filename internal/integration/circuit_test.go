@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/processor"
@@ -63,7 +64,7 @@ func TestCircuitAgainstTheLocalStack(t *testing.T) {
 	for _, l := range e.logs.all() {
 		if l["msg"] == processor.LineNotification && l["outcome"] == "dead_lettered" {
 			require.True(t, strings.HasPrefix(l["id"].(string), "down-"), l)
-			if l["error_class"] == string(processor.ClassCircuitOpen) {
+			if l["error_class"] == string(circuit.ClassCircuitOpen) {
 				circuitOpen++
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
@@ -127,7 +128,7 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 	})
 	for _, id := range ids {
 		l := disabledLine(id)
-		require.Equal(t, string(processor.ClassDestinationDisabled), l["error_class"], l)
+		require.Equal(t, string(circuit.ClassDestinationDisabled), l["error_class"], l)
 		require.NotContains(t, fmt.Sprint(l), "secret-path")
 	}
 	require.Len(t, e.receiver.Requests(), before, "a disabled origin gets nothing")
@@ -189,7 +190,7 @@ func TestDisableAgainstTheLocalStack(t *testing.T) {
 	require.Equal(t, "destination.recovered", got[1]["detail-type"])
 
 	// The dead letters of the disabled time, redriven, are delivered.
-	rd := cli.herald("", "dlq", "redrive", "--class", string(processor.ClassDestinationDisabled))
+	rd := cli.herald("", "dlq", "redrive", "--class", string(circuit.ClassDestinationDisabled))
 	require.Zero(t, rd.code, "%+v", rd)
 	e.pollUntil(60*time.Second, func() bool {
 		delivered := map[string]bool{}

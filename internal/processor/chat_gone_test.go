@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/announce"
 	"github.com/heraldhq/herald/internal/chat"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
@@ -113,7 +114,7 @@ func TestGoneChatWebhookMakesOneRequest(t *testing.T) {
 				switch string(dl.reason.ErrorClass) {
 				case tt.class:
 					first++
-				case string(processor.ClassDestinationDisabled):
+				case string(circuit.ClassDestinationDisabled):
 					disabled++
 					require.Contains(t, dl.reason.Error, "herald destinations enable "+key)
 				}
@@ -195,7 +196,7 @@ func TestGoneChatWebhookInOneConcurrentBatch(t *testing.T) {
 	for _, dl := range dls {
 		classes[dl.reason.ErrorClass]++
 	}
-	require.Equal(t, map[delivery.Class]int{"discord_unknown_webhook": 1, processor.ClassDestinationDisabled: 29}, classes)
+	require.Equal(t, map[delivery.Class]int{"discord_unknown_webhook": 1, circuit.ClassDestinationDisabled: 29}, classes)
 }
 
 // TestGoneChatWebhookAnnouncesOnce: the webhook disabled at once because
@@ -211,9 +212,8 @@ func TestGoneChatWebhookAnnouncesOnce(t *testing.T) {
 	pub, err := announce.New(eb.Client(), "default")
 	require.NoError(t, err)
 	var clock interface{ Now() time.Time }
-	cs, envs := environments(t, 1, func(c *processor.Config) {
+	cs, envs := environmentsWith(t, 1, func(c *processor.Config) {
 		clock = nowFunc(c.Now)
-		c.Announcer = pub
 		s, err := chat.NewSender(chat.Config{
 			TLSClientConfig: rs.TLSConfig(),
 			AllowCIDRs:      []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
@@ -222,7 +222,7 @@ func TestGoneChatWebhookAnnouncesOnce(t *testing.T) {
 		})
 		require.NoError(t, err)
 		c.Senders[notification.ChannelChat] = s
-	})
+	}, func(c *circuit.Config) { c.Announcer = pub })
 	gone := rs.Discord.URL() + rs.Discord.Create("2001", "tokAnnounce7Q")
 	rs.Discord.Delete("2001")
 	var recs []events.SQSMessage

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/circuit"
 )
 
 // TestCircuitThresholdZeroIsOff: with a health store but CircuitThreshold
@@ -18,7 +18,7 @@ import (
 // store is neither read nor written.
 func TestCircuitThresholdZeroIsOff(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.CircuitThreshold = 0 })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.Threshold = 0 })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	var recs []events.SQSMessage
 	for i := range 5 {
@@ -94,12 +94,12 @@ func TestDisabledReasonOfAnOriginThatNeverFailed(t *testing.T) {
 }
 
 // TestCircuitProbeIntervalDefaultsToAMinute: with CircuitProbeInterval 0 an
-// open circuit lets its probe through DefaultCircuitProbeInterval (1 min)
+// open circuit lets its probe through circuit.DefaultProbeInterval (1 min)
 // after the last failure: not at 59 s, at 60 s.
 func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, time.Minute, processor.DefaultCircuitProbeInterval)
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.CircuitProbeInterval = 0 })
+	require.Equal(t, time.Minute, circuit.DefaultProbeInterval)
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.ProbeInterval = 0 })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -107,24 +107,8 @@ func TestCircuitProbeIntervalDefaultsToAMinute(t *testing.T) {
 	cs.clock.Advance(59 * time.Second)
 	cs.invoke(t, envs[0], rec("early", r.body("early"), 2))
 	require.Equal(t, int32(3), r.requests.Load(), "59 s after the last failure: held back")
-	require.Equal(t, string(processor.ClassCircuitOpen), logLines(t, envs[0])["early"]["error_class"])
+	require.Equal(t, string(circuit.ClassCircuitOpen), logLines(t, envs[0])["early"]["error_class"])
 	cs.clock.Advance(time.Second)
 	cs.invoke(t, envs[0], rec("probe", r.body("probe"), 2))
 	require.Equal(t, int32(4), r.requests.Load(), "60 s after: the probe")
-}
-
-// TestNewRefusesANegativeCircuitThresholdOrDisableAfter: 0 turns each off;
-// below 0 is an error naming the field.
-func TestNewRefusesANegativeCircuitThresholdOrDisableAfter(t *testing.T) {
-	t.Parallel()
-	_, client := newSQSWire(t)
-	base := processor.Config{QueueURL: "q", DeadLetterQueueURL: "d", MaxReceiveCount: 1}
-	c := base
-	c.CircuitThreshold = -1
-	_, err := processor.New(client, c)
-	require.EqualError(t, err, "processor: CircuitThreshold -1: must be at least 0")
-	c = base
-	c.DisableAfter = -time.Nanosecond
-	_, err = processor.New(client, c)
-	require.EqualError(t, err, "processor: DisableAfter -1ns: must not be negative")
 }

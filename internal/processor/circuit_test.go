@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
@@ -69,6 +70,14 @@ type circuitSetup struct {
 // batch is exact), threshold 3 and a 60 s probe interval.
 func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuitSetup, []*bundle) {
 	t.Helper()
+	return environmentsWith(t, n, mutate, nil)
+}
+
+// environmentsWith is environments whose circuit (package circuit's
+// Breaker, one per environment, the processor's middleware) circ
+// changes.
+func environmentsWith(t *testing.T, n int, mutate func(*processor.Config), circ func(*circuit.Config)) (*circuitSetup, []*bundle) {
+	t.Helper()
 	cs := &circuitSetup{clock: testclock.New(time.Now().Add(time.Hour).Truncate(time.Second)), ddb: dynamotest.New(t)}
 	cs.ddb.AddTable(onceTable, store.AttrPK, store.AttrSK)
 	var err error
@@ -85,8 +94,14 @@ func environments(t *testing.T, n int, mutate func(*processor.Config)) (*circuit
 		require.NoError(t, err)
 		envs = append(envs, setup(t, func(c *processor.Config) {
 			c.Senders = map[notification.Channel]processor.Sender{notification.ChannelWebhook: hook}
-			c.Health, c.CircuitThreshold, c.CircuitProbeInterval = cs.st, 3, time.Minute
 			c.Concurrency, c.Now = 1, cs.clock.Now
+			cc := circuit.Config{Rules: circuit.Rules{Threshold: 3, ProbeInterval: time.Minute}, Health: cs.st, Logger: c.Logger, Now: cs.clock.Now}
+			if circ != nil {
+				circ(&cc)
+			}
+			b, err := circuit.New(cc)
+			require.NoError(t, err)
+			c.Middleware = append(c.Middleware, processor.Middleware{Wrap: func(next processor.Sender) processor.Sender { return b.Wrap(next) }})
 			if mutate != nil {
 				mutate(c)
 			}
@@ -148,7 +163,7 @@ func TestCircuitHoldsBackAFailingOriginNotAHealthyOne(t *testing.T) {
 	for i := range 5 {
 		l := lines[fmt.Sprintf("down-0-%d", i)]
 		require.Equal(t, "retry", l["outcome"])
-		if l["error_class"] == string(processor.ClassCircuitOpen) {
+		if l["error_class"] == string(circuit.ClassCircuitOpen) {
 			held++
 			require.NotContains(t, l["error"], "secret-path", "the reason names the origin, never the path")
 		}
@@ -159,7 +174,7 @@ func TestCircuitHoldsBackAFailingOriginNotAHealthyOne(t *testing.T) {
 	vis := visibilityEntries(t, envs[0])
 	for i := range 5 {
 		id := fmt.Sprintf("down-0-%d", i)
-		if lines[id]["error_class"] == string(processor.ClassCircuitOpen) {
+		if lines[id]["error_class"] == string(circuit.ClassCircuitOpen) {
 			require.Equal(t, 60, vis["rh-"+id], "%s held back until the probe time", id)
 		} else {
 			require.Equal(t, 10, vis["rh-"+id], "%s: a failed attempt keeps its backoff", id)
@@ -242,7 +257,7 @@ func TestCircuitOneProbeAtATime(t *testing.T) {
 	resp := cs.invoke(t, envs[1], rec("b-0", r.body("b-0"), 2), rec("b-1", r.body("b-1"), 2))
 	require.Len(t, failures(resp), 2)
 	for _, id := range []string{"b-0", "b-1"} {
-		require.Equal(t, string(processor.ClassCircuitOpen), logLines(t, envs[1])[id]["error_class"])
+		require.Equal(t, string(circuit.ClassCircuitOpen), logLines(t, envs[1])[id]["error_class"])
 	}
 	require.Equal(t, int32(4), r.requests.Load(), "only the probe reached the origin")
 	r.status.Store(http.StatusOK)
@@ -290,7 +305,7 @@ func TestCircuitCountsEveryKindOfOriginDown(t *testing.T) {
 		}
 		held := 0
 		for _, l := range logLines(t, envs[0]) {
-			if l["error_class"] == string(processor.ClassCircuitOpen) {
+			if l["error_class"] == string(circuit.ClassCircuitOpen) {
 				held++
 			}
 		}
@@ -317,7 +332,7 @@ func TestCircuitHeldBackRecordsSpendReceivesNoFaster(t *testing.T) {
 	require.Equal(t, 600, visibilityEntries(t, envs[0])["rh-early"], "the backoff's 10 min, not the probe's 60 s")
 	lines := logLines(t, envs[0])
 	require.Equal(t, "dead_lettered", lines["last"]["outcome"])
-	require.Equal(t, string(processor.ClassCircuitOpen), lines["last"]["error_class"])
+	require.Equal(t, string(circuit.ClassCircuitOpen), lines["last"]["error_class"])
 	require.Len(t, envs[0].deadLetters(t), 1)
 }
 

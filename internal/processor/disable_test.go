@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/announce"
+	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/metrics"
-	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
 )
@@ -28,7 +28,7 @@ import (
 // it sends again.
 func TestDisableAfterNoSuccess(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 10 * time.Minute })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = 10 * time.Minute })
 	down, up := newReceiver(t, http.StatusServiceUnavailable), newReceiver(t, http.StatusOK)
 	t0 := cs.clock.Now()
 	var recs []events.SQSMessage
@@ -61,7 +61,7 @@ func TestDisableAfterNoSuccess(t *testing.T) {
 	dls := envs[0].deadLetters(t)
 	require.Len(t, dls, 2)
 	for _, dl := range dls {
-		require.Equal(t, processor.ClassDestinationDisabled, dl.reason.ErrorClass)
+		require.Equal(t, circuit.ClassDestinationDisabled, dl.reason.ErrorClass)
 		require.Equal(t, "permanent_failure", dl.reason.Outcome)
 		require.Contains(t, dl.reason.Error, "webhook_http_5xx")
 		require.NotContains(t, dl.reason.Error, "secret-path")
@@ -83,7 +83,7 @@ func TestDisableAfterNoSuccess(t *testing.T) {
 // again is disabled DisableAfter after its last run began, not its first.
 func TestDisableAfterSuccessStartsOver(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 3 * time.Minute })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = 3 * time.Minute })
 	r := newReceiver(t, http.StatusBadGateway)
 	fail3 := func(prefix string) {
 		for i := range 3 {
@@ -128,7 +128,7 @@ func TestDisableManual(t *testing.T) {
 	require.Equal(t, int32(0), r.requests.Load())
 	dls := envs[0].deadLetters(t)
 	require.Len(t, dls, 1)
-	require.Equal(t, processor.ClassDestinationDisabled, dls[0].reason.ErrorClass)
+	require.Equal(t, circuit.ClassDestinationDisabled, dls[0].reason.ErrorClass)
 	require.Contains(t, dls[0].reason.Error, "by operator")
 	require.Zero(t, batchSum(t, envs[0], metrics.DestinationsDisabled), "a manual disable is the operator's, not counted")
 
@@ -149,7 +149,7 @@ func TestDisableManual(t *testing.T) {
 // no lease and dead-letters the record unsent.
 func TestDisableSeenByAStaleEnvironment(t *testing.T) {
 	t.Parallel()
-	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute })
+	cs, envs := environmentsWith(t, 2, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -168,7 +168,7 @@ func TestDisableSeenByAStaleEnvironment(t *testing.T) {
 	require.Equal(t, int32(5), r.requests.Load(), "not sent")
 	dls := envs[1].deadLetters(t)
 	require.Len(t, dls, 1)
-	require.Equal(t, processor.ClassDestinationDisabled, dls[0].reason.ErrorClass)
+	require.Equal(t, circuit.ClassDestinationDisabled, dls[0].reason.ErrorClass)
 	require.Equal(t, 1.0, batchSum(t, envs[0], metrics.DestinationsDisabled))
 	require.Zero(t, batchSum(t, envs[1], metrics.DestinationsDisabled), "only the environment that disabled it counts it")
 }
@@ -193,7 +193,7 @@ func TestDisableByOperatorSeenByAStaleEnvironment(t *testing.T) {
 	h := cs.health(t, r)
 	require.True(t, h.ProbeUntil.IsZero(), "no probe lease on a disabled origin")
 	require.Empty(t, h.ProbeOwner)
-	require.Equal(t, processor.ClassDestinationDisabled, envs[0].deadLetters(t)[0].reason.ErrorClass)
+	require.Equal(t, circuit.ClassDestinationDisabled, envs[0].deadLetters(t)[0].reason.ErrorClass)
 }
 
 // batchSum adds up the metric name over every batch line b wrote.
@@ -223,7 +223,7 @@ func TestDisableAnnouncesOnce(t *testing.T) {
 	eb := eventbridgetest.New(t)
 	pub, err := announce.New(eb.Client(), "default")
 	require.NoError(t, err)
-	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	cs, envs := environmentsWith(t, 2, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	t0 := cs.clock.Now()
 	for i := range 3 {
@@ -268,15 +268,15 @@ func TestDisableAnnouncesOnce(t *testing.T) {
 
 // TestDisableNeedsFailuresAcrossThePeriod: three failures open the
 // circuit; six silent days later one probe meets a 502. That failure
-// starts a new run (the last one was FailureRunGap or more ago): the
+// starts a new run (the last one was circuit.FailureRunGap or more ago): the
 // origin is not disabled, its circuit is closed again, and the next
 // notification, to a receiver that has recovered, is delivered.
 func TestDisableNeedsFailuresAcrossThePeriod(t *testing.T) {
 	t.Parallel()
-	for _, quiet := range []time.Duration{6 * 24 * time.Hour, processor.FailureRunGap, 30*24*time.Hour - time.Hour} {
+	for _, quiet := range []time.Duration{6 * 24 * time.Hour, circuit.FailureRunGap, 30*24*time.Hour - time.Hour} {
 		t.Run(quiet.String(), func(t *testing.T) {
 			t.Parallel()
-			cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = processor.DefaultDisableAfter })
+			cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = circuit.DefaultDisableAfter })
 			r := newReceiver(t, http.StatusServiceUnavailable)
 			for i := range 3 {
 				cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -298,27 +298,27 @@ func TestDisableNeedsFailuresAcrossThePeriod(t *testing.T) {
 }
 
 // TestDisableRunBoundaries: an origin failing once every gap for longer
-// than DisableAfter (5 days). With every gap just under FailureRunGap its
+// than DisableAfter (5 days). With every gap just under circuit.FailureRunGap its
 // run lasts, and the first failure DisableAfter or more after the run
-// began disables it, not the one before; one gap of exactly FailureRunGap
+// began disables it, not the one before; one gap of exactly circuit.FailureRunGap
 // starts the run again, so 5 days after the first failure it is not
 // disabled, and it is DisableAfter after the gap.
 func TestDisableRunBoundaries(t *testing.T) {
 	t.Parallel()
-	const period = processor.DefaultDisableAfter
-	step := processor.FailureRunGap - time.Second
+	const period = circuit.DefaultDisableAfter
+	step := circuit.FailureRunGap - time.Second
 	for _, tt := range []struct {
 		name     string
-		gapAt    int // the failure (from 1) reached after a gap of FailureRunGap; 0: none
+		gapAt    int // the failure (from 1) reached after a gap of circuit.FailureRunGap; 0: none
 		disabled bool
 	}{
-		{name: "every gap under FailureRunGap", disabled: true},
-		{name: "one gap of FailureRunGap after the second failure", gapAt: 2},
-		{name: "one gap of FailureRunGap before the last failure", gapAt: 6},
+		{name: "every gap under circuit.FailureRunGap", disabled: true},
+		{name: "one gap of circuit.FailureRunGap after the second failure", gapAt: 2},
+		{name: "one gap of circuit.FailureRunGap before the last failure", gapAt: 6},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = period })
+			cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = period })
 			r := newReceiver(t, http.StatusServiceUnavailable)
 			for i := range 3 {
 				cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -330,7 +330,7 @@ func TestDisableRunBoundaries(t *testing.T) {
 			for i := 1; i <= 6; i++ {
 				gap := step
 				if i == tt.gapAt {
-					gap = processor.FailureRunGap
+					gap = circuit.FailureRunGap
 				}
 				cs.clock.Advance(gap)
 				at = at.Add(gap)
@@ -347,7 +347,7 @@ func TestDisableRunBoundaries(t *testing.T) {
 				require.Equal(t, at, h.DisabledAt)
 				return
 			}
-			require.Equal(t, t0.Add(time.Duration(tt.gapAt-1)*step+processor.FailureRunGap), h.FailingSince, "the run began again after the gap")
+			require.Equal(t, t0.Add(time.Duration(tt.gapAt-1)*step+circuit.FailureRunGap), h.FailingSince, "the run began again after the gap")
 		})
 	}
 }
@@ -364,7 +364,7 @@ func TestDisableAnnouncementFinishedLater(t *testing.T) {
 	eb := eventbridgetest.New(t)
 	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
 	require.NoError(t, err)
-	cs, envs := environments(t, 2, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	cs, envs := environmentsWith(t, 2, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))
@@ -405,7 +405,7 @@ func TestDisableAnnouncementRetriedAtOnce(t *testing.T) {
 	eb := eventbridgetest.New(t)
 	pub, err := announce.New(eb.Client(), "default", announce.WithRetries(3, time.Millisecond))
 	require.NoError(t, err)
-	cs, envs := environments(t, 1, func(c *processor.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
+	cs, envs := environmentsWith(t, 1, nil, func(c *circuit.Config) { c.DisableAfter = 2 * time.Minute; c.Announcer = pub })
 	r := newReceiver(t, http.StatusServiceUnavailable)
 	for i := range 3 {
 		cs.invoke(t, envs[0], rec(fmt.Sprintf("a-%d", i), r.body(fmt.Sprintf("a-%d", i)), 1))

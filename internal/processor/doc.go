@@ -17,15 +17,18 @@
 //     given that record's visibility delay, so the group keeps its order;
 //   - duplicate: an earlier record of the batch carries the same notification
 //     id; acknowledged without an attempt (the earlier record carries it).
-//     With a store (Config.Once), also a copy of a notification delivered
-//     earlier, in any invocation: acknowledged unsent.
+//     Also a record whose send a middleware settled as delivered before
+//     (a *delivery.DeliveredError: delivered-once found a copy delivered
+//     earlier, in any invocation): acknowledged unsent.
 //
-// With a store, each send takes the notification's lease first (one
-// conditional PutItem) and records the delivery after it (one PutItem); a
-// copy that finds the lease held is retried after it ends
-// (delivery_in_progress), a failed send gives the lease up, and a store
-// failure retries the record later unless Config.SendOnStoreError (package
-// store; docs/reliability.md, "Delivered once").
+// The processor decides what SQS does with a record from the outcome its
+// channel's sender returns, and nothing else. What happens around a send
+// is middleware (Config.Middleware, river's job middleware the model):
+// the circuit per destination (package circuit) and delivered-once
+// (package once) wrap each sender, return the same typed errors a sender
+// returns, and note on the record's delivery.Attempt what its log line
+// and the batch's metrics say beside the outcome. A middleware's
+// StartBatch is its hook per batch (delivered-once's one confirm write).
 //
 // Before any delivery every record is read once: a message above
 // notification.MaxMessageBytes (whose dead letter would not leave room for

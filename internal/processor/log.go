@@ -154,10 +154,11 @@ func channelOf(r *record) string {
 // WARN). The first INFO line also carries BatchRecords, the number of
 // records the event source mapping passed, and Paused 0 (this function
 // delivers: the paused alarm, which keeps its state while no data comes,
-// returns to OK with the first batch after a resume), and with a store
-// (Config.Once or Config.Health) StoreErrors, the records whose call to it
-// failed, by function, and with Config.Health DestinationsDisabled, the
-// origins the batch's failures disabled, each only when not 0: a custom
+// returns to OK with the first batch after a resume), StoreErrors, the
+// records whose call to a store failed (noted by a middleware on the
+// record's delivery.Attempt: delivered-once, the circuit), by function,
+// and DestinationsDisabled, the destinations the batch's failures
+// disabled, each only when not 0: a custom
 // metric costs the same each month whatever its traffic (prorated by the
 // hour it is written in), and their alarms read no data as OK; without one
 // they get an INFO line of their own.
@@ -171,27 +172,20 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	}
 	batch := metrics.PausedEntry(now, string(queueChannel), false)
 	batch.Metrics = append([]metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))}}, batch.Metrics...)
-	if p.cfg.Once != nil || p.cfg.Health != nil {
-		n := 0
-		for _, r := range recs {
-			if r.storeErr != nil {
-				n++
-			}
+	var storeErrors, disabled int
+	for _, r := range recs {
+		if r.storeErr != nil {
+			storeErrors++
 		}
-		if n > 0 {
-			batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.StoreErrors, Unit: metrics.Count, Value: float64(n)})
+		if r.disabledOrigin {
+			disabled++
 		}
 	}
-	if p.cfg.Health != nil {
-		n := 0
-		for _, r := range recs {
-			if r.disabledOrigin {
-				n++
-			}
-		}
-		if n > 0 {
-			batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.DestinationsDisabled, Unit: metrics.Count, Value: float64(n)})
-		}
+	if storeErrors > 0 {
+		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.StoreErrors, Unit: metrics.Count, Value: float64(storeErrors)})
+	}
+	if disabled > 0 {
+		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.DestinationsDisabled, Unit: metrics.Count, Value: float64(disabled)})
 	}
 	pending := true
 	for _, g := range groupByOutcome(recs) {

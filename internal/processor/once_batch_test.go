@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/once"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
 )
@@ -65,8 +65,8 @@ func TestOnceCopyAfterAnInvocationDiedIsSent(t *testing.T) {
 // sent again without a store call, an email's copy is a duplicate.
 func TestOnceOnlyOnItsChannels(t *testing.T) {
 	t.Parallel()
-	a, b, ddb := twoEnvironments(t, nil, func(c *processor.Config) {
-		c.OnceChannels = []notification.Channel{notification.ChannelEmail}
+	a, b, ddb := twoEnvironments(t, nil, func(c *once.Config) {
+		c.Channels = []notification.Channel{notification.ChannelEmail}
 	})
 	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-1", webhookBody("ok-ch-hook"), 1))))
 	require.Zero(t, ddb.Calls("PutItem")+ddb.Calls("GetItem"), "no store call for a webhook")
@@ -84,9 +84,7 @@ func TestOnceOnlyOnItsChannels(t *testing.T) {
 // custom metric's month); a batch whose confirm fails writes StoreErrors.
 func TestOnceCleanBatchWritesNoStoreMetric(t *testing.T) {
 	t.Parallel()
-	a, b, ddb := twoEnvironments(t, nil, func(c *processor.Config) {
-		c.Health, c.CircuitThreshold = nil, 0
-	})
+	a, b, ddb := twoEnvironments(t, nil, nil)
 	require.Empty(t, failures(handle(t, a, invocation(t), rec("m-1", webhookBody("ok-clean"), 1))))
 	line := batchLine(t, a)
 	require.NotContains(t, line, "StoreErrors")

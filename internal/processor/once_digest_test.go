@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/once"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -58,32 +58,15 @@ func TestOnceSameIDAnotherNotification(t *testing.T) {
 				return
 			}
 			require.Equal(t, "dead_lettered", line["outcome"])
-			require.Equal(t, string(processor.ClassIDReused), line["error_class"])
+			require.Equal(t, string(once.ClassIDReused), line["error_class"])
 			require.Contains(t, line["error"], "another notification with this id was delivered")
 			require.Len(t, letters, 1)
 			require.Equal(t, tc.second, letters[0].Body, "the dead letter is the second notification, whole")
 			m, err := notification.Parse([]byte(tc.second))
 			require.NoError(t, err)
 			counted := batchLines(t, b, onceClock())[string(m.Channel)+"/dead_lettered"]
-			require.Equal(t, string(processor.ClassIDReused), counted["error_class"])
+			require.Equal(t, string(once.ClassIDReused), counted["error_class"])
 			require.Equal(t, 1.0, counted["DeadLetters"], "counted")
 		})
 	}
-}
-
-// TestDigestIgnoresOnlyPerCopyFields: Digest is 43 base64url characters;
-// parsed bodies that differ only in per-copy fields share one.
-func TestDigestIgnoresOnlyPerCopyFields(t *testing.T) {
-	t.Parallel()
-	parse := func(body string) *notification.Message {
-		m, err := notification.Parse([]byte(body))
-		require.NoError(t, err)
-		return m
-	}
-	base := parse(webhookBody("d-1"))
-	d := processor.Digest(base)
-	require.Len(t, d, 43)
-	require.NotContains(t, d, "=")
-	require.Equal(t, d, processor.Digest(parse(strings.Replace(webhookBody("d-1"), `"channel"`, `"metadata":{"a":"b"},"channel"`, 1))))
-	require.NotEqual(t, d, processor.Digest(parse(webhookBody("d-2"))), "the id is content")
 }

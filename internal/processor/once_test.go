@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/once"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
@@ -33,7 +34,7 @@ var onceClock = func() func() time.Time {
 // deliver function, that share one store; each has its own senders and
 // SQS wire. hold, when set, makes the senders of both wait for it to close
 // before answering.
-func twoEnvironments(t *testing.T, hold chan struct{}, mutate func(*processor.Config)) (a, b *bundle, ddb *dynamotest.Server) {
+func twoEnvironments(t *testing.T, hold chan struct{}, mutate func(*once.Config)) (a, b *bundle, ddb *dynamotest.Server) {
 	t.Helper()
 	ddb = dynamotest.New(t)
 	ddb.AddTable(onceTable, store.AttrPK, store.AttrSK)
@@ -41,7 +42,8 @@ func twoEnvironments(t *testing.T, hold chan struct{}, mutate func(*processor.Co
 	require.NoError(t, err)
 	env := func() *bundle {
 		return setup(t, func(c *processor.Config) {
-			c.Once, c.Now = st, onceClock
+			c.Now = onceClock
+			c.Middleware = append(c.Middleware, onceMiddleware(t, st, mutate))
 			if hold != nil {
 				for ch, s := range c.Senders {
 					c.Senders[ch] = senderFunc(func(ctx context.Context, m *notification.Message) error {
@@ -50,12 +52,23 @@ func twoEnvironments(t *testing.T, hold chan struct{}, mutate func(*processor.Co
 					})
 				}
 			}
-			if mutate != nil {
-				mutate(c)
-			}
 		})
 	}
 	return env(), env(), ddb
+}
+
+// onceMiddleware is delivered-once (package once) on st by onceClock as
+// the processor's middleware, with its batch hook; mutate, when set,
+// changes its configuration.
+func onceMiddleware(t *testing.T, st *store.Store, mutate func(*once.Config)) processor.Middleware {
+	t.Helper()
+	cfg := once.Config{Store: st, Now: onceClock}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	o, err := once.New(cfg)
+	require.NoError(t, err)
+	return processor.Middleware{Wrap: func(next processor.Sender) processor.Sender { return o.Wrap(next) }, StartBatch: o.StartBatch}
 }
 
 // invocation is a context with the deadline of an invocation 30 s long by
@@ -155,7 +168,7 @@ func TestOnceCopyWhileAnotherHoldsTheLeaseIsRetried(t *testing.T) {
 	<-doneB
 	line := logLines(t, waiter)[retried]
 	require.Equal(t, "retry", line["outcome"])
-	require.Equal(t, string(processor.ClassInProgress), line["error_class"])
+	require.Equal(t, string(once.ClassInProgress), line["error_class"])
 	// The lease ends 31 s from now (deadline + 1 s): above the 10 s backoff.
 	require.Equal(t, float64(31), line["delay_seconds"])
 	require.Equal(t, int32(1), sender.sends("ok-slow"))
@@ -169,7 +182,9 @@ func TestOnceSimultaneousCopiesSendOnce(t *testing.T) {
 	a, b, ddb := twoEnvironments(t, nil, nil)
 	st, err := store.New(ddb.Client(), store.Config{Table: onceTable, Now: onceClock})
 	require.NoError(t, err)
-	c := setup(t, func(c *processor.Config) { c.Once, c.Now = st, onceClock })
+	c := setup(t, func(c *processor.Config) {
+		c.Now, c.Middleware = onceClock, []processor.Middleware{onceMiddleware(t, st, nil)}
+	})
 	envs := []*bundle{a, b, c}
 	var wg sync.WaitGroup
 	for i, e := range envs {
@@ -218,7 +233,7 @@ func TestOnceStoreFailureRetriesLater(t *testing.T) {
 		require.Zero(t, a.sends("ok-1"))
 		require.Equal(t, float64(1), batchLine(t, a)["StoreErrors"])
 
-		s, _, ddb := twoEnvironments(t, nil, func(c *processor.Config) { c.SendOnStoreError = true })
+		s, _, ddb := twoEnvironments(t, nil, func(c *once.Config) { c.SendOnStoreError = true })
 		tc.fault(ddb)
 		require.Empty(t, failures(handle(t, s, invocation(t), rec("m-1", mailBody("ok-1"), 1))))
 		line = logLines(t, s)["m-1"]
@@ -245,7 +260,7 @@ func TestOnceDeliveredWriteFailsInsideTheCrashWindow(t *testing.T) {
 	require.Equal(t, float64(1), batchLine(t, a)["StoreErrors"])
 
 	require.Equal(t, []string{"m-1"}, failures(handle(t, b, invocation(t), rec("m-1", webhookBody("ok-1"), 2))))
-	require.Equal(t, string(processor.ClassInProgress), logLines(t, b)["m-1"]["error_class"])
+	require.Equal(t, string(once.ClassInProgress), logLines(t, b)["m-1"]["error_class"])
 	require.Equal(t, int32(1), a.sends("ok-1")+b.sends("ok-1"))
 }
 

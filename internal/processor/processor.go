@@ -19,15 +19,8 @@ import (
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/sqsbatch"
-	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/notification"
 )
-
-// Sender delivers one notification of its channel. It returns nil when the
-// notification was delivered, or an error classified by package delivery.
-type Sender interface {
-	Send(ctx context.Context, m *notification.Message) error
-}
 
 // QueueAPI is the part of the SQS API the processor calls: visibility changes
 // on the main queue and sends to the dead-letter queue.
@@ -72,48 +65,14 @@ type Config struct {
 	// spares the rest of the queue's receives. Not used for a queue of every
 	// channel, whose pause would stop the other channels too.
 	Pauser Pauser
-	// Once, when set, delivers each notification once: a lease is taken
-	// before each send, and the batch's deliveries are recorded with one
-	// write after them (OnceStore).
-	// Defaults to nil: every copy SQS hands over is sent.
-	Once OnceStore
-	// OnceChannels are the channels Once applies to; a copy of another
-	// channel's notification is sent again. Defaults to nil: every channel.
-	OnceChannels []notification.Channel
-	// SendOnStoreError sends a notification whose lease the store could not
-	// take (it failed or throttled) without one, instead of retrying it
-	// later. Defaults to false: nothing is sent that might have been sent.
-	SendOnStoreError bool
-	// Health, when set, keeps each webhook origin's health (a chat
-	// webhook's under its Sender's key: DestinationKeyer) and
-	// opens its circuit after CircuitThreshold consecutive failures that
-	// say the origin is down (delivery.OriginDown): its records are then
-	// held back, one probe at a time let through (HealthStore). Defaults
-	// to nil: every record is sent.
-	Health HealthStore
-	// CircuitThreshold is the number of consecutive origin-down failures
-	// that open an origin's circuit; 0 turns the circuit off. Defaults to
-	// 0; the deliver function's default is [DefaultCircuitThreshold].
-	CircuitThreshold int
-	// CircuitProbeInterval is how long after an open circuit's last
-	// failure its next probe is let through. Defaults to
-	// [DefaultCircuitProbeInterval].
-	CircuitProbeInterval time.Duration
-	// DisableAfter disables an origin whose circuit is open and whose
-	// consecutive failures began this long ago with no success since: its
-	// records then go to the dead-letter queue at once as
-	// ClassDestinationDisabled until an operator enables it. 0 never
-	// disables one automatically (a manual disable still holds). Defaults
-	// to 0; the deliver function's default is [DefaultDisableAfter].
-	DisableAfter time.Duration
-	// Announcer, when set, publishes destination.disabled when this
-	// environment's write disables an origin (announce.Publisher): the
-	// event is recorded in the origin's health item with that write and
-	// removed once published. One not published is logged (WARN) and
-	// published by the next environment that reads the item (at most once
-	// a minute per environment and origin) or the next `herald
-	// destinations` command on it. Defaults to nil: nothing is published.
-	Announcer Announcer
+	// Middleware wrap every channel's sender, the first outermost: each
+	// is given the next (the last the channel's own sender) and returns
+	// the sender the processor calls, whose outcome it settles (package
+	// delivery's errors). A Middleware with StartBatch is told of
+	// each batch. The deliver function's are the circuit (package
+	// circuit) and delivered-once (package once), in that order. Defaults
+	// to none: each channel's sender is called as it is.
+	Middleware []Middleware
 	// Tracer, when set, traces each attempted record (package tracing).
 	// Defaults to nil: nothing is traced.
 	Tracer Tracer
@@ -132,10 +91,13 @@ type Pauser interface {
 
 // Processor handles SQS batches. It is safe for concurrent use.
 type Processor struct {
-	q       QueueAPI
-	cfg     Config
-	queues  []redrive.Queue
-	origins origins
+	q      QueueAPI
+	cfg    Config
+	queues []redrive.Queue
+	// senders are cfg.Senders, each wrapped in cfg.Middleware.
+	senders map[notification.Channel]Sender
+	// starts are the middlewares' StartBatch, in their order.
+	starts []func(context.Context) (context.Context, func(context.Context))
 }
 
 // New returns a Processor that calls q for visibility changes and
@@ -166,22 +128,29 @@ func New(q QueueAPI, cfg Config) (*Processor, error) {
 	if cfg.Reserve <= 0 {
 		cfg.Reserve = 2 * time.Second
 	}
-	if cfg.CircuitThreshold < 0 {
-		return nil, fmt.Errorf("processor: CircuitThreshold %d: must be at least 0", cfg.CircuitThreshold)
-	}
-	if cfg.DisableAfter < 0 {
-		return nil, fmt.Errorf("processor: DisableAfter %s: must not be negative", cfg.DisableAfter)
-	}
-	if cfg.CircuitProbeInterval <= 0 {
-		cfg.CircuitProbeInterval = DefaultCircuitProbeInterval
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Processor{q: q, cfg: cfg, queues: queues}, nil
+	p := &Processor{q: q, cfg: cfg, queues: queues, senders: make(map[notification.Channel]Sender, len(cfg.Senders))}
+	for i, m := range cfg.Middleware {
+		if m.Wrap == nil {
+			return nil, fmt.Errorf("processor: Middleware[%d] has no Wrap", i)
+		}
+		if m.StartBatch != nil {
+			p.starts = append(p.starts, m.StartBatch)
+		}
+	}
+	for c, s := range cfg.Senders {
+		s = timed(s, cfg.Now)
+		for i := len(cfg.Middleware) - 1; i >= 0; i-- {
+			s = cfg.Middleware[i].Wrap(s)
+		}
+		p.senders[c] = s
+	}
+	return p, nil
 }
 
 // Outcome is how a record's invocation ended.
@@ -205,9 +174,9 @@ const (
 	// record of the same batch (a producer's retry landing in the same
 	// batch): not attempted, acknowledged, logged with duplicate_of, the
 	// earlier record's SQS message id. The earlier record's outcome is the
-	// notification's. With Config.Once, also a copy of a notification the
-	// store says was delivered: not sent, acknowledged, logged with
-	// delivered_at.
+	// notification's. Also a record whose send returned a
+	// *delivery.DeliveredError (a middleware, delivered-once, found it
+	// delivered before): not sent, acknowledged, logged with delivered_at.
 	Duplicate Outcome = "duplicate"
 	// Moved is a record on another channel's queue whose own channel has
 	// a queue but no sender here (its setup failed): not attempted, sent
@@ -238,11 +207,17 @@ type record struct {
 	sendTime time.Duration
 	// settledAt is when the record's outcome was decided.
 	settledAt time.Time
-	// deliveredAt is when the store says a Duplicate was delivered.
+	// deliveredAt is when the store says a Duplicate was delivered
+	// (delivery.DeliveredError).
 	deliveredAt time.Time
-	// storeErr is a failed call to Config.Once.
+	// attempt is what the middlewares noted of the record's send; nil
+	// when no send was attempted. storeErr and disabledOrigin are its
+	// notes, read once the batch's hooks ended.
+	attempt *delivery.Attempt
+	// storeErr is a failed call to a store (delivered-once, destination
+	// health) for the record.
 	storeErr error
-	// disabledOrigin: this record's failure disabled its origin (the
+	// disabledOrigin: this record's failure disabled its destination (the
 	// write that made the transition was this record's).
 	disabledOrigin bool
 	// Set before any delivery (prepare).
@@ -254,10 +229,6 @@ type record struct {
 	// it was dead-lettered with no reason, none fitting.
 	unfit, reasonless bool
 	duplicate         *record // the earlier record of the batch with the same notification id
-	// once is the invocation's batch of delivered-once leases (Config.Once),
-	// lease the record's delivered lease, which confirm records.
-	once  *store.Batch
-	lease *store.Lease
 	// traceID is the trace of the record's span when it was sampled
 	// (Config.Tracer), for its log line; empty else.
 	traceID string
@@ -287,20 +258,24 @@ type record struct {
 // dead-lettered record does not stop its group: it has left the queue.
 func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	recs := make([]*record, len(ev.Records))
-	deliverCtx, cancel := p.deliveryContext(ctx)
+	// The batch's hooks start before any send; the sends' contexts carry
+	// what they return, the invocation's does not.
+	batchCtx := ctx
+	ends := make([]func(context.Context), 0, len(p.starts))
+	for _, start := range p.starts {
+		var end func(context.Context)
+		batchCtx, end = start(batchCtx)
+		ends = append(ends, end)
+	}
+	deliverCtx, cancel := p.deliveryContext(batchCtx)
 	defer cancel()
 
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
 	batches := groups(ev.Records, recs, receiveCount)
 	prepare(recs)
-	var once *store.Batch
-	if p.cfg.Once != nil {
-		once = p.cfg.Once.NewBatch()
-	}
 	for _, r := range recs {
 		r.queue, r.queueFound = redrive.FindQueue(p.queues, r.msg.EventSourceARN)
-		r.once = once
 	}
 	for _, group := range batches {
 		wg.Add(1)
@@ -328,7 +303,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 					p.traced(ctx, deliverCtx, r)
 					<-sem
 				case <-deliverCtx.Done():
-					p.notStarted(ctx, r, deliverCtx)
+					p.settle(ctx, r, notStartedError(deliverCtx))
 				}
 				if r.outcome == Retry || r.outcome == Failed {
 					blocker = r
@@ -338,14 +313,20 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	}
 	wg.Wait()
 
-	// The delivered records' one write runs beside the visibility changes.
-	confirmed := make(chan struct{})
+	// The batch's hooks end (delivered-once's one write) beside the
+	// visibility changes, before the records' notes are read.
+	ended := make(chan struct{})
 	go func() {
-		defer close(confirmed)
-		p.confirm(ctx, once, recs)
+		defer close(ended)
+		for _, end := range ends {
+			end(ctx)
+		}
 	}()
 	p.changeVisibility(ctx, recs)
-	<-confirmed
+	<-ended
+	for _, r := range recs {
+		r.storeErr, r.disabledOrigin = r.attempt.StoreError(), r.attempt.Disabled()
+	}
 	p.pauseIfChannelRefuses(ctx, recs)
 
 	var resp events.SQSEventResponse
@@ -517,67 +498,79 @@ func (p *Processor) deliveryContext(ctx context.Context) (context.Context, conte
 	return context.WithDeadlineCause(ctx, deadline.Add(-p.cfg.Reserve), errors.New("invocation deadline reserve reached"))
 }
 
-// process decides one record's outcome. Dead-letter moves use ctx (the
-// invocation's), deliveries deliverCtx.
+// process decides one record's outcome: attempt, then settle. Dead-letter
+// moves use ctx (the invocation's), deliveries deliverCtx.
 func (p *Processor) process(ctx, deliverCtx context.Context, r *record) {
 	// A panic in one record's delivery must not take the batch down: the
 	// event source mapping would then retry every record, delivered or not.
 	defer func() {
 		if v := recover(); v != nil {
-			p.fail(ctx, r, delivery.Transient(ClassPanic, fmt.Errorf("panic: %v", v)))
+			r.outcome = ""
+			p.settle(ctx, r, delivery.Transient(ClassPanic, fmt.Errorf("panic: %v", v)))
 		}
 	}()
+	p.settle(ctx, r, p.attempt(ctx, deliverCtx, r))
+}
+
+// attempt sends r with its channel's sender, inside the middlewares
+// (Config.Middleware), and returns the send's outcome: nil when
+// delivered, else an error of package delivery. A record it does not send
+// gets a permanent error (too large, invalid, no sender), an error that it
+// was not started (no time left), or its outcome set (dropped, moved).
+func (p *Processor) attempt(ctx, deliverCtx context.Context, r *record) error {
 	if deliverCtx.Err() != nil {
-		p.notStarted(ctx, r, deliverCtx)
-		return
+		return notStartedError(deliverCtx)
 	}
 	if r.size > notification.MaxMessageBytes {
-		p.deadLetter(ctx, r, delivery.Permanent(ClassMessageTooLarge, fmt.Errorf("the message is %d bytes (body and message attributes), above %d: 1 MiB, the SQS maximum, less the room a dead letter's reason needs (docs/delivery.md); not attempted", r.size, notification.MaxMessageBytes)))
-		return
+		return delivery.Permanent(ClassMessageTooLarge, fmt.Errorf("the message is %d bytes (body and message attributes), above %d: 1 MiB, the SQS maximum, less the room a dead letter's reason needs (docs/delivery.md); not attempted", r.size, notification.MaxMessageBytes))
 	}
 	if r.parseErr != nil {
-		p.deadLetter(ctx, r, delivery.Permanent(delivery.ClassInvalidMessage, r.parseErr))
-		return
+		return delivery.Permanent(delivery.ClassInvalidMessage, r.parseErr)
 	}
 	n := r.n
 	if n.Expired(p.cfg.Now()) {
 		r.outcome = Dropped
-		return
+		return nil
 	}
-	sender, ok := p.cfg.Senders[n.Channel]
+	sender, ok := p.senders[n.Channel]
 	if !ok {
 		if own, has := queueOfChannel(p.queues, n.Channel); has && own.URL != r.queue.URL {
 			p.move(ctx, r, own)
-			return
+			return nil
 		}
-		p.deadLetter(ctx, r, delivery.Permanent(ClassChannelNotConfigured, fmt.Errorf("no sender for channel %q", n.Channel)))
-		return
+		return delivery.Permanent(ClassChannelNotConfigured, fmt.Errorf("no sender for channel %q", n.Channel))
 	}
-	circuit, pass := p.passCircuit(ctx, deliverCtx, r, p.leaseUntil(ctx))
-	if !pass {
-		return
+	r.attempt = &delivery.Attempt{Number: r.receiveCount}
+	if d, ok := ctx.Deadline(); ok {
+		r.attempt.Deadline = d
 	}
-	lease, send := p.claim(ctx, deliverCtx, r)
-	if !send {
-		p.reportCircuit(ctx, r, circuit, errNotSent)
-		return
-	}
-	start := p.cfg.Now()
-	err := sender.Send(delivery.WithAttempt(deliverCtx, r.receiveCount), n)
-	r.settledAt = p.cfg.Now()
-	r.sendTime = r.settledAt.Sub(start)
-	p.settle(ctx, r, lease, err == nil)
-	p.reportCircuit(ctx, r, circuit, err)
+	return sender.Send(delivery.NewContext(withRecord(deliverCtx, r), r.attempt), n)
+}
+
+// settle turns r's outcome into what SQS does with it, the one place
+// that does: nil is delivered (deleted) unless attempt settled r already
+// (dropped, moved); a *delivery.DeliveredError is a duplicate
+// (deleted, unsent); a record not started is retried at once
+// (visibility 0); any other error is retried after its backoff or
+// dead-lettered (fail).
+func (p *Processor) settle(ctx context.Context, r *record, err error) {
 	if err == nil {
-		r.outcome = Delivered
+		if r.outcome == "" {
+			r.outcome = Delivered
+		}
+		return
+	}
+	if at, ok := delivery.AlreadyDelivered(err); ok {
+		r.outcome, r.deliveredAt = Duplicate, at
+		return
+	}
+	var ns *notStarted
+	if errors.As(err, &ns) && r.receiveCount < p.cfg.MaxReceiveCount {
+		r.outcome, r.class, r.err, r.delay = Retry, delivery.ClassDeadline, err, 0
 		return
 	}
 	p.fail(ctx, r, err)
 }
-
-// errNotSent is reported to the circuit for a record that passed it but
-// was not sent: it changes nothing but gives a probe lease back.
-var errNotSent = errors.New("not sent")
 
 // ClassPanic is the class of a delivery that panicked: a bug, retried like
 // any unforeseen failure so that the rest of the batch is unharmed.
@@ -604,15 +597,17 @@ func receiveCount(m *events.SQSMessage) int {
 	return n
 }
 
-// notStarted settles a record the invocation had no time left to deliver:
-// it is retried at once (visibility timeout 0), not after a backoff delay;
-// on its last allowed receive it is dead-lettered with that reason, rather
-// than left for the redrive policy to move without one.
-func (p *Processor) notStarted(ctx context.Context, r *record, deliverCtx context.Context) {
-	err := delivery.Transient(delivery.ClassDeadline, fmt.Errorf("not started: %w", context.Cause(deliverCtx)))
-	if r.receiveCount >= p.cfg.MaxReceiveCount {
-		p.deadLetter(ctx, r, err)
-		return
-	}
-	r.outcome, r.class, r.err, r.delay = Retry, delivery.ClassDeadline, err, 0
+// notStarted is the error of a record the invocation had no time left to
+// deliver: settle retries it at once (visibility timeout 0), not after a
+// backoff delay; on its last allowed receive it is dead-lettered with
+// that reason, rather than left for the redrive policy to move without
+// one.
+type notStarted struct{ error }
+
+func (e *notStarted) Unwrap() error { return e.error }
+
+// notStartedError is the transient ClassDeadline error of a record not
+// started before deliverCtx ended.
+func notStartedError(deliverCtx context.Context) error {
+	return &notStarted{delivery.Transient(delivery.ClassDeadline, fmt.Errorf("not started: %w", context.Cause(deliverCtx)))}
 }

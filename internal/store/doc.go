@@ -84,7 +84,7 @@
 //     is down; failing_since, Unix milliseconds, is when the first of them
 //     was written, absent when failures is 0 (a run of failures ends at a
 //     success, or for the deliver function after 24 h without a failure:
-//     processor.FailureRunGap);
+//     circuit.FailureRunGap);
 //   - last_success, last_failure are Unix milliseconds, absent when none;
 //     failure_class is last_failure's class;
 //   - probe_until ends the probe lease, Unix milliseconds, and owner is its
