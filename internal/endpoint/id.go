@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"log/slog"
 	"regexp"
 	"time"
 
@@ -67,8 +66,9 @@ func NewSecret(now time.Time) Secret {
 
 // String returns the secret's key in the form people and the Standard
 // Webhooks libraries use: "whsec_" and its standard base64. Only a call of
-// String writes the key: fmt's verbs (Format) and log/slog (LogValue)
-// print a secret, and an Endpoint holding it, with the key redacted.
+// String writes the key: fmt's verbs (Format) print a secret, and an
+// Endpoint holding it, with the key redacted; log/slog's JSON leaves the
+// key out (json:"-") and its text handler prints with fmt.
 func (s Secret) String() string {
 	return webhook.SecretPrefix + base64.StdEncoding.EncodeToString(s.Key)
 }
@@ -80,6 +80,3 @@ func (s Secret) redacted() string {
 
 // Format prints the secret without its key, whatever the verb.
 func (s Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.redacted()) }
-
-// LogValue logs the secret without its key.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.redacted()) }
