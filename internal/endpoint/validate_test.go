@@ -426,6 +426,10 @@ func TestSecretsAreNotPrintedOrLogged(t *testing.T) {
 	for _, leak := range []string{key[len(webhook.SecretPrefix):], "CHATTOKEN", "s3cr3t", "T1/B1"} {
 		require.NotContains(t, buf.String(), leak)
 	}
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("endpoint", "endpoint", e, "secret", e.Secrets[0], "secrets", e.Secrets)
+	for _, leak := range []string{key[len(webhook.SecretPrefix):], "CHATTOKEN", "s3cr3t", "T1/B1"} {
+		require.NotContains(t, buf.String(), leak)
+	}
 	require.Contains(t, buf.String(), `"tenant":"acme"`)
 	require.Contains(t, buf.String(), `"host":"hooks.slack.com"`)
 }
