@@ -328,9 +328,10 @@ func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration
 }
 
 // List returns one page of endpoints without their secrets, headers or
-// chat URLs, in id order (creation order): a tenant's by a Query of
-// TenantIndex and a BatchGetItem of the page's items, or every tenant's by
-// a Scan. EventType keeps those whose filter matches it, State those
+// chat URLs: a tenant's in id order (creation order) by a Query of
+// TenantIndex and a BatchGetItem of the page's items, or every tenant's in
+// the table's order by a Scan of the whole table (every item, not only
+// endpoints, is read and paid for: list by tenant where you can). EventType keeps those whose filter matches it, State those
 // enabled or disabled. It returns a *FieldError for a bad limit, state,
 // event type or cursor. A page may hold fewer than Limit endpoints while
 // Next is not "".
@@ -379,8 +380,9 @@ func (t *Table) List(ctx context.Context, q ListQuery) (Page, error) {
 			FilterExpression:          aws.String("#type = :type"),
 			ExpressionAttributeNames:  map[string]string{"#type": store.AttrType},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":type": s(TypeEndpoint)},
-			ExclusiveStartKey:         start,
-			Limit:                     aws.Int32(int32(limit)),
+			// No Limit: the table holds far more other items than
+			// endpoints, so each call reads a full page (1 MB).
+			ExclusiveStartKey: start,
 		})
 		if err != nil {
 			return Page{}, fmt.Errorf("list endpoints: %w", err)

@@ -3,6 +3,7 @@ package endpoint_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/netip"
 	"slices"
@@ -400,4 +401,47 @@ func TestFieldErrorIsMatchedWithErrorsAs(t *testing.T) {
 	err := fmt.Errorf("create: %w", endpoint.Validate(e))
 	var fe *endpoint.FieldError
 	require.True(t, errors.As(err, &fe))
+}
+
+func TestSecretsAreNotPrintedOrLogged(t *testing.T) {
+	t.Parallel()
+	e := valid()
+	e.Kind, e.URL = endpoint.KindSlack, "https://hooks.slack.com/services/T1/B1/CHATTOKEN"
+	e.Secrets = []endpoint.Secret{endpoint.NewSecret(time.Now())}
+	key := e.Secrets[0].String()
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		out := fmt.Sprintf(verb, e)
+		require.NotContains(t, out, key[len(webhook.SecretPrefix):], verb)
+		require.NotContains(t, out, fmt.Sprintf("%x", e.Secrets[0].Key), verb)
+		for _, leak := range []string{"CHATTOKEN", "s3cr3t", "T1/B1"} {
+			require.NotContains(t, out, leak, verb)
+		}
+		require.Contains(t, out, "hooks.slack.com", verb)
+		out = fmt.Sprintf(verb, e.Secrets)
+		require.NotContains(t, out, key[len(webhook.SecretPrefix):], verb)
+		require.Contains(t, out, "redacted", verb)
+	}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("endpoint", "endpoint", e, "secret", e.Secrets[0])
+	for _, leak := range []string{key[len(webhook.SecretPrefix):], "CHATTOKEN", "s3cr3t", "T1/B1"} {
+		require.NotContains(t, buf.String(), leak)
+	}
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("endpoint", "endpoint", e, "secret", e.Secrets[0], "secrets", e.Secrets)
+	for _, leak := range []string{key[len(webhook.SecretPrefix):], "CHATTOKEN", "s3cr3t", "T1/B1"} {
+		require.NotContains(t, buf.String(), leak)
+	}
+	require.Contains(t, buf.String(), `"tenant":"acme"`)
+	require.Contains(t, buf.String(), `"host":"hooks.slack.com"`)
+}
+
+func TestActiveSecrets(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	cur, prev, old := endpoint.NewSecret(now), endpoint.NewSecret(now), endpoint.NewSecret(now)
+	cur.Version, prev.Version, old.Version = 3, 2, 1
+	prev.Until, old.Until = now.Add(time.Second), now
+	e := endpoint.Endpoint{Secrets: []endpoint.Secret{cur, prev, old}}
+	require.Equal(t, []endpoint.Secret{cur, prev}, e.ActiveSecrets(now), "a secret stops at its Until")
+	require.Equal(t, []endpoint.Secret{cur}, e.ActiveSecrets(now.Add(time.Second)))
+	require.Empty(t, endpoint.Endpoint{}.ActiveSecrets(now))
 }

@@ -317,6 +317,67 @@ func TestEndpointStoreConflictDuringUpdate(t *testing.T) {
 	require.EqualValues(t, 6, up.Version)
 }
 
+// interleaving is the SDK client with another writer's write of the
+// endpoint's version just before each of the store's next n PutItem
+// calls: a write between the store's read and its write.
+type interleaving struct {
+	*dynamodb.Client
+	s *endpointStore
+	t *testing.T
+	n int
+	// id is the endpoint the other writer writes.
+	id string
+}
+
+func (c *interleaving) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if c.n > 0 {
+		c.n--
+		raw := c.s.raw(c.t, c.id)
+		v := raw[store.AttrVersion].(*dtypes.AttributeValueMemberN).Value
+		raw[store.AttrVersion] = &dtypes.AttributeValueMemberN{Value: v + "0"} // another version
+		c.s.put(c.t, raw)
+	}
+	return c.Client.PutItem(ctx, in, opts...)
+}
+
+// TestEndpointStoreWriteBetweenReadAndWrite: each write is conditional
+// on the version read; SetDisabled and RotateSecret read again (3 tries),
+// Update does not (its caller named the version).
+func TestEndpointStoreWriteBetweenReadAndWrite(t *testing.T) {
+	s := newEndpointStore(t)
+	e, err := s.t.Create(s.ctx, webhookEndpoint("acme"))
+	require.NoError(t, err)
+	other := &interleaving{Client: s.db, s: s, t: t, id: e.ID}
+	tbl, err := endpoint.NewTable(endpoint.TableConfig{Table: s.table, KeyID: readEnvFile(t, filepath.Join(repoRoot, localenv.EnvFile))["HERALD_ENDPOINT_KEY_ID"], DB: other, KMS: s.kms})
+	require.NoError(t, err)
+
+	other.n = 1
+	desc := "mine"
+	_, err = tbl.Update(s.ctx, e.ID, 1, endpoint.Patch{Description: &desc})
+	var ce *endpoint.ConflictError
+	require.ErrorAs(t, err, &ce)
+	require.EqualValues(t, 1, ce.Want)
+	require.EqualValues(t, 10, ce.Current)
+	got, err := s.t.Get(s.ctx, e.ID)
+	require.NoError(t, err)
+	require.Empty(t, got.Description, "the conflicting update wrote nothing")
+
+	other.n = 2
+	d, err := tbl.SetDisabled(s.ctx, e.ID, &endpoint.Disabled{Reason: "maintenance"})
+	require.NoError(t, err, "read again and written on the third try")
+	require.EqualValues(t, 1001, d.Version)
+
+	other.n = 3
+	_, _, err = tbl.RotateSecret(s.ctx, e.ID, time.Hour)
+	require.ErrorAs(t, err, &ce, "three tries met another writer")
+	got, err = s.t.Get(s.ctx, e.ID)
+	require.NoError(t, err)
+	require.Len(t, got.Secrets, 1, "no rotation was written")
+
+	require.ErrorAs(t, s.t.Delete(s.ctx, e.ID, 1001), &ce)
+	require.EqualValues(t, 1001000, ce.Current)
+}
+
 // TestEndpointStoreDisableEnableRotate: disabling keeps the secrets;
 // rotation keeps the old secret for its grace period, newest first.
 func TestEndpointStoreDisableEnableRotate(t *testing.T) {
@@ -454,12 +515,15 @@ func TestEndpointStoreListPagesAndFilters(t *testing.T) {
 		_, err := s.t.List(s.ctx, q)
 		require.ErrorAs(t, err, &fe, "%+v", q)
 	}
-	// A cursor of one tenant's listing is refused for another's.
+	// A cursor of one tenant's listing is refused for another's, also one
+	// whose name is a prefix of it.
 	page, err := s.t.List(s.ctx, endpoint.ListQuery{Tenant: "acme", Limit: 1})
 	require.NoError(t, err)
-	_, err = s.t.List(s.ctx, endpoint.ListQuery{Tenant: "globex", Cursor: page.Next})
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, "cursor", fe.Field)
+	for _, tenant := range []string{"globex", "acm"} {
+		_, err = s.t.List(s.ctx, endpoint.ListQuery{Tenant: tenant, Cursor: page.Next})
+		require.ErrorAs(t, err, &fe, tenant)
+		require.Equal(t, "cursor", fe.Field)
+	}
 	_, err = s.t.List(s.ctx, endpoint.ListQuery{Cursor: page.Next})
 	require.ErrorAs(t, err, &fe, "an index cursor is not a Scan's")
 }
