@@ -62,8 +62,8 @@ func Validate(e Endpoint) error { return URLRules{}.Validate(e) }
 //   - description: valid UTF-8, at most [MaxDescriptionChars] characters;
 //   - event_types: see [ValidateFilter];
 //   - headers: see [ValidateHeaders];
-//   - rate_limit: 0 (no limit of its own) to [MaxRateLimit] requests per
-//     second;
+//   - rate_limit: 0 (no limit of its own), or [MinRateLimit] to
+//     [MaxRateLimit] requests per second;
 //   - metadata: at most [MaxMetadataEntries] entries, keys 1–
 //     [MaxMetadataKeyChars] and values at most [MaxMetadataValueChars]
 //     characters of valid UTF-8.
@@ -202,8 +202,8 @@ func checkDescription(s string) error {
 }
 
 func checkRateLimit(v float64) error {
-	if math.IsNaN(v) || v < 0 || v > MaxRateLimit {
-		return &FieldError{Field: "rate_limit", Reason: fmt.Sprintf("must be 0 (no limit of its own) to %d requests per second", MaxRateLimit)}
+	if math.IsNaN(v) || v < 0 || v > MaxRateLimit || v > 0 && v < MinRateLimit {
+		return &FieldError{Field: "rate_limit", Reason: fmt.Sprintf("must be 0 (no limit of its own) or %g to %d requests per second", MinRateLimit, MaxRateLimit)}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
+	"github.com/heraldhq/herald/internal/endpoint"
 	"github.com/heraldhq/herald/internal/endpointsend"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
@@ -91,4 +92,30 @@ func TestRateLimitAlone(t *testing.T) {
 	}
 	reqs := recv.requests()
 	require.GreaterOrEqual(t, reqs[2].at.Sub(start), 400*time.Millisecond)
+}
+
+// TestRateLimitBelowTheFloorStillPaces: an endpoint item whose rate limit
+// is above 0 but below endpoint.MinRateLimit (written before the floor,
+// or by hand: Validate refuses it) is paced at the floor, not left
+// unlimited. 1/r seconds of such a rate overflowed a time.Duration into a
+// negative interval, and every delivery went at once.
+func TestRateLimitBelowTheFloorStillPaces(t *testing.T) {
+	t.Parallel()
+	for _, r := range []float64{1e-300, 1e-10, endpoint.MinRateLimit / 10} {
+		recv := newReceiver(t, http.StatusOK)
+		reg := &endpoints{}
+		ep := webhookEndpoint(ep1, recv.srv.URL, 'a')
+		ep.RateLimit = r
+		reg.put(ep)
+		s := endpointsend.ForWebhook(webhookSender(t, recv), endpointsend.Config{Endpoints: reg})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		require.NoError(t, s.Send(ctx, delivery1(ep1)), "the first turn is at once")
+		err := s.Send(ctx, delivery1(ep1))
+		cancel()
+		requireClass(t, err, false, endpointsend.ClassRateLimited)
+		_, _, retryAfter := delivery.Classify(err)
+		require.Greater(t, retryAfter, 900*time.Second, "rate %g: the next turn is 1/MinRateLimit s away", r)
+		require.LessOrEqual(t, retryAfter, time.Duration(float64(time.Second)/endpoint.MinRateLimit))
+		require.Len(t, recv.requests(), 1, "rate %g: not sent over the limit", r)
+	}
 }

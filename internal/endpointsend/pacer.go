@@ -74,7 +74,9 @@ func (p *pacer) wait(ctx context.Context, ep endpoint.Endpoint, now func() time.
 	if dl, ok := ctx.Deadline(); ok {
 		left = time.Until(dl)
 	}
-	wait, taken := p.turn(ctx, DestinationKey(ep.ID), gcra.PerSecond(ep.RateLimit), now(), left)
+	// A stored rate below the floor (Validate refuses it) is paced at the
+	// floor: 1/r of a tinier one overflows the interval.
+	wait, taken := p.turn(ctx, DestinationKey(ep.ID), gcra.PerSecond(max(ep.RateLimit, endpoint.MinRateLimit)), now(), left)
 	if !taken {
 		return &delivery.TransientError{Class: ClassRateLimited, RetryAfter: wait,
 			Err: fmt.Errorf("the next turn under the endpoint's rate limit of %g/s is in %v, after this invocation ends; not sent, retried then", ep.RateLimit, wait.Round(time.Millisecond))}
