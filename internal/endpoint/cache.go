@@ -38,8 +38,17 @@ type Cache struct {
 type cacheEntry struct {
 	e        Endpoint
 	notFound bool
+	readAt   time.Time
 	until    time.Time
 }
+
+// MaxRefusalAge is the oldest read [Cache.Fresh] returns: the deliver
+// function refuses a delivery for good (an endpoint disabled, or not
+// found) only on a read at most this old, so that "enable it, then
+// redrive" works within a second of the enabling, not after the cache's
+// TTL, while a flood of deliveries to an endpoint that stays disabled
+// reads it at most once a second per execution environment.
+const MaxRefusalAge = time.Second
 
 // NewCache returns a Cache over src keeping entries ttl (0 for
 // DefaultCacheTTL) by clock now (nil for time.Now).
@@ -67,6 +76,30 @@ func (c *Cache) Get(ctx context.Context, id string) (Endpoint, error) {
 		}
 		return ent.e, nil
 	}
+	return c.read(ctx, id, now)
+}
+
+// Fresh returns endpoint id as read at most [MaxRefusalAge] ago: the
+// cached copy when it is that recent, else a new read, kept as Get keeps
+// it. The deliver function asks it before it refuses a delivery for good
+// on what Get returned.
+func (c *Cache) Fresh(ctx context.Context, id string) (Endpoint, error) {
+	now := c.now()
+	c.mu.Lock()
+	ent, ok := c.entries[id]
+	c.mu.Unlock()
+	if ok && now.Before(ent.until) && now.Sub(ent.readAt) < MaxRefusalAge {
+		if ent.notFound {
+			return Endpoint{}, ErrNotFound
+		}
+		return ent.e, nil
+	}
+	return c.read(ctx, id, now)
+}
+
+// read reads id from the source at now and keeps an endpoint or
+// ErrNotFound.
+func (c *Cache) read(ctx context.Context, id string, now time.Time) (Endpoint, error) {
 	e, err := c.src.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Endpoint{}, err
@@ -76,7 +109,7 @@ func (c *Cache) Get(ctx context.Context, id string) (Endpoint, error) {
 	if len(c.entries) >= maxCacheEntries {
 		c.sweep(now)
 	}
-	c.entries[id] = cacheEntry{e: e, notFound: err != nil, until: now.Add(c.ttl)}
+	c.entries[id] = cacheEntry{e: e, notFound: err != nil, readAt: now, until: now.Add(c.ttl)}
 	return e, err
 }
 

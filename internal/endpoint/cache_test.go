@@ -101,3 +101,44 @@ func TestCacheKeepsNotFoundButNotFailures(t *testing.T) {
 	}
 	require.Equal(t, 2, src.count("ep_x"), "a failed read is not kept")
 }
+
+// TestCacheFresh: Fresh returns the cached copy while it is younger than
+// MaxRefusalAge and reads anew after, keeping the new read for Get.
+func TestCacheFresh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC))
+	src := &reads{eps: map[string]endpoint.Endpoint{"ep_1": {ID: "ep_1", Version: 1}}, n: map[string]int{}}
+	c := endpoint.NewCache(src, 0, clock.Now)
+
+	_, err := c.Get(ctx, "ep_1")
+	require.NoError(t, err)
+	clock.Advance(endpoint.MaxRefusalAge - time.Millisecond)
+	e, err := c.Fresh(ctx, "ep_1")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, e.Version)
+	require.Equal(t, 1, src.count("ep_1"), "recent enough")
+
+	src.mu.Lock()
+	src.eps["ep_1"] = endpoint.Endpoint{ID: "ep_1", Version: 2}
+	src.mu.Unlock()
+	clock.Advance(time.Millisecond)
+	e, err = c.Fresh(ctx, "ep_1")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, e.Version, "read anew at MaxRefusalAge")
+	e, err = c.Get(ctx, "ep_1")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, e.Version, "kept for Get")
+	require.Equal(t, 2, src.count("ep_1"))
+
+	_, err = c.Fresh(ctx, "ep_new")
+	require.ErrorIs(t, err, endpoint.ErrNotFound)
+	src.mu.Lock()
+	src.eps["ep_new"] = endpoint.Endpoint{ID: "ep_new", Version: 1}
+	src.mu.Unlock()
+	_, err = c.Fresh(ctx, "ep_new")
+	require.ErrorIs(t, err, endpoint.ErrNotFound, "not found, read just now")
+	clock.Advance(endpoint.MaxRefusalAge)
+	_, err = c.Fresh(ctx, "ep_new")
+	require.NoError(t, err, "created since")
+}

@@ -31,6 +31,18 @@ type EndpointReader interface {
 	Get(ctx context.Context, id string) (endpoint.Endpoint, error)
 }
 
+// FreshReader is an EndpointReader that can also return a read at most
+// endpoint.MaxRefusalAge old (package endpoint's Cache.Fresh): the Sender
+// asks it before it refuses a delivery for good on what Get returned
+// (disabled, not found), so that a cached copy older than the enabling or
+// creation of the endpoint refuses nothing.
+type FreshReader interface {
+	EndpointReader
+	Fresh(ctx context.Context, id string) (endpoint.Endpoint, error)
+}
+
+var _ FreshReader = (*endpoint.Cache)(nil)
+
 // FailureRecorder keeps an endpoint's failed attempts for the endpoints
 // API (package endpoint's Table).
 type FailureRecorder interface {
@@ -167,7 +179,8 @@ func (s *Sender) DestinationKey(m *notification.Message) string {
 
 // Send delivers m. A message naming its destination inline goes to the
 // wrapped sender as it is. For an endpoint delivery it reads the endpoint
-// and returns, without a request:
+// (again through [FreshReader] when the copy read says disabled or not
+// found) and returns, without a request:
 //
 //   - a *delivery.PermanentError of ClassNotFound when it does not exist
 //     or belongs to another tenant than m.Tenant,
@@ -188,6 +201,12 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return s.next.Send(ctx, m)
 	}
 	ep, err := s.cfg.Endpoints.Get(ctx, id)
+	if f, ok := s.cfg.Endpoints.(FreshReader); ok && (errors.Is(err, endpoint.ErrNotFound) || err == nil && ep.Disabled != nil) {
+		// A refusal for good is made on a recent read only: the cached
+		// copy may predate the endpoint's enabling (the runbook's "enable,
+		// then redrive") or creation.
+		ep, err = f.Fresh(ctx, id)
+	}
 	switch {
 	case errors.Is(err, endpoint.ErrNotFound):
 		return delivery.Permanent(ClassNotFound, fmt.Errorf("endpoint %s of delivery %s: not found (deleted, or never created)", id, m.ID))
