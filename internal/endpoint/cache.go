@@ -33,6 +33,16 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]cacheEntry
+	// flights are the reads under way: concurrent misses of one endpoint
+	// (a batch's records to it, on a cold cache or at the TTL's end) wait
+	// for one read instead of making one GetItem and one KMS Decrypt each.
+	flights map[string]*flight
+}
+
+type flight struct {
+	done chan struct{}
+	e    Endpoint
+	err  error
 }
 
 type cacheEntry struct {
@@ -59,7 +69,7 @@ func NewCache(src Getter, ttl time.Duration, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{src: src, ttl: ttl, now: now, entries: map[string]cacheEntry{}}
+	return &Cache{src: src, ttl: ttl, now: now, entries: map[string]cacheEntry{}, flights: map[string]*flight{}}
 }
 
 // Get returns endpoint id as read within the TTL, or reads it. It caches
@@ -97,9 +107,36 @@ func (c *Cache) Fresh(ctx context.Context, id string) (Endpoint, error) {
 	return c.read(ctx, id, now)
 }
 
-// read reads id from the source at now and keeps an endpoint or
-// ErrNotFound.
+// read reads id from the source at now, or joins the read of id under
+// way, and keeps an endpoint or ErrNotFound. A joined read that failed for
+// its own caller's context is made again with ctx.
 func (c *Cache) read(ctx context.Context, id string, now time.Time) (Endpoint, error) {
+	c.mu.Lock()
+	if f := c.flights[id]; f != nil {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return Endpoint{}, ctx.Err()
+		}
+		if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+			return f.e, f.err
+		}
+		return c.readAlone(ctx, id, now)
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[id] = f
+	c.mu.Unlock()
+	f.e, f.err = c.readAlone(ctx, id, now)
+	c.mu.Lock()
+	delete(c.flights, id)
+	c.mu.Unlock()
+	close(f.done)
+	return f.e, f.err
+}
+
+// readAlone reads id from the source and keeps what it read.
+func (c *Cache) readAlone(ctx context.Context, id string, now time.Time) (Endpoint, error) {
 	e, err := c.src.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Endpoint{}, err
