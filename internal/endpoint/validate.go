@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/outbound"
+	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -107,7 +109,10 @@ func (r URLRules) Validate(e Endpoint) error {
 //     link-local, …, an IPv4-mapped IPv6 address as its IPv4 address)
 //     unless AllowCIDRs holds it; an IPv4 address must be written in dotted
 //     decimal (2130706433 and 0x7f.1 are 127.0.0.1 to a browser's URL
-//     parser); a host name is judged when it is dialled, as for any
+//     parser); a webhook's host is judged as the webhook sender judges
+//     it before resolving anything (webhook.CheckHost: special-use and
+//     single-label names, names the IDNA mapping rejects or turns into an
+//     address), and any other name when it is dialled, as for any
 //     webhook;
 //   - a chat kind's URL names that service's own incoming-webhook host
 //     (chat.ServiceOfHost: hooks.slack.com, discord.com and its other
@@ -152,6 +157,15 @@ func (r URLRules) CheckURL(kind Kind, raw string) error {
 		}
 	} else if endsInNumber(host) {
 		return bad("the host is an IPv4 address in a non-standard form; write it in dotted decimal")
+	}
+	if kind == KindWebhook {
+		// What the webhook sender refuses before it resolves anything.
+		var blocked *outbound.BlockedError
+		if err := webhook.CheckHost(host, r.AllowCIDRs); errors.As(err, &blocked) {
+			return bad("blocked destination: %v", err)
+		} else if err != nil {
+			return bad("%v", err)
+		}
 	}
 	if kind != KindWebhook {
 		service := notification.ChatService(kind)
