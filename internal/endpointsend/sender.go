@@ -183,7 +183,7 @@ func (s *Sender) DestinationKey(m *notification.Message) string {
 // found) and returns, without a request:
 //
 //   - a *delivery.PermanentError of ClassNotFound when it does not exist
-//     or belongs to another tenant than m.Tenant,
+//     or belongs to another tenant than m.Tenant (or m names none),
 //   - of ClassKindMismatch when the channel does not send to its kind,
 //   - of ClassDisabled when it is disabled,
 //   - a *delivery.TransientError of ClassUnavailable when it could not be
@@ -215,8 +215,10 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 			return delivery.Transient(delivery.ClassDeadline, fmt.Errorf("endpoint %s of delivery %s: invocation deadline while reading it", id, m.ID))
 		}
 		return delivery.Transient(ClassUnavailable, fmt.Errorf("endpoint %s of delivery %s: read: %w", id, m.ID, err))
-	case m.Tenant != "" && ep.Tenant != m.Tenant:
-		// Never deliver one tenant's event to another's endpoint; the
+	case ep.Tenant != m.Tenant:
+		// Never deliver one tenant's event to another's endpoint, nor a
+		// delivery that names no tenant (notification.Parse requires one;
+		// a message built some other way is refused all the same); the
 		// error does not say whose it is.
 		return delivery.Permanent(ClassNotFound, fmt.Errorf("endpoint %s of delivery %s: not an endpoint of the delivery's tenant", id, m.ID))
 	}
