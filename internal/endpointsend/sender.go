@@ -269,20 +269,23 @@ func signingKeys(secrets []endpoint.Secret, now time.Time) [][]byte {
 }
 
 // recordTimeout bounds the write of one failure item: a slow store delays
-// the record's settlement by at most this much.
+// the record's settlement by at most this much, and never past the
+// delivery context's deadline (the processor's, Reserve before the
+// invocation's: the time left to settle the batch is not spent on it).
 const recordTimeout = 2 * time.Second
 
 // maxReasonBytes bounds a failure item's reason.
 const maxReasonBytes = 512
 
-// recordFailure writes err as one of ep's failures. A failed write is
-// dropped: the delivery's outcome does not depend on it.
+// recordFailure writes err as one of ep's failures. A failed write, or
+// one the delivery context's end cuts short, is dropped: the delivery's
+// outcome does not depend on it.
 func (s *Sender) recordFailure(ctx context.Context, m *notification.Message, ep endpoint.Endpoint, err error) {
 	if s.cfg.Failures == nil {
 		return
 	}
 	_, class, _ := delivery.Classify(err)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
 	_ = s.cfg.Failures.RecordFailure(rctx, ep.ID, endpoint.Failure{
 		At:        s.cfg.Now(),
