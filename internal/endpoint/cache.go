@@ -124,16 +124,21 @@ func (c *Cache) read(ctx context.Context, id string, now time.Time) (Endpoint, e
 		}
 		return c.readAlone(ctx, id, now)
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), err: errFlightAbandoned}
 	c.flights[id] = f
 	c.mu.Unlock()
+	defer func() { // also when the read panics: no follower waits for ever
+		c.mu.Lock()
+		delete(c.flights, id)
+		c.mu.Unlock()
+		close(f.done)
+	}()
 	f.e, f.err = c.readAlone(ctx, id, now)
-	c.mu.Lock()
-	delete(c.flights, id)
-	c.mu.Unlock()
-	close(f.done)
 	return f.e, f.err
 }
+
+// errFlightAbandoned is what the followers of a read that panicked get.
+var errFlightAbandoned = errors.New("endpoint cache: the read this one waited for did not finish")
 
 // readAlone reads id from the source and keeps what it read.
 func (c *Cache) readAlone(ctx context.Context, id string, now time.Time) (Endpoint, error) {

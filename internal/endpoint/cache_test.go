@@ -232,3 +232,45 @@ func TestCacheJoinedReadOfACancelledCaller(t *testing.T) {
 	close(src.release)
 	require.NoError(t, <-follower, "read again with its own context")
 }
+
+// panicking is a Getter whose read panics once release is closed.
+type panicking struct{ release chan struct{} }
+
+func (p panicking) Get(context.Context, string) (endpoint.Endpoint, error) {
+	<-p.release
+	panic("boom")
+}
+
+// TestCacheReadThatPanicsReleasesItsFollowers: a read that panics (the
+// processor recovers a record's panic) does not leave the records that
+// waited for it waiting until their deadline: they get an error, retried.
+func TestCacheReadThatPanicsReleasesItsFollowers(t *testing.T) {
+	t.Parallel()
+	src := panicking{release: make(chan struct{})}
+	c := endpoint.NewCache(src, 0, nil)
+	leader := make(chan any, 1)
+	go func() {
+		defer func() { leader <- recover() }()
+		_, _ = c.Get(context.Background(), "ep_1")
+	}()
+	follower := make(chan error, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // joins the leader's read (or, late, reads and panics itself: recovered below)
+		defer func() {
+			if recover() != nil {
+				follower <- errors.New("read itself")
+			}
+		}()
+		_, err := c.Get(context.Background(), "ep_1")
+		follower <- err
+	}()
+	time.Sleep(40 * time.Millisecond)
+	close(src.release)
+	require.Equal(t, "boom", <-leader)
+	select {
+	case err := <-follower:
+		require.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the follower still waits for a read that panicked")
+	}
+}
