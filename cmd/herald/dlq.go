@@ -82,6 +82,9 @@ func (f *filterFlags) endpointFilter(out *deadletter.Filter, now time.Time) erro
 	if f.endpoint != "" && !endpoint.ValidID(f.endpoint) {
 		return usagef("--endpoint %q: want an endpoint id, ep_ and 26 characters", delivery.Truncate(f.endpoint, 80))
 	}
+	if f.tenant != "" && !notification.ValidTenant(f.tenant) {
+		return usagef("--tenant %q: want a tenant id, 1–%d characters of A-Z a-z 0-9 . _ : -", delivery.Truncate(f.tenant, 80), notification.MaxIDLength)
+	}
 	out.Tenant, out.Endpoint = f.tenant, f.endpoint
 	if f.since != "" {
 		if t, err := time.Parse(time.RFC3339Nano, f.since); err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +74,11 @@ func TestDLQEndpointFilters(t *testing.T) {
 	require.Empty(t, ls("--tenant", "initech"))
 	require.Empty(t, ls("--tenant", "globex", "--endpoint", dlqEpA))
 
-	for _, bad := range [][]string{{"--endpoint", "acme"}, {"--since", "yesterday"}, {"--since", "-2h"}} {
+	// A tenant or endpoint no letter can have is a usage error, not an
+	// empty list that reads as "nothing failed" (a tenant id with a space
+	// or a slash, pasted from somewhere else; an endpoint id in upper case).
+	for _, bad := range [][]string{{"--endpoint", "acme"}, {"--endpoint", "EP_01JEKZ5V8N3Q4R5S6T7V8W9X0Y"}, {"--since", "yesterday"}, {"--since", "-2h"},
+		{"--since", "2026-12-04"}, {"--tenant", "acme corp"}, {"--tenant", "acme/eu"}, {"--tenant", strings.Repeat("a", 129)}} {
 		r := heraldCtx(context.Background(), append([]string{"dlq", "ls", "--dlq-url", w.URL() + "/dlq"}, bad...)...)
 		require.Equal(t, exitUsage, r.code, "%v: %+v", bad, r)
 	}

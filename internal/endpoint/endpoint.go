@@ -59,7 +59,13 @@ const (
 	MaxMetadataEntries    = 16
 	MaxMetadataKeyChars   = 64
 	MaxMetadataValueChars = 512
-	// MaxRateLimit is the highest rate limit, requests per second.
+	// MinRateLimit and MaxRateLimit bound a rate limit, requests per
+	// second (0 is no limit of its own): at least one request per 1,000 s
+	// (a turn further apart than that outlasts every invocation, 15 min
+	// at most, so each delivery but one per turn would spend a receive
+	// waiting), at most 1,000 (one request per millisecond, the pace
+	// item's resolution).
+	MinRateLimit = 0.001
 	MaxRateLimit = 1000
 	// MaxSecretVersions is how many signing secrets an endpoint keeps: the
 	// current one and those still in their grace period.

@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/chat"
 	"github.com/heraldhq/herald/internal/outbound"
+	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -62,8 +64,8 @@ func Validate(e Endpoint) error { return URLRules{}.Validate(e) }
 //   - description: valid UTF-8, at most [MaxDescriptionChars] characters;
 //   - event_types: see [ValidateFilter];
 //   - headers: see [ValidateHeaders];
-//   - rate_limit: 0 (no limit of its own) to [MaxRateLimit] requests per
-//     second;
+//   - rate_limit: 0 (no limit of its own), or [MinRateLimit] to
+//     [MaxRateLimit] requests per second;
 //   - metadata: at most [MaxMetadataEntries] entries, keys 1–
 //     [MaxMetadataKeyChars] and values at most [MaxMetadataValueChars]
 //     characters of valid UTF-8.
@@ -107,7 +109,10 @@ func (r URLRules) Validate(e Endpoint) error {
 //     link-local, …, an IPv4-mapped IPv6 address as its IPv4 address)
 //     unless AllowCIDRs holds it; an IPv4 address must be written in dotted
 //     decimal (2130706433 and 0x7f.1 are 127.0.0.1 to a browser's URL
-//     parser); a host name is judged when it is dialled, as for any
+//     parser); a webhook's host is judged as the webhook sender judges
+//     it before resolving anything (webhook.CheckHost: special-use and
+//     single-label names, names the IDNA mapping rejects or turns into an
+//     address), and any other name when it is dialled, as for any
 //     webhook;
 //   - a chat kind's URL names that service's own incoming-webhook host
 //     (chat.ServiceOfHost: hooks.slack.com, discord.com and its other
@@ -152,6 +157,15 @@ func (r URLRules) CheckURL(kind Kind, raw string) error {
 		}
 	} else if endsInNumber(host) {
 		return bad("the host is an IPv4 address in a non-standard form; write it in dotted decimal")
+	}
+	if kind == KindWebhook {
+		// What the webhook sender refuses before it resolves anything.
+		var blocked *outbound.BlockedError
+		if err := webhook.CheckHost(host, r.AllowCIDRs); errors.As(err, &blocked) {
+			return bad("blocked destination: %v", err)
+		} else if err != nil {
+			return bad("%v", err)
+		}
 	}
 	if kind != KindWebhook {
 		service := notification.ChatService(kind)
@@ -202,8 +216,8 @@ func checkDescription(s string) error {
 }
 
 func checkRateLimit(v float64) error {
-	if math.IsNaN(v) || v < 0 || v > MaxRateLimit {
-		return &FieldError{Field: "rate_limit", Reason: fmt.Sprintf("must be 0 (no limit of its own) to %d requests per second", MaxRateLimit)}
+	if math.IsNaN(v) || v < 0 || v > MaxRateLimit || v > 0 && v < MinRateLimit {
+		return &FieldError{Field: "rate_limit", Reason: fmt.Sprintf("must be 0 (no limit of its own) or %g to %d requests per second", MinRateLimit, MaxRateLimit)}
 	}
 	return nil
 }

@@ -319,12 +319,16 @@ func TestValidateHeadersBounds(t *testing.T) {
 
 func TestValidateRateLimit(t *testing.T) {
 	t.Parallel()
-	for _, r := range []float64{-1, -0.001, endpoint.MaxRateLimit + 0.5, math.NaN(), math.Inf(1), math.Inf(-1)} {
+	// Rates above 0 but below MinRateLimit: from 1e-10 on, 1/r seconds
+	// overflows a time.Duration into a negative interval, which paced
+	// such an endpoint with no limit at all.
+	for _, r := range []float64{-1, -0.001, endpoint.MaxRateLimit + 0.5, math.NaN(), math.Inf(1), math.Inf(-1),
+		math.SmallestNonzeroFloat64, 1e-300, 1e-10, 1e-9, endpoint.MinRateLimit / 2, math.Nextafter(endpoint.MinRateLimit, 0)} {
 		e := valid()
 		e.RateLimit = r
 		requireField(t, endpoint.Validate(e), "rate_limit")
 	}
-	for _, r := range []float64{0, 0.5, 1, endpoint.MaxRateLimit} {
+	for _, r := range []float64{0, endpoint.MinRateLimit, 0.5, 1, endpoint.MaxRateLimit} {
 		e := valid()
 		e.RateLimit = r
 		require.NoError(t, endpoint.Validate(e), r)

@@ -74,8 +74,14 @@ func (p *pacer) wait(ctx context.Context, ep endpoint.Endpoint, now func() time.
 	if dl, ok := ctx.Deadline(); ok {
 		left = time.Until(dl)
 	}
-	wait, taken := p.turn(ctx, DestinationKey(ep.ID), gcra.PerSecond(ep.RateLimit), now(), left)
-	if !taken {
+	// A stored rate below the floor (Validate refuses it) is paced at the
+	// floor: 1/r of a tinier one overflows the interval.
+	wait, taken, contended := p.turn(ctx, DestinationKey(ep.ID), gcra.PerSecond(max(ep.RateLimit, endpoint.MinRateLimit)), now(), left)
+	switch {
+	case contended:
+		return &delivery.TransientError{Class: ClassRateLimited, RetryAfter: wait,
+			Err: fmt.Errorf("other execution environments took every turn under the endpoint's rate limit of %g/s while this one tried to take the next; not sent, retried in %v", ep.RateLimit, wait.Round(time.Millisecond))}
+	case !taken:
 		return &delivery.TransientError{Class: ClassRateLimited, RetryAfter: wait,
 			Err: fmt.Errorf("the next turn under the endpoint's rate limit of %g/s is in %v, after this invocation ends; not sent, retried then", ep.RateLimit, wait.Round(time.Millisecond))}
 	}
@@ -93,8 +99,12 @@ func (p *pacer) wait(ctx context.Context, ep endpoint.Endpoint, now func() time.
 }
 
 // turn takes key's next turn at rate r at now: the wait, and whether it
-// was taken (not when the wait is left or more).
-func (p *pacer) turn(ctx context.Context, key string, r gcra.Rate, now time.Time, left time.Duration) (wait time.Duration, taken bool) {
+// was taken (not when the wait is left or more). contended reports a turn
+// not taken because other environments wrote the pace before each of the
+// store's tries: a turn taken here alone would be written nowhere and the
+// shared limit would not hold, so none is; wait is then the newest turn
+// seen, at least one interval.
+func (p *pacer) turn(ctx context.Context, key string, r gcra.Rate, now time.Time, left time.Duration) (wait time.Duration, taken, contended bool) {
 	e := p.entry(key)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -109,11 +119,17 @@ func (p *pacer) turn(ctx context.Context, key string, r gcra.Rate, now time.Time
 		cancel()
 		if err == nil {
 			e.p = got
-			return wait, took
+			return wait, took, false
 		}
-		// The store failed (not the caller, not a busy endpoint whose
-		// writers came first): ask it again only after paceStoreRetry.
-		if ctx.Err() == nil && !errors.Is(err, store.ErrContended) {
+		if errors.Is(err, store.ErrContended) && ctx.Err() == nil {
+			e.p = got // the newest item the store returned
+			newest := got
+			take(&newest)
+			return max(wait, r.Every), false, true
+		}
+		// The store failed (not the caller): ask it again only after
+		// paceStoreRetry.
+		if ctx.Err() == nil {
 			p.mu.Lock()
 			p.downUntil = now.Add(paceStoreRetry)
 			p.mu.Unlock()
@@ -123,7 +139,7 @@ func (p *pacer) turn(ctx context.Context, key string, r gcra.Rate, now time.Time
 	if taken = take(&local); taken {
 		e.p = local
 	}
-	return wait, taken
+	return wait, taken, false
 }
 
 func (p *pacer) down(now time.Time) bool {

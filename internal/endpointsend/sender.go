@@ -31,6 +31,18 @@ type EndpointReader interface {
 	Get(ctx context.Context, id string) (endpoint.Endpoint, error)
 }
 
+// FreshReader is an EndpointReader that can also return a read at most
+// endpoint.MaxRefusalAge old (package endpoint's Cache.Fresh): the Sender
+// asks it before it refuses a delivery for good on what Get returned
+// (disabled, not found), so that a cached copy older than the enabling or
+// creation of the endpoint refuses nothing.
+type FreshReader interface {
+	EndpointReader
+	Fresh(ctx context.Context, id string) (endpoint.Endpoint, error)
+}
+
+var _ FreshReader = (*endpoint.Cache)(nil)
+
 // FailureRecorder keeps an endpoint's failed attempts for the endpoints
 // API (package endpoint's Table).
 type FailureRecorder interface {
@@ -167,10 +179,11 @@ func (s *Sender) DestinationKey(m *notification.Message) string {
 
 // Send delivers m. A message naming its destination inline goes to the
 // wrapped sender as it is. For an endpoint delivery it reads the endpoint
-// and returns, without a request:
+// (again through [FreshReader] when the copy read says disabled or not
+// found) and returns, without a request:
 //
 //   - a *delivery.PermanentError of ClassNotFound when it does not exist
-//     or belongs to another tenant than m.Tenant,
+//     or belongs to another tenant than m.Tenant (or m names none),
 //   - of ClassKindMismatch when the channel does not send to its kind,
 //   - of ClassDisabled when it is disabled,
 //   - a *delivery.TransientError of ClassUnavailable when it could not be
@@ -188,6 +201,12 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 		return s.next.Send(ctx, m)
 	}
 	ep, err := s.cfg.Endpoints.Get(ctx, id)
+	if f, ok := s.cfg.Endpoints.(FreshReader); ok && (errors.Is(err, endpoint.ErrNotFound) || err == nil && ep.Disabled != nil) {
+		// A refusal for good is made on a recent read only: the cached
+		// copy may predate the endpoint's enabling (the runbook's "enable,
+		// then redrive") or creation.
+		ep, err = f.Fresh(ctx, id)
+	}
 	switch {
 	case errors.Is(err, endpoint.ErrNotFound):
 		return delivery.Permanent(ClassNotFound, fmt.Errorf("endpoint %s of delivery %s: not found (deleted, or never created)", id, m.ID))
@@ -196,8 +215,10 @@ func (s *Sender) Send(ctx context.Context, m *notification.Message) error {
 			return delivery.Transient(delivery.ClassDeadline, fmt.Errorf("endpoint %s of delivery %s: invocation deadline while reading it", id, m.ID))
 		}
 		return delivery.Transient(ClassUnavailable, fmt.Errorf("endpoint %s of delivery %s: read: %w", id, m.ID, err))
-	case m.Tenant != "" && ep.Tenant != m.Tenant:
-		// Never deliver one tenant's event to another's endpoint; the
+	case ep.Tenant != m.Tenant:
+		// Never deliver one tenant's event to another's endpoint, nor a
+		// delivery that names no tenant (notification.Parse requires one;
+		// a message built some other way is refused all the same); the
 		// error does not say whose it is.
 		return delivery.Permanent(ClassNotFound, fmt.Errorf("endpoint %s of delivery %s: not an endpoint of the delivery's tenant", id, m.ID))
 	}
@@ -248,20 +269,23 @@ func signingKeys(secrets []endpoint.Secret, now time.Time) [][]byte {
 }
 
 // recordTimeout bounds the write of one failure item: a slow store delays
-// the record's settlement by at most this much.
+// the record's settlement by at most this much, and never past the
+// delivery context's deadline (the processor's, Reserve before the
+// invocation's: the time left to settle the batch is not spent on it).
 const recordTimeout = 2 * time.Second
 
 // maxReasonBytes bounds a failure item's reason.
 const maxReasonBytes = 512
 
-// recordFailure writes err as one of ep's failures. A failed write is
-// dropped: the delivery's outcome does not depend on it.
+// recordFailure writes err as one of ep's failures. A failed write, or
+// one the delivery context's end cuts short, is dropped: the delivery's
+// outcome does not depend on it.
 func (s *Sender) recordFailure(ctx context.Context, m *notification.Message, ep endpoint.Endpoint, err error) {
 	if s.cfg.Failures == nil {
 		return
 	}
 	_, class, _ := delivery.Classify(err)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
 	_ = s.cfg.Failures.RecordFailure(rctx, ep.ID, endpoint.Failure{
 		At:        s.cfg.Now(),

@@ -302,6 +302,10 @@ func TestEndpointStateRefuses(t *testing.T) {
 			ep.Tenant = "globex"
 			return ep
 		}, func() *notification.Message { return delivery1(ep1) }, endpointsend.ClassNotFound, false},
+		{"a delivery without a tenant", func(u string) endpoint.Endpoint { return webhookEndpoint(ep1, u, 'a') },
+			func() *notification.Message { m := delivery1(ep1); m.Tenant = ""; return m }, endpointsend.ClassNotFound, false},
+		{"a tenant that differs in case", func(u string) endpoint.Endpoint { return webhookEndpoint(ep1, u, 'a') },
+			func() *notification.Message { m := delivery1(ep1); m.Tenant = "ACME"; return m }, endpointsend.ClassNotFound, false},
 		{"a slack endpoint on the webhook channel", func(u string) endpoint.Endpoint {
 			ep := webhookEndpoint(ep1, u, 'a')
 			ep.Kind = endpoint.KindSlack

@@ -36,6 +36,7 @@ type Pace struct {
 	Key string
 	// Next is the theoretical arrival time of the next send; Until is when
 	// a 429 or an empty bucket stops holding the webhook. Zero when none.
+	// The item keeps both to the millisecond, rounded up (UpdatePace).
 	Next, Until time.Time
 	// Expires is when the item may be forgotten: the writer sets it past
 	// Next and Until. Zero: HealthRetention after the write.
@@ -88,6 +89,10 @@ func (s *Store) UpdatePace(ctx context.Context, p Pace, change func(*Pace) bool)
 			return p, false, nil
 		}
 		next.version = p.version + 1
+		// The item keeps milliseconds: a turn or hold is rounded up, never
+		// down, so that no writer that reads it gets a turn early (an
+		// interval of 1.43 ms rounded down each time is 1 ms).
+		next.Next, next.Until = ceilMS(next.Next), ceilMS(next.Until)
 		now := s.cfg.Now()
 		if next.Expires.IsZero() {
 			next.Expires = now.Add(HealthRetention)
@@ -135,4 +140,13 @@ func (s *Store) UpdatePace(ctx context.Context, p Pace, change func(*Pace) bool)
 		}
 	}
 	return p, false, &Error{Op: "write pace of " + p.Key, Err: contendedError{maxPaceTries}}
+}
+
+// ceilMS is t rounded up to the millisecond, the item's unit; the zero
+// time stays zero.
+func ceilMS(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Add(time.Millisecond - 1).Truncate(time.Millisecond)
 }

@@ -182,3 +182,40 @@ func TestPaceContendedIsNoStoreFailure(t *testing.T) {
 	require.Error(t, err)
 	require.NotErrorIs(t, err, store.ErrContended)
 }
+
+// TestPaceNeverGivesATurnEarly: a pace whose interval is not whole
+// milliseconds (an endpoint's rate limit of 700/s: one turn every
+// 1.428571 ms) is kept in the item to the millisecond; a writer that takes
+// the next turn from the other's item must never get it before its time,
+// or the shared limit is exceeded (rounded down each time, 700/s became
+// 1,000/s). Rounded up, a turn is at most a millisecond late.
+func TestPaceNeverGivesATurnEarly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	every := time.Second / 700 // 1.428571 ms
+	start := b.clock.Now().Truncate(time.Millisecond)
+	a, bb := store.Pace{Key: paceKey}, store.Pace{Key: paceKey}
+	const turns = 20
+	for i := range turns {
+		mine := &a
+		if i%2 == 1 {
+			mine = &bb
+		}
+		var took time.Time
+		var err error
+		*mine, _, err = b.s.UpdatePace(ctx, *mine, func(p *store.Pace) bool {
+			took = p.Next
+			if took.Before(start) {
+				took = start
+			}
+			p.Next = took.Add(every)
+			p.Expires = p.Next.Add(time.Minute)
+			return true
+		})
+		require.NoError(t, err, i)
+		due := start.Add(time.Duration(i) * every)
+		require.False(t, took.Before(due), "turn %d at %v, due at %v: early", i, took.Sub(start), due.Sub(start))
+		require.Less(t, took.Sub(due), time.Duration(i+1)*time.Millisecond, "turn %d: late by at most a millisecond a turn", i)
+	}
+}

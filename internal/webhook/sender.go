@@ -306,41 +306,19 @@ func sign(keys [][]byte, id string, at time.Time, body []byte) string {
 	return strings.Join(sigs, " ")
 }
 
-// checkHost fails a URL whose host is an IP address, in any spelling, that
-// the destination check blocks, before anything is resolved or dialled. The
-// check at dial time (outbound.NewClient's) is the one that counts, for
-// host names too; this one makes a literal address fail fast, and fails the
-// unusual spellings of IPv4 addresses (2130706433, 0x7f.1) that Go's
-// resolver does not read as addresses (it would look them up in DNS), so
-// that their outcome does not depend on the resolver. A host that the IDNA
-// mapping turns into an address is judged as that address, and is not in
-// the standard form either.
+// checkHost fails a URL whose host [CheckHost] refuses: a
+// webhook_blocked_destination for a blocked address or name, else an
+// invalid_url.
 func (s *Sender) checkHost(t target, host string) error {
-	addr, canonical, ok := outbound.HostAddr(host)
-	if !ok {
-		name, err := normalizeHost(host)
-		if err != nil {
-			return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
-		}
-		// IDNA maps full-width digits and full stops to ASCII, as net/http
-		// does before dialling: "１２７．０．０．１" is 127.0.0.1, never a name.
-		if addr, _, ok = outbound.HostAddr(name); !ok {
-			var blocked *outbound.BlockedError
-			if errors.As(outbound.CheckHostName(name), &blocked) {
-				return t.blocked(blocked)
-			}
-			return nil
-		}
-		canonical = false
-	}
+	err := CheckHost(host, s.allow)
 	var blocked *outbound.BlockedError
-	if errors.As(outbound.CheckDestination(addr, s.allow), &blocked) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &blocked):
 		return t.blocked(blocked)
 	}
-	if !canonical {
-		return delivery.Permanent(ClassInvalidURL, t.errorf("the host spells the IPv4 address %s in a non-standard form; write it in dotted decimal", addr))
-	}
-	return nil
+	return delivery.Permanent(ClassInvalidURL, t.errorf("%v", err))
 }
 
 // Standard Webhooks headers ("Webhook headers" in the specification).
