@@ -4,12 +4,15 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/endpoint"
+	"github.com/heraldhq/herald/internal/endpointsend"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/webhook"
 )
@@ -153,4 +156,65 @@ func TestDeliverFIFOGroupBehindAnOpenCircuit(t *testing.T) {
 	require.Equal(t, "delivered", lines["m-b1"]["outcome"])
 	require.Zero(t, r.postsOf("ok-a2"))
 	require.Equal(t, 2, r.deliveryItems(), "ok-b1's lease and its batch's confirm only")
+}
+
+// TestDeliverEndpointKeyReachesTheCircuit: a delivery to a registered
+// endpoint is counted in the endpoint's own health (endpoint:ep_…), the
+// key endpointsend names, through tracing's and delivered-once's wrappers
+// and the processor's: at threshold 1 its failure opens that endpoint's
+// circuit alone — the next delivery to it is held back naming it, while
+// an inline webhook to the same origin is still sent and the origin has
+// no health of its own.
+func TestDeliverEndpointKeyReachesTheCircuit(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, map[string]string{"HERALD_DELIVERED_ONCE_CHANNELS": "webhook,email", "HERALD_CIRCUIT_THRESHOLD": "1"})
+	key := r.kms.CreateKey("alias/herald-endpoints")
+	tbl, err := endpoint.NewTable(endpoint.TableConfig{Table: "herald", KeyID: key, DB: r.ddb.Client(), KMS: r.kms.Client(),
+		URLRules: endpoint.URLRules{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
+	require.NoError(t, err)
+	ep, err := tbl.Create(context.Background(), endpoint.Endpoint{Tenant: "acme", Kind: endpoint.KindWebhook, URL: r.hook.URL + "/ep"})
+	require.NoError(t, err)
+	delivery := func(id string) string {
+		return `{"version":1,"id":"` + id + `","channel":"webhook","tenant":"acme","event_id":"evt-` + id + `","webhook":{"endpoint":"` + ep.ID + `","event_type":"t","payload":{}}}`
+	}
+	origin, err := webhook.Origin(r.hook.URL)
+	require.NoError(t, err)
+
+	r.setAnswer(status(http.StatusServiceUnavailable))
+	require.Equal(t, []string{"m-1"}, r.handle(t, context.Background(), sqsRecord("m-1", delivery("d-1"), "1")))
+	require.Equal(t, 1, r.health(t, endpointsend.DestinationKey(ep.ID)).Failures, "counted in the endpoint's health")
+	require.Zero(t, r.health(t, origin).Failures, "not in its origin's")
+
+	r.setAnswer(nil)
+	require.Equal(t, []string{"m-2"}, r.handle(t, context.Background(),
+		sqsRecord("m-2", delivery("d-2"), "1"), sqsRecord("m-3", r.webhookBody("inline-3"), "1")))
+	lines, _ := r.lines(t)
+	require.Equal(t, "destination_circuit_open", lines["m-2"]["error_class"], "%v", lines["m-2"])
+	require.Contains(t, lines["m-2"]["error"], "endpoint:"+ep.ID)
+	r.mu.Lock()
+	require.Len(t, r.posts, 2, "d-1 and inline-3: d-2 is not sent")
+	r.mu.Unlock()
+	require.Equal(t, "delivered", lines["m-3"]["outcome"], "another destination on the origin is sent")
+}
+
+// TestDeliverStoreFailureFailsOpenOnce: a destination's health the store
+// cannot read fails open: the records to it are sent; the failed read is
+// noted on the one record that made it (store_error on its line,
+// StoreErrors 1 for the batch), not on the others.
+func TestDeliverStoreFailureFailsOpenOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, map[string]string{"HERALD_CIRCUIT_THRESHOLD": "3"})
+	r.ddb.Fail("GetItem", 1)
+	require.Empty(t, r.handle(t, context.Background(),
+		sqsRecord("m-1", r.webhookBody("n-1"), "1"), sqsRecord("m-2", r.webhookBody("n-2"), "1"), sqsRecord("m-3", r.webhookBody("n-3"), "1")))
+	lines, _ := r.lines(t)
+	noted := 0
+	for _, id := range []string{"m-1", "m-2", "m-3"} {
+		require.Equal(t, "delivered", lines[id]["outcome"], id)
+		if _, ok := lines[id]["store_error"]; ok {
+			noted++
+		}
+	}
+	require.Equal(t, 1, noted, "the one failed read, on the record that made it")
+	require.Equal(t, 1.0, r.batchSum(t, "StoreErrors"))
 }

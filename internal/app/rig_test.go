@@ -27,6 +27,7 @@ import (
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/awstest"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/kmstest"
 	"github.com/heraldhq/herald/internal/testkit/otlptest"
 	"github.com/heraldhq/herald/internal/testkit/sestest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
@@ -47,6 +48,7 @@ type rig struct {
 	ddb  *dynamotest.Server
 	sqs  *sqstest.Server
 	ses  *sestest.Server
+	kms  *kmstest.Server
 	st   *store.Store
 	p    *processor.Processor
 	logs *localenv.SyncBuffer
@@ -65,7 +67,7 @@ type rig struct {
 // receiver answers 204 until the test sets another answer.
 func newRig(t *testing.T, env map[string]string) *rig {
 	t.Helper()
-	r := &rig{ddb: dynamotest.New(t), sqs: sqstest.New(t), ses: sestest.New(t), logs: &localenv.SyncBuffer{}}
+	r := &rig{ddb: dynamotest.New(t), sqs: sqstest.New(t), ses: sestest.New(t), kms: kmstest.New(t), logs: &localenv.SyncBuffer{}}
 	r.ddb.AddTable("herald", store.AttrPK, store.AttrSK)
 	r.sqs.AddQueue(rigQueue, nil)
 	r.sqs.AddQueue(rigDLQ, nil)
@@ -118,7 +120,7 @@ func newRig(t *testing.T, env map[string]string) *rig {
 // on the same fakes: its circuit reads each destination's health afresh.
 func (r *rig) coldStart() { r.p = r.build() }
 
-// endpoint serves DynamoDB, SQS and SES v2 on one URL, as an account's
+// endpoint serves DynamoDB, SQS, KMS and SES v2 on one URL, as an account's
 // endpoint resolution gives each client its own: the JSON protocols by
 // their X-Amz-Target header, SES v2 by its REST path.
 func (r *rig) endpoint(t *testing.T) string {
@@ -128,13 +130,15 @@ func (r *rig) endpoint(t *testing.T) string {
 		require.NoError(t, err)
 		return httputil.NewSingleHostReverseProxy(u)
 	}
-	dyn, sq, ses := proxy(r.ddb.URL()), proxy(r.sqs.URL()), proxy(r.ses.URL())
+	dyn, sq, ses, kms := proxy(r.ddb.URL()), proxy(r.sqs.URL()), proxy(r.ses.URL()), proxy(r.kms.URL())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch target := req.Header.Get("X-Amz-Target"); {
 		case strings.HasPrefix(target, "DynamoDB_20120810."):
 			dyn.ServeHTTP(w, req)
 		case strings.HasPrefix(target, "AmazonSQS."):
 			sq.ServeHTTP(w, req)
+		case strings.HasPrefix(target, "TrentService."):
+			kms.ServeHTTP(w, req)
 		case strings.HasPrefix(req.URL.Path, "/v2/email/"):
 			ses.ServeHTTP(w, req)
 		default:
