@@ -125,6 +125,11 @@ func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx
 			return nil, err
 		}
 	}
+	if threshold == 0 {
+		// The deliver function wraps no circuit then (circuit.Breaker.Wrap):
+		// a disable is stored, and shown, but holds nothing back.
+		fmt.Fprintln(e.stderr, "note: the circuit is off (threshold 0): deliver functions send every notification, also to a destination shown disabled, until the threshold is above 0")
+	}
 	return d, nil
 }
 

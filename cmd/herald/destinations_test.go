@@ -348,3 +348,30 @@ func TestTemplateOutputsTheCircuitThreshold(t *testing.T) {
 	require.NotNil(t, env)
 	require.Equal(t, "CircuitThreshold", env.Value, "the function's threshold is that parameter")
 }
+
+// TestDestinationsSayWhenTheCircuitIsOff: at threshold 0 the deliver
+// function wraps no circuit, so a disabled destination is still sent to;
+// the commands still store and show the disable, and say on stderr that
+// it holds nothing back (stdout, --json's included, is unchanged).
+func TestDestinationsSayWhenTheCircuitIsOff(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	off := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "0"}
+	r := heraldWith(t, off, "--json", "destinations", "disable", "https://hooks.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "the circuit is off (threshold 0)")
+	var d destination
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+	require.Equal(t, string(circuit.Disabled), d.State, "the disable is stored")
+	r = heraldWith(t, off, "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "the circuit is off")
+	on := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "1"}
+	r = heraldWith(t, on, "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Empty(t, r.stderr)
+}
