@@ -255,6 +255,13 @@ func TestEndpointOfShowsHostOnly(t *testing.T) {
 // as the real service does, for one stack.
 func cfnWire(t *testing.T, stack string, outputs map[string]string) *cloudformation.Client {
 	t.Helper()
+	return cloudformation.New(cloudformation.Options{BaseEndpoint: aws.String(cfnURL(t, stack, outputs)), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+}
+
+// cfnURL is cfnWire's server, for a client the command builds itself
+// (AWS_ENDPOINT_URL_CLOUDFORMATION).
+func cfnURL(t *testing.T, stack string, outputs map[string]string) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		w.Header().Set("Content-Type", "text/xml")
@@ -270,7 +277,7 @@ func cfnWire(t *testing.T, stack string, outputs map[string]string) *cloudformat
 		fmt.Fprintf(w, `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member><StackName>%s</StackName><StackStatus>CREATE_COMPLETE</StackStatus><CreationTime>2026-11-01T00:00:00Z</CreationTime><Outputs>%s</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`, stack, b.String())
 	}))
 	t.Cleanup(srv.Close)
-	return cloudformation.New(cloudformation.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+	return srv.URL
 }
 
 func TestResolveQueues(t *testing.T) {
