@@ -138,11 +138,29 @@ func New(cfg Config) (*Fanout, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Fanout{cfg: cfg, send: producer.Client{SQS: cfg.SQS, Queues: map[notification.Channel]string{
-		notification.ChannelWebhook: cfg.WebhookQueueURL,
-		notification.ChannelChat:    cfg.ChatQueueURL,
-		notification.ChannelEvent:   cfg.EventQueueURL,
-	}}.WithDefaults()}, nil
+	return &Fanout{cfg: cfg, send: producer.Client{
+		SQS: cfg.SQS,
+		Queues: map[notification.Channel]string{
+			notification.ChannelWebhook: cfg.WebhookQueueURL,
+			notification.ChannelChat:    cfg.ChatQueueURL,
+			notification.ChannelEvent:   cfg.EventQueueURL,
+		},
+		// On FIFO queues (QueueType Fifo) each endpoint's deliveries are
+		// one message group: in order for that endpoint, no endpoint held
+		// behind another's. An event put back keeps one group per event.
+		GroupBy: groupOf,
+	}.WithDefaults()}, nil
+}
+
+// groupOf is a message's FIFO group: its endpoint, else its id.
+func groupOf(m *notification.Message) string {
+	switch {
+	case m.Webhook != nil && m.Webhook.Endpoint != "":
+		return m.Webhook.Endpoint
+	case m.Chat != nil && m.Chat.Endpoint != "":
+		return m.Chat.Endpoint
+	}
+	return m.ID
 }
 
 // Outcomes of one invocation's work on an event (the line's "fanout").

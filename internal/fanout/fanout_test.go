@@ -628,3 +628,19 @@ func TestNewNamesMissingFields(t *testing.T) {
 		require.ErrorContains(t, err, name, fmt.Sprint(name))
 	}
 }
+
+// TestFIFOQueues: on FIFO delivery queues each delivery's message group is
+// its endpoint.
+func TestFIFOQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.cfg.WebhookQueueURL = b.sqs.AddQueue(b.sqs.URL()+"/123456789012/herald-webhook.fifo", map[string]string{"FifoQueue": "true"})
+	b.rebuild(t)
+	b.endpoints(0, 3, endpoint.KindWebhook)
+	require.NoError(t, b.f.Send(context.Background(), event("evt_fifo")))
+	msgs := b.sqs.Messages(b.cfg.WebhookQueueURL)
+	require.Len(t, msgs, 3)
+	for i, m := range msgs {
+		require.Equal(t, epID(i), m.Attributes["MessageGroupId"])
+	}
+}
