@@ -292,10 +292,11 @@ func (t *Table) retry(ctx context.Context, id string, unseal bool, change func(*
 }
 
 // RotateSecret makes a new current signing secret of endpoint id
-// ([NewSecret], version one above the newest): the current one signs
-// beside it for grace (0 to [MaxGrace]; 0 stops it at once), secrets whose
-// grace period ended are dropped, and at most [MaxSecretVersions] are
-// kept (the oldest go first). Read, sealed again and written as
+// ([NewSecret], version one above the newest): every older secret signs
+// beside it until grace from now at the latest (0 to [MaxGrace]; 0 stops
+// them all at once, for a secret that leaked), those whose grace period
+// ended are dropped, and at most [MaxSecretVersions] are kept (the oldest
+// go first). Read, sealed again and written as
 // SetDisabled is. It returns the endpoint with its secrets and the new
 // secret, a *FieldError for a bad grace, ErrNotFound or a *ConflictError.
 func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration) (Endpoint, Secret, error) {
@@ -309,8 +310,8 @@ func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration
 		kept := []Secret{fresh}
 		for _, sec := range e.Secrets {
 			fresh.Version = max(fresh.Version, sec.Version+1)
-			if sec.Until.IsZero() {
-				sec.Until = now.Add(grace)
+			if end := now.Add(grace); sec.Until.IsZero() || sec.Until.After(end) {
+				sec.Until = end
 			}
 			if sec.Until.After(now) && len(kept) < MaxSecretVersions {
 				kept = append(kept, sec)
@@ -327,9 +328,10 @@ func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration
 }
 
 // List returns one page of endpoints without their secrets, headers or
-// chat URLs, in id order (creation order): a tenant's by a Query of
-// TenantIndex and a BatchGetItem of the page's items, or every tenant's by
-// a Scan. EventType keeps those whose filter matches it, State those
+// chat URLs: a tenant's in id order (creation order) by a Query of
+// TenantIndex and a BatchGetItem of the page's items, or every tenant's in
+// the table's order by a Scan of the whole table (every item, not only
+// endpoints, is read and paid for: list by tenant where you can). EventType keeps those whose filter matches it, State those
 // enabled or disabled. It returns a *FieldError for a bad limit, state,
 // event type or cursor. A page may hold fewer than Limit endpoints while
 // Next is not "".
@@ -378,8 +380,9 @@ func (t *Table) List(ctx context.Context, q ListQuery) (Page, error) {
 			FilterExpression:          aws.String("#type = :type"),
 			ExpressionAttributeNames:  map[string]string{"#type": store.AttrType},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":type": s(TypeEndpoint)},
-			ExclusiveStartKey:         start,
-			Limit:                     aws.Int32(int32(limit)),
+			// No Limit: the table holds far more other items than
+			// endpoints, so each call reads a full page (1 MB).
+			ExclusiveStartKey: start,
 		})
 		if err != nil {
 			return Page{}, fmt.Errorf("list endpoints: %w", err)
