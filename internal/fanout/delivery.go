@@ -16,17 +16,14 @@ import (
 
 // delivery is the body of the event's delivery to subscriber s
 // (docs/endpoints.md, "Events and fan-out"): id endpoint.DeliveryID, the
-// event's tenant and id, its created_at (else when its fan-out started),
+// event's tenant and id, its created_at as the progress item keeps it,
 // expires_at and metadata; for a webhook endpoint the event's type and
 // payload, for a chat endpoint a text "<type> for <tenant>: <payload>" cut
 // to the service's limit. It names no URL, secret or header: the deliver
 // function reads them from the endpoint store.
 func (r *run) delivery(s endpoint.Subscriber) ([]byte, error) {
 	ev := r.m.Event
-	created := r.p.startedAt.UTC()
-	if r.m.CreatedAt != nil {
-		created = *r.m.CreatedAt
-	}
+	created := r.p.createdAt.UTC()
 	d := notification.Message{
 		Version:   notification.Version,
 		ID:        endpoint.DeliveryID(r.m.ID, s.ID),

@@ -35,8 +35,8 @@
 // copies at once) makes no second delivery, but for one window: a batch
 // sent whose cursor write did not happen (the invocation died between the
 // two) is sent again by the next copy. Those copies carry the same ids and
-// the same bodies (created_at is the event's, else the time its fan-out
-// first started, kept in the progress item), so the deliver function's
+// the same bodies (created_at is the one the first copy claimed with, kept
+// in the progress item), so the deliver function's
 // delivered-once settles a copy as a duplicate and a webhook receiver
 // deduplicates it on webhook-id (docs/endpoints.md, "Events and fan-out").
 //

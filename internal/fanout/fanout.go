@@ -190,9 +190,8 @@ func (f *Fanout) Send(ctx context.Context, m *notification.Message) error {
 	if err != nil {
 		return delivery.Permanent(delivery.ClassInvalidMessage, fmt.Errorf("event %s: %w", m.ID, err))
 	}
-	sum := sha256.Sum256(body)
 	start := f.cfg.Now()
-	p, err := f.claim(ctx, m.ID, base64.RawURLEncoding.EncodeToString(sum[:]))
+	p, err := f.claim(ctx, m, digest(m))
 	if err != nil {
 		return err
 	}
@@ -214,6 +213,17 @@ func (f *Fanout) Send(ctx context.Context, m *notification.Message) error {
 		_ = run.checkpoint(context.WithoutCancel(ctx), 0)
 	}
 	return err
+}
+
+// digest is the fingerprint of what every copy of event m shares: base64url
+// SHA-256 of m without created_at, which the processor fills from the
+// copy's SQS SentTimestamp when the producer left it out.
+func digest(m *notification.Message) string {
+	c := *m
+	c.CreatedAt = nil
+	b, _ := json.Marshal(&c) // a parsed message always marshals
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // run is one invocation's work on one event.

@@ -182,6 +182,14 @@ func event(id string, extra ...string) *notification.Message {
 	return m
 }
 
+// sentAt is m with created_at t, as the processor fills it from the SQS
+// SentTimestamp of a copy whose producer left it out.
+func sentAt(m *notification.Message, t time.Time) *notification.Message {
+	c := *m
+	c.CreatedAt = &t
+	return &c
+}
+
 // deliveries parses every message of the webhook and chat queues.
 func (b *bundle) deliveries(t *testing.T) []*notification.Message {
 	t.Helper()
@@ -352,7 +360,9 @@ func TestSecondRunCreatesNothing(t *testing.T) {
 	require.NoError(t, b.f.Send(context.Background(), m))
 	require.NoError(t, b.f.Send(context.Background(), m))
 	b.clock.Advance(2 * time.Hour)
-	require.NoError(t, b.f.Send(context.Background(), event("evt_twice")))
+	// Another SQS message of the same event: the processor gives it its
+	// own SentTimestamp as created_at; still the same event.
+	require.NoError(t, b.f.Send(context.Background(), sentAt(event("evt_twice"), b.clock.Now())))
 	exactlyOnce(t, b.deliveries(t), "evt_twice", want)
 }
 
@@ -394,7 +404,7 @@ func TestCrashBetweenSendAndCursor(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	want := b.endpoints(t, 45, endpoint.KindWebhook)
-	m := event("evt_crash")
+	m := sentAt(event("evt_crash"), b.clock.Now().Add(-time.Minute))
 	// The claim and two cursor writes succeed; the third cursor write
 	// (after the third batch) fails, and so does the lease's release that
 	// follows: as if the invocation died there.
@@ -408,7 +418,9 @@ func TestCrashBetweenSendAndCursor(t *testing.T) {
 	require.ErrorAs(t, err, &te, "the crashed copy's lease holds")
 	require.Equal(t, fanout.ClassInProgress, te.Class)
 	b.clock.Advance(fanout.DefaultLease)
-	require.NoError(t, b.f.Send(context.Background(), m))
+	// The copy that goes on is another SQS message (a producer's retry):
+	// another created_at from its SentTimestamp, the same deliveries.
+	require.NoError(t, b.f.Send(context.Background(), sentAt(event("evt_crash"), b.clock.Now())))
 
 	got := b.deliveries(t)
 	require.Len(t, got, 45+10, "one batch of 10 again, no more")

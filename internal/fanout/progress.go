@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/notification"
 )
 
 // TableAPI is the part of the DynamoDB API the progress item needs.
@@ -39,9 +40,11 @@ const (
 	AttrLast = "last_endpoint"
 	// AttrEnqueued counts the deliveries enqueued so far.
 	AttrEnqueued = "enqueued"
-	// AttrStartedAt is when the fan-out first started, Unix milliseconds:
-	// the created_at of deliveries of an event that has none.
-	AttrStartedAt = "started_at"
+	// AttrCreatedAt is the created_at of every delivery, Unix milliseconds:
+	// the event's as the first copy claimed it (the producer's, else that
+	// copy's SQS SentTimestamp, else when the fan-out started), so that
+	// every copy of a delivery is the same body.
+	AttrCreatedAt = "created_at"
 )
 
 // Also store.AttrOwner (the random token of the copy holding the lease),
@@ -73,7 +76,7 @@ type progress struct {
 	cursor    string
 	last      string
 	enqueued  int64
-	startedAt time.Time
+	createdAt time.Time
 	digest    string
 	leaseEnd  time.Time
 }
@@ -88,7 +91,8 @@ var errLeaseLost = errors.New("another copy took the fan-out over")
 // copy's lease runs, ClassEventIDReused (permanent) when the item was
 // written for another event of the same id, or the store's class when the
 // table fails.
-func (f *Fanout) claim(ctx context.Context, id, digest string) (*progress, error) {
+func (f *Fanout) claim(ctx context.Context, m *notification.Message, digest string) (*progress, error) {
+	id := m.ID
 	out, err := f.cfg.DB.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(f.cfg.Table),
 		Key:            ProgressKey(id),
@@ -98,7 +102,10 @@ func (f *Fanout) claim(ctx context.Context, id, digest string) (*progress, error
 		return nil, (&store.Error{Op: "read the fan-out progress of " + id, Err: err}).Transient()
 	}
 	now := f.cfg.Now()
-	p := &progress{id: id, digest: digest, state: StateInProgress, startedAt: now}
+	p := &progress{id: id, digest: digest, state: StateInProgress, createdAt: now}
+	if m.CreatedAt != nil {
+		p.createdAt = *m.CreatedAt
+	}
 	var prevSeq int64
 	if item := out.Item; item != nil {
 		p.state = text(item, store.AttrState)
@@ -120,8 +127,8 @@ func (f *Fanout) claim(ctx context.Context, id, digest string) (*progress, error
 		p.cursor = text(item, AttrCursor)
 		p.last = text(item, AttrLast)
 		p.enqueued, _ = number(item, AttrEnqueued)
-		if ms, ok := number(item, AttrStartedAt); ok {
-			p.startedAt = time.UnixMilli(ms)
+		if ms, ok := number(item, AttrCreatedAt); ok {
+			p.createdAt = time.UnixMilli(ms)
 		}
 		p.seq = prevSeq
 	}
@@ -156,7 +163,7 @@ func (f *Fanout) write(ctx context.Context, p *progress, first bool, lease time.
 		item[store.AttrLeaseUntil] = num(0)
 	}
 	item[AttrEnqueued] = num(p.enqueued)
-	item[AttrStartedAt] = num(p.startedAt.UnixMilli())
+	item[AttrCreatedAt] = num(p.createdAt.UnixMilli())
 	item[store.AttrDigest] = str(p.digest)
 	item[store.AttrUpdatedAt] = num(now.UnixMilli())
 	// Kept for the window after its last write: a copy of the event SQS
