@@ -128,7 +128,11 @@ func TestDeployedStack(t *testing.T) {
 	require.NoError(t, retentionCfg.err, "the deployed RetentionFunction's environment loads")
 	feedbackCfg, feedbackRead := loadRecorded(d.functions["FeedbackFunction"].Environment.Variables, config.LoadFeedback)
 	require.NoError(t, feedbackCfg.err, "the deployed FeedbackFunction's environment loads")
-	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead}
+	fanoutCfg, fanoutRead := loadRecorded(d.functions["FanoutFunction"].Environment.Variables, config.LoadFanout)
+	require.NoError(t, fanoutCfg.err, "the deployed FanoutFunction's environment loads")
+	require.Equal(t, d.outputs["EventQueueUrl"], fanoutCfg.v.EventQueue.URL)
+	require.Equal(t, d.outputs["EventDeadLetterQueueUrl"], fanoutCfg.v.EventQueue.DeadLetterURL)
+	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead, "FanoutFunction": fanoutRead}
 	for logical, fn := range d.functions {
 		require.Contains(t, read, logical, "function %s has no configuration loader in this test", logical)
 		requireEnvMatchesLoader(t, logical, fn.Environment.Variables, read[logical])
