@@ -237,6 +237,8 @@ func TestFormatRecord(t *testing.T) {
 	require.Equal(t, "10:00:05  (no id)                  email    delivered      receive 1", formatRecord([]byte(line)))
 	line = fmt.Sprintf(`{"time":%q,"level":"WARN","msg":"batch","_aws":{},"channel":"webhook","outcome":"dead_lettered","error_class":"webhook_gone","Notifications":1}`, at)
 	require.Empty(t, formatRecord([]byte(line)), "a batch's metrics line names channel and outcome too, but is not a record: herald run does not print it")
+	line = fmt.Sprintf(`{"time":%q,"level":"INFO","msg":"fanout","id":"evt_1","tenant":"acme","event_type":"invoice.paid","fanout":"fanned_out","total":24,"_aws":{}}`, at)
+	require.Equal(t, "10:00:05  evt_1                    fan-out  fanned_out     24 deliveries enqueued", formatRecord([]byte(line)), "an event's fan-out line")
 	line = fmt.Sprintf(`{"time":%q,"level":"ERROR","msg":"cold start"}`, at)
 	require.Equal(t, "10:00:05  ERROR  cold start", formatRecord([]byte(line)))
 	require.Equal(t, "not json", formatRecord([]byte("not json\n")))
