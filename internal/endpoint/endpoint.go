@@ -12,6 +12,8 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -102,6 +104,28 @@ type Endpoint struct {
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// LogValue logs what an operator needs to know the endpoint by: id,
+// tenant, kind, host and version; never its URL's path or query (a chat
+// URL is a credential), header values or secrets.
+func (e Endpoint) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", e.ID), slog.String("tenant", e.Tenant), slog.String("kind", string(e.Kind)),
+		slog.String("host", e.host()), slog.Int64("version", e.Version), slog.Bool("disabled", e.Disabled != nil))
+}
+
+// Format prints what LogValue logs, whatever the verb, so that an
+// endpoint printed by mistake shows no credential.
+func (e Endpoint) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "endpoint %s (tenant %s, %s %s, version %d)", e.ID, e.Tenant, e.Kind, e.host(), e.Version)
+}
+
+func (e Endpoint) host() string {
+	if u, err := url.Parse(e.URL); err == nil {
+		return u.Hostname()
+	}
+	return ""
 }
 
 // Disabled says why and since when an endpoint is disabled.

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
+	"io"
 	"regexp"
 	"time"
 
@@ -63,7 +65,18 @@ func NewSecret(now time.Time) Secret {
 }
 
 // String returns the secret's key in the form people and the Standard
-// Webhooks libraries use: "whsec_" and its standard base64.
+// Webhooks libraries use: "whsec_" and its standard base64. Only a call of
+// String writes the key: fmt's verbs (Format) print a secret, and an
+// Endpoint holding it, with the key redacted; log/slog's JSON leaves the
+// key out (json:"-") and its text handler prints with fmt.
 func (s Secret) String() string {
 	return webhook.SecretPrefix + base64.StdEncoding.EncodeToString(s.Key)
 }
+
+// redacted is a secret as fmt and slog print it.
+func (s Secret) redacted() string {
+	return fmt.Sprintf("secret v%d (whsec_…, redacted)", s.Version)
+}
+
+// Format prints the secret without its key, whatever the verb.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.redacted()) }

@@ -16,6 +16,7 @@ type DynamoDBAPI interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
 // KMSAPI is the part of the AWS KMS API the endpoint store calls.
@@ -129,46 +130,4 @@ type Failure struct {
 	Class   string `json:"class"`
 	Reason  string `json:"reason"`
 	Attempt int    `json:"attempt"`
-}
-
-var errTODO = errors.New("endpoint table: not implemented yet")
-
-// Create stores a new endpoint.
-func (t *Table) Create(ctx context.Context, e Endpoint) (Endpoint, error) { return Endpoint{}, errTODO }
-
-// Get reads an endpoint with its secrets.
-func (t *Table) Get(ctx context.Context, id string) (Endpoint, error) { return Endpoint{}, errTODO }
-
-// List lists endpoints without their secrets.
-func (t *Table) List(ctx context.Context, q ListQuery) (Page, error) { return Page{}, errTODO }
-
-// Update applies p to the endpoint at version.
-func (t *Table) Update(ctx context.Context, id string, version int64, p Patch) (Endpoint, error) {
-	return Endpoint{}, errTODO
-}
-
-// Delete deletes an endpoint.
-func (t *Table) Delete(ctx context.Context, id string, version int64) error { return errTODO }
-
-// SetDisabled disables (d set) or enables (d nil) an endpoint.
-func (t *Table) SetDisabled(ctx context.Context, id string, d *Disabled) (Endpoint, error) {
-	return Endpoint{}, errTODO
-}
-
-// RotateSecret makes a new current secret.
-func (t *Table) RotateSecret(ctx context.Context, id string, grace time.Duration) (Endpoint, Secret, error) {
-	return Endpoint{}, Secret{}, errTODO
-}
-
-// Subscribers lists a tenant's enabled endpoints whose filter matches eventType.
-func (t *Table) Subscribers(ctx context.Context, tenant, eventType, cursor string, limit int) ([]Subscriber, string, error) {
-	return nil, "", errTODO
-}
-
-// RecordFailure records a failed attempt.
-func (t *Table) RecordFailure(ctx context.Context, id string, f Failure) error { return errTODO }
-
-// Failures lists the newest failures.
-func (t *Table) Failures(ctx context.Context, id string, limit int) ([]Failure, error) {
-	return nil, errTODO
 }

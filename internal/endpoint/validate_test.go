@@ -3,6 +3,7 @@ package endpoint_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/netip"
 	"slices"
@@ -209,11 +210,13 @@ func TestValidateEventTypeFilter(t *testing.T) {
 		e.EventTypes = c.filter
 		requireField(t, endpoint.Validate(e), c.field)
 	}
+	e := valid()
+	e.EventTypes = []string{"*"}
+	require.ErrorContains(t, endpoint.Validate(e), "leave event_types empty", "the error says how to receive every type")
 	many := make([]string, endpoint.MaxEventTypes)
 	for i := range many {
 		many[i] = fmt.Sprintf("t%d.*", i)
 	}
-	e := valid()
 	e.EventTypes = many
 	require.NoError(t, endpoint.Validate(e))
 	e.EventTypes = []string{strings.Repeat("a", endpoint.MaxEventTypeChars), "A-b_c.D", "billing.invoice.*"}
@@ -253,6 +256,10 @@ func TestMatches(t *testing.T) {
 		{[]string{"customer.created", "invoice.*"}, "customer.deleted", false},
 		{[]string{"billing.invoice.*"}, "billing.invoice.paid", true},
 		{[]string{"billing.invoice.*"}, "billing.refund", false},
+		// Only "<type>.*" is a wildcard: other entries match exactly.
+		{[]string{"invoice*"}, "invoices.paid", false},
+		{[]string{"invoice*"}, "invoice*", true},
+		{[]string{"*"}, "invoice.paid", false},
 	} {
 		require.Equal(t, c.want, endpoint.Matches(c.filter, c.typ), "%v %q", c.filter, c.typ)
 	}
@@ -394,4 +401,35 @@ func TestFieldErrorIsMatchedWithErrorsAs(t *testing.T) {
 	err := fmt.Errorf("create: %w", endpoint.Validate(e))
 	var fe *endpoint.FieldError
 	require.True(t, errors.As(err, &fe))
+}
+
+func TestSecretsAreNotPrintedOrLogged(t *testing.T) {
+	t.Parallel()
+	e := valid()
+	e.Kind, e.URL = endpoint.KindSlack, "https://hooks.slack.com/services/T1/B1/CHATTOKEN"
+	e.Secrets = []endpoint.Secret{endpoint.NewSecret(time.Now())}
+	key := e.Secrets[0].String()
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		out := fmt.Sprintf(verb, e)
+		require.NotContains(t, out, key[len(webhook.SecretPrefix):], verb)
+		require.NotContains(t, out, fmt.Sprintf("%x", e.Secrets[0].Key), verb)
+		for _, leak := range []string{"CHATTOKEN", "s3cr3t", "T1/B1"} {
+			require.NotContains(t, out, leak, verb)
+		}
+		require.Contains(t, out, "hooks.slack.com", verb)
+		out = fmt.Sprintf(verb, e.Secrets)
+		require.NotContains(t, out, key[len(webhook.SecretPrefix):], verb)
+		require.Contains(t, out, "redacted", verb)
+	}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("endpoint", "endpoint", e, "secret", e.Secrets[0])
+	for _, leak := range []string{key[len(webhook.SecretPrefix):], "CHATTOKEN", "s3cr3t", "T1/B1"} {
+		require.NotContains(t, buf.String(), leak)
+	}
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("endpoint", "endpoint", e, "secret", e.Secrets[0], "secrets", e.Secrets)
+	for _, leak := range []string{key[len(webhook.SecretPrefix):], "CHATTOKEN", "s3cr3t", "T1/B1"} {
+		require.NotContains(t, buf.String(), leak)
+	}
+	require.Contains(t, buf.String(), `"tenant":"acme"`)
+	require.Contains(t, buf.String(), `"host":"hooks.slack.com"`)
 }

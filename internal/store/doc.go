@@ -19,6 +19,19 @@
 //	                                                  disabled_by, pending_events, version, updated_at,
 //	                                                  expires_at
 //	pace      chat#chat:<service>:<digest>  pace      next, until, version, expires_at
+//	endpoint  endpoint#<ep_id>            endpoint    (package endpoint)
+//	failure   endpoint#<ep_id>            failure#<ms>#<message id>  (package endpoint)
+//
+// # Registered endpoints
+//
+// Endpoint items (type "endpoint") and their failure items (type
+// "endpoint_failure") are package endpoint's: it reads and writes them,
+// and docs/endpoints.md "Item shapes" gives their attributes. They are
+// the only items with attributes gsi1pk and gsi1sk, the keys of the
+// table's global secondary index tenant-index (endpoints by tenant,
+// projecting event_types, disabled_at and kind); their secrets, header
+// values and chat URLs are sealed with the stack's EndpointKey, never in
+// a plain attribute.
 //
 // A delivery item is a notification's delivered-once record (see
 // [Store.Claim]):
@@ -110,7 +123,8 @@
 //
 // The deliver function needs dynamodb:PutItem, dynamodb:DeleteItem and
 // dynamodb:GetItem (keys items, cached per origin; health items, cached
-// 5 s per origin) on the table, nothing else; `herald secret rotate`
+// 5 s per origin) on the table, nothing else of this package (package
+// endpoint adds dynamodb:Query on tenant-index and kms:Decrypt); `herald secret rotate`
 // writes keys items, `herald destinations enable|disable` health items,
 // and `herald destinations ls` reads the table with Scan ([Store.Healths]).
 //

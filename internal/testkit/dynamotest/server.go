@@ -5,11 +5,15 @@
 // local stack cannot be made to give (throttling, a failing call).
 //
 // It holds tables with a string partition key and an optional string sort
-// key in memory and answers PutItem, GetItem, DeleteItem and Scan (paged
-// with Limit, ExclusiveStartKey and LastEvaluatedKey), with condition
-// expressions (comparisons, BETWEEN, IN, AND, OR, NOT, parentheses,
-// attribute_exists, attribute_not_exists, begins_with on top-level
-// attributes) and ReturnValuesOnConditionCheckFailure. Like DynamoDB it
+// key in memory, with global secondary indexes of string keys
+// ([Server.AddIndex]), and answers PutItem, GetItem, DeleteItem, Scan
+// (paged with Limit, ExclusiveStartKey and LastEvaluatedKey), Query (of
+// the table or an index, key conditions on the partition key and one sort
+// key comparison, ScanIndexForward, paged likewise) and BatchGetItem,
+// with condition and filter expressions (comparisons, BETWEEN, IN, AND,
+// OR, NOT, parentheses, attribute_exists, attribute_not_exists,
+// begins_with on top-level attributes) and
+// ReturnValuesOnConditionCheckFailure; not ProjectionExpression or Select. Like DynamoDB it
 // rejects what DynamoDB rejects (Amazon DynamoDB Developer Guide, "Service,
 // account, and table quotas" and "Reserved words"), as ValidationException
 // unless said otherwise:
@@ -77,6 +81,8 @@ type Server struct {
 	fail     map[string]fault
 	omitItem bool
 	hold     map[string]*barrier
+	// unprocessed is how many keys the next BatchGetItem leaves unread.
+	unprocessed int
 }
 
 // barrier holds calls until n have arrived, then lets them all go.
@@ -107,6 +113,7 @@ type fault struct{ skip, n int }
 type table struct {
 	hash, rng string // key attribute names; rng is "" without a sort key
 	items     map[string]map[string]value
+	indexes   map[string]*index // global secondary indexes by name
 }
 
 // New starts a server, closed when t ends.
@@ -133,7 +140,7 @@ func (s *Server) URL() string { return s.srv.URL }
 func (s *Server) AddTable(name, hash, rng string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tables[name] = &table{hash: hash, rng: rng, items: map[string]map[string]value{}}
+	s.tables[name] = &table{hash: hash, rng: rng, items: map[string]map[string]value{}, indexes: map[string]*index{}}
 }
 
 // Calls is the number of calls of action so far, rejected ones included.
@@ -271,6 +278,15 @@ type request struct {
 	ConsistentRead                      bool
 	ExclusiveStartKey                   map[string]value
 	Limit                               *int
+	// Query and Scan.
+	FilterExpression       *string
+	KeyConditionExpression *string
+	IndexName              *string
+	ScanIndexForward       *bool
+	ProjectionExpression   *string
+	Select                 *string
+	// BatchGetItem.
+	RequestItems map[string]keysAndAttributes
 }
 
 func (s *Server) do(action string, body []byte) (any, *apiError) {
@@ -287,12 +303,18 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 		return nil, &apiError{status: http.StatusBadRequest, code: "ProvisionedThroughputExceededException",
 			msg: "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."}
 	}
-	if action != "PutItem" && action != "GetItem" && action != "DeleteItem" && action != "Scan" {
+	if !slices.Contains([]string{"PutItem", "GetItem", "DeleteItem", "Scan", "Query", "BatchGetItem"}, action) {
 		return nil, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "dynamotest does not answer " + action}
 	}
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, &apiError{status: http.StatusBadRequest, code: "SerializationException", msg: err.Error()}
+	}
+	if req.ProjectionExpression != nil || req.Select != nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "dynamotest does not answer ProjectionExpression or Select"}
+	}
+	if action == "BatchGetItem" {
+		return s.batchGet(req)
 	}
 	t := s.tables[req.TableName]
 	if t == nil {
@@ -308,17 +330,20 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	if aerr := checkReturnValues(req); aerr != nil {
 		return nil, aerr
 	}
-	cond, aerr := condition(req)
+	exprs, aerr := expressions(action, req)
 	if aerr != nil {
 		return nil, aerr
 	}
+	cond := exprs.condition
 	switch action {
+	case "Query":
+		return t.query(req, exprs)
 	case "PutItem":
 		return s.omit(t.put(req, cond))
 	case "GetItem":
 		return t.get(req)
 	case "Scan":
-		return t.scan(req)
+		return t.scan(req, exprs.filter)
 	default:
 		return s.omit(t.delete(req, cond))
 	}
@@ -340,41 +365,6 @@ func checkReturnValues(req request) *apiError {
 		return validation("ReturnValues can only be ALL_OLD or NONE")
 	}
 	return nil
-}
-
-// condition parses the request's condition expression and checks its
-// expression attribute names and values as DynamoDB does.
-func condition(req request) (node, *apiError) {
-	if req.ConditionExpression == nil {
-		if req.ExpressionAttributeNames != nil {
-			return nil, validation("ExpressionAttributeNames can only be specified when using expressions")
-		}
-		if req.ExpressionAttributeValues != nil {
-			return nil, validation("ExpressionAttributeValues can only be specified when using expressions")
-		}
-		return nil, nil
-	}
-	n, p, err := parseCondition(*req.ConditionExpression)
-	if err != nil {
-		return nil, validation("%v", err)
-	}
-	for name := range p.usedNames {
-		if _, ok := req.ExpressionAttributeNames[name]; !ok {
-			return nil, validation("Value provided in ExpressionAttributeNames unused in expressions: An expression attribute name used in the document path is not defined; attribute name: %s", name)
-		}
-	}
-	for v := range p.usedVals {
-		if _, ok := req.ExpressionAttributeValues[v]; !ok {
-			return nil, validation("Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: %s", v)
-		}
-	}
-	if unused := unusedKeys(req.ExpressionAttributeNames, p.usedNames); unused != "" {
-		return nil, validation("Value provided in ExpressionAttributeNames unused in expressions: keys: {%s}", unused)
-	}
-	if unused := unusedKeys(req.ExpressionAttributeValues, p.usedVals); unused != "" {
-		return nil, validation("Value provided in ExpressionAttributeValues unused in expressions: keys: {%s}", unused)
-	}
-	return n, nil
 }
 
 func unusedKeys[V any](defined map[string]V, used map[string]bool) string {
@@ -472,13 +462,18 @@ func (t *table) get(req request) (any, *apiError) {
 	return map[string]any{}, nil
 }
 
-// scan answers a Scan without filter or projection: items in key order,
-// at most Limit (1 to ScanPageItems, else ValidationException) or
-// ScanPageItems per page, with LastEvaluatedKey while more remain; a
-// condition expression is rejected as DynamoDB's Scan has none.
-func (t *table) scan(req request) (any, *apiError) {
+// scan answers a Scan of the table without projection: items in key
+// order, at most Limit (1 to ScanPageItems, else ValidationException) or
+// ScanPageItems evaluated per page, with LastEvaluatedKey while more
+// remain, then FilterExpression applied to them (Count is what is left,
+// ScannedCount what was evaluated); a condition expression is rejected as
+// DynamoDB's Scan has none, an IndexName as this fake scans tables only.
+func (t *table) scan(req request, filter node) (any, *apiError) {
 	if req.ConditionExpression != nil {
 		return nil, validation("ConditionExpression is not a Scan parameter")
+	}
+	if req.IndexName != nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "dynamotest does not scan an index"}
 	}
 	limit := ScanPageItems
 	if req.Limit != nil {
@@ -515,7 +510,8 @@ func (t *table) scan(req request) (any, *apiError) {
 		}
 		items = append(items, t.items[k])
 	}
-	out["Items"], out["Count"], out["ScannedCount"] = items, len(items), len(items)
+	kept := keep(items, filter, req)
+	out["Items"], out["Count"], out["ScannedCount"] = kept, len(kept), len(items)
 	return out, nil
 }
 

@@ -137,6 +137,8 @@ func TestRejectsWhatDynamoDBRejects(t *testing.T) {
 	_, err = c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("absent"), Key: key})
 	require.Equal(t, "ResourceNotFoundException", code(t, err))
 	_, err = c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String("t")})
+	require.Equal(t, "ValidationException", code(t, err), "a Query without a key condition")
+	_, err = c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String("t"), Key: key})
 	require.Equal(t, "UnknownOperationException", code(t, err))
 }
 

@@ -22,9 +22,13 @@ Creates:
     already exists).
   * DynamoDB table $HERALD_STORE_TABLE (default herald-store), herald's store (internal/store):
     string keys pk and sk, on-demand, encrypted, time to live on expires_at, as template.yaml's
-    StoreTable. Served by moto (PROVIDER_OVERRIDE_DYNAMODB=moto, localstack/lambda-executor);
+    StoreTable, with its global secondary index tenant-index (registered endpoints by tenant).
+    Served by moto (PROVIDER_OVERRIDE_DYNAMODB=moto, localstack/lambda-executor);
     skipped with a note when DynamoDB is not enabled (the Docker setup). Its name goes to the env
     file as HERALD_STORE_TABLE.
+  * KMS key alias/herald-endpoints ($HERALD_ENDPOINT_KEY_ALIAS), template.yaml's EndpointKey:
+    seals registered endpoints' secrets (package endpoint). Its alias goes to the env file as
+    HERALD_ENDPOINT_KEY_ID.
   * Secrets Manager secret $HERALD_SECRET_NAME (default herald/webhook-signing) holding the demo
     webhook signing secret (created, or its value re-applied if it differs). Its ARN goes to the
     env file as HERALD_WEBHOOK_SECRET_ARN. The value is a published demo key, not a secret.
@@ -58,6 +62,19 @@ SECRETSMANAGER_ENDPOINT = os.environ.get("HERALD_SECRETSMANAGER_ENDPOINT") or SQ
 SECRET_NAME = os.environ.get("HERALD_SECRET_NAME") or "herald/webhook-signing"
 DYNAMODB_ENDPOINT = os.environ.get("HERALD_DYNAMODB_ENDPOINT") or SQS_ENDPOINT
 STORE_TABLE = os.environ.get("HERALD_STORE_TABLE") or "herald-store"
+# The tenant index of registered endpoints, as template.yaml's StoreTable (package endpoint).
+STORE_ATTRIBUTES = [
+    {"AttributeName": k, "AttributeType": "S"} for k in ("pk", "sk", "gsi1pk", "gsi1sk")
+]
+TENANT_INDEX = {
+    "IndexName": "tenant-index",
+    "KeySchema": [
+        {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+        {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+    ],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["event_types", "disabled_at", "kind"]},
+}
+ENDPOINT_KEY_ALIAS = os.environ.get("HERALD_ENDPOINT_KEY_ALIAS") or "alias/herald-endpoints"
 # The demo's signing key (cmd/herald-demo demoSecret): published, so not a secret anywhere.
 DEMO_SIGNING_SECRET = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItaGVyYWxkLWxvY2Fs"
 SESV2_WAIT = float(os.environ.get("HERALD_SESV2_WAIT") or 30)
@@ -284,14 +301,12 @@ def provision_store():
     try:
         ddb.create_table(
             TableName=STORE_TABLE,
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
+            AttributeDefinitions=STORE_ATTRIBUTES,
             KeySchema=[
                 {"AttributeName": "pk", "KeyType": "HASH"},
                 {"AttributeName": "sk", "KeyType": "RANGE"},
             ],
+            GlobalSecondaryIndexes=[TENANT_INDEX],
             BillingMode="PAY_PER_REQUEST",
             SSESpecification={"Enabled": True},
         )
@@ -304,6 +319,15 @@ def provision_store():
         _log(f"DynamoDB not available at {DYNAMODB_ENDPOINT}, table skipped ({e})")
         return {}
     ddb.get_waiter("table_exists").wait(TableName=STORE_TABLE, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
+    indexes = ddb.describe_table(TableName=STORE_TABLE)["Table"].get("GlobalSecondaryIndexes") or []
+    if not any(i["IndexName"] == TENANT_INDEX["IndexName"] for i in indexes):
+        # A table made before the index existed gets it.
+        ddb.update_table(
+            TableName=STORE_TABLE,
+            AttributeDefinitions=STORE_ATTRIBUTES,
+            GlobalSecondaryIndexUpdates=[{"Create": TENANT_INDEX}],
+        )
+        _log(f"DynamoDB table {STORE_TABLE}: index {TENANT_INDEX['IndexName']} added")
     ttl = ddb.describe_time_to_live(TableName=STORE_TABLE)["TimeToLiveDescription"]
     if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
         ddb.update_time_to_live(
@@ -311,6 +335,25 @@ def provision_store():
             TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"},
         )
     return {"HERALD_STORE_TABLE": STORE_TABLE}
+
+
+def provision_endpoint_key():
+    """The KMS key that seals registered endpoints' secrets, as template.yaml's EndpointKey
+    (package endpoint), found again by its alias; its alias goes to the env file as
+    HERALD_ENDPOINT_KEY_ID."""
+    from botocore.exceptions import ClientError
+
+    kms = _client("kms", SQS_ENDPOINT)
+    try:
+        kms.describe_key(KeyId=ENDPOINT_KEY_ALIAS)
+        _log(f"KMS key {ENDPOINT_KEY_ALIAS} exists")
+    except ClientError as e:
+        if _error_code(e) != "NotFoundException":
+            raise
+        key = kms.create_key(Description="Seals the registered endpoints' secrets of local herald.")
+        kms.create_alias(AliasName=ENDPOINT_KEY_ALIAS, TargetKeyId=key["KeyMetadata"]["KeyId"])
+        _log(f"KMS key {ENDPOINT_KEY_ALIAS} created")
+    return {"HERALD_ENDPOINT_KEY_ID": ENDPOINT_KEY_ALIAS}
 
 
 def _write_env_file(values):
@@ -347,6 +390,7 @@ def main():
     values.update(provision_sesv2())
     values.update(provision_secrets())
     values.update(provision_store())
+    values.update(provision_endpoint_key())
     _log(f"queue URL: {values['HERALD_QUEUE_URL']}")
     _log(f"DLQ URL:   {values['HERALD_DLQ_URL']}")
     for channel in CHANNELS:
