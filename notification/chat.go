@@ -91,6 +91,10 @@ const (
 	// MaxTeamsTextChars bounds Teams text; the whole message is bounded by
 	// MaxTeamsMessageBytes as well.
 	MaxTeamsTextChars = MaxTeamsMessageBytes
+	// MaxChatTextChars is the longest text of a chat delivery to a
+	// registered endpoint (chat.endpoint): the longest of any service's,
+	// MaxSlackTextChars; the fan-out cuts each to its service's limit.
+	MaxChatTextChars = MaxSlackTextChars
 )
 
 // discordEmbedLimits are Discord's per-field embed limits ("Embed Limits"):
@@ -107,6 +111,10 @@ func (c *Chat) rich() map[string]json.RawMessage {
 }
 
 func (v *validator) chat(c *Chat) {
+	if c.Endpoint != "" {
+		v.chatEndpoint(c)
+		return
+	}
 	switch c.Service {
 	case ChatSlack, ChatDiscord, ChatTeams:
 	default:
@@ -114,7 +122,7 @@ func (v *validator) chat(c *Chat) {
 		return
 	}
 	if c.URL == "" {
-		v.add("chat.url", "required: the incoming webhook's absolute https URL")
+		v.add("chat.url", "required: the incoming webhook's absolute https URL (or chat.endpoint, a registered endpoint's id, instead of service and url)")
 	} else if u, err := url.Parse(c.URL); err != nil || !(strings.HasPrefix(c.URL, "https://") || strings.HasPrefix(c.URL, "http://")) || u.Hostname() == "" {
 		v.add("chat.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
 	} else if n := utf8.RuneCountInString(u.Hostname()); n > MaxHostChars {
@@ -134,7 +142,7 @@ func (v *validator) chat(c *Chat) {
 	if c.Text == "" && len(rich[own]) == 0 {
 		v.add("chat.text", "chat.text or chat.%s is required", own)
 	}
-	max := map[ChatService]int{ChatSlack: MaxSlackTextChars, ChatDiscord: MaxDiscordContentChars, ChatTeams: MaxTeamsTextChars}[c.Service]
+	max := ChatTextLimit(c.Service)
 	if n := utf8.RuneCountInString(c.Text); n > max {
 		v.add("chat.text", "%d characters; %s allows at most %d", n, c.Service, max)
 	}
@@ -155,6 +163,35 @@ func (v *validator) chat(c *Chat) {
 			v.add("chat.card", "text and card are %d bytes; a Teams message is at most %d", n, MaxTeamsMessageBytes)
 		}
 	}
+}
+
+// chatEndpoint checks a chat delivery to a registered endpoint: the store
+// knows its service and URL, so neither is given, and its text, the only
+// form (the fan-out writes it), is at most the longest text of any service
+// (the fan-out cuts it to its endpoint's service).
+func (v *validator) chatEndpoint(c *Chat) {
+	v.endpointRef("chat.endpoint", c.Endpoint)
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"service", c.Service != ""}, {"url", c.URL != ""}, {"blocks", len(c.Blocks) > 0}, {"embeds", len(c.Embeds) > 0}, {"card", len(c.Card) > 0}} {
+		if f.set {
+			v.add("chat."+f.name, "not allowed with chat.endpoint")
+		}
+	}
+	switch n := utf8.RuneCountInString(c.Text); {
+	case n == 0:
+		v.add("chat.text", "required with chat.endpoint")
+	case n > MaxChatTextChars:
+		v.add("chat.text", "%d characters; at most %d", n, MaxChatTextChars)
+	}
+}
+
+// ChatTextLimit returns the most characters of service s's text
+// (MaxSlackTextChars, MaxDiscordContentChars, MaxTeamsTextChars), 0 for an
+// unknown service.
+func ChatTextLimit(s ChatService) int {
+	return map[ChatService]int{ChatSlack: MaxSlackTextChars, ChatDiscord: MaxDiscordContentChars, ChatTeams: MaxTeamsTextChars}[s]
 }
 
 func serviceOf(rich string) ChatService {

@@ -211,7 +211,7 @@ func TestChannels(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &schema))
 	require.Equal(t, notification.Channels, schema.Properties.Channel.Enum)
 	_, err = notification.Parse([]byte(`{"version":1,"id":"x","channel":"sms"}`))
-	require.ErrorContains(t, err, `(want "email", "webhook" or "chat")`)
+	require.ErrorContains(t, err, `(want "email", "webhook", "chat" or "event")`)
 }
 
 func TestHost(t *testing.T) {

@@ -53,6 +53,9 @@ const (
 	fieldEmail
 	fieldWebhook
 	fieldChat
+	fieldEvent
+	fieldTenant
+	fieldEventID
 )
 
 // Members of email, as bits of emailObject.present.
@@ -108,17 +111,21 @@ type facts struct {
 
 	msg Message
 
-	top         object // nulls and unknown members of the body
-	hasVersion  bool
-	version     string // problem with version, if any
-	hasChannel  bool
-	channel     string // problem with channel, if any
-	created     string // problem with created_at, if any
-	expires     string // problem with expires_at, if any
-	metaNulls   []string
-	email       emailFacts
-	webhook     webhookFacts
-	chat        object
+	top        object // nulls and unknown members of the body
+	hasVersion bool
+	version    string // problem with version, if any
+	hasChannel bool
+	channel    string // problem with channel, if any
+	created    string // problem with created_at, if any
+	expires    string // problem with expires_at, if any
+	metaNulls  []string
+	email      emailFacts
+	webhook    webhookFacts
+	chat       object
+	event      object
+	// blank are the id fields given as "" (tenant, event_id, the endpoint
+	// references), which a Go struct cannot tell from left out.
+	blank       []string
 	typeProblem *Problem // the first value of a wrong type, in body order
 	timeErr     error    // a timestamp encoding/json's time.Time rejects
 }
@@ -153,6 +160,9 @@ func decode(body []byte, v *validator) *Message {
 	m.Version = Version
 	v.emailMembers = d.email.present
 	v.message(m)
+	for _, f := range d.blank {
+		v.add(f, "must not be empty (leave it out)")
+	}
 	return m
 }
 
@@ -338,6 +348,15 @@ func (d *decoder) str(field string, k jsontext.Kind) string {
 	return ""
 }
 
+// ref reads an optional id field, noting it in blank when given as "".
+func (d *decoder) ref(field string, k jsontext.Kind) string {
+	s := d.str(field, k)
+	if s == "" && k == '"' {
+		d.blank = append(d.blank, field)
+	}
+	return s
+}
+
 // list reads a value bound for a []string field.
 func (d *decoder) list(field string, k jsontext.Kind) []string {
 	switch k {
@@ -471,6 +490,12 @@ func (d *decoder) body() {
 			d.msg.Webhook = d.readWebhook(k)
 		case fieldChat:
 			d.msg.Chat = d.readChat(k)
+		case fieldEvent:
+			d.msg.Event = d.readEvent(k)
+		case fieldTenant:
+			d.msg.Tenant = d.ref("tenant", k)
+		case fieldEventID:
+			d.msg.EventID = d.ref("event_id", k)
 		default:
 			d.skip()
 		}
@@ -513,6 +538,12 @@ func topField(name []byte) int {
 		return fieldWebhook
 	case "chat":
 		return fieldChat
+	case "event":
+		return fieldEvent
+	case "tenant":
+		return fieldTenant
+	case "event_id":
+		return fieldEventID
 	}
 	return fieldUnknown
 }
@@ -540,7 +571,8 @@ func (d *decoder) readVersion(k jsontext.Kind) {
 	}
 }
 
-// wantChannels lists the channels for problems: "email", "webhook" or "chat".
+// wantChannels lists the channels for problems: "email", "webhook", "chat"
+// or "event".
 var wantChannels = func() string {
 	q := make([]string, len(Channels))
 	for i, c := range Channels {
@@ -711,6 +743,9 @@ func (d *decoder) readWebhook(k jsontext.Kind) *Webhook {
 		case "url":
 			f.note(name, k, true)
 			w.URL = d.str("webhook.url", k)
+		case "endpoint":
+			f.note(name, k, true)
+			w.Endpoint = d.ref("webhook.endpoint", k)
 		case "event_type":
 			f.note(name, k, true)
 			w.EventType = d.str("webhook.event_type", k)
@@ -742,6 +777,9 @@ func (d *decoder) readChat(k jsontext.Kind) *Chat {
 		case "url":
 			f.note(name, k, true)
 			c.URL = d.str("chat.url", k)
+		case "endpoint":
+			f.note(name, k, true)
+			c.Endpoint = d.ref("chat.endpoint", k)
 		case "text":
 			f.note(name, k, true)
 			c.Text = d.str("chat.text", k)
@@ -762,6 +800,34 @@ func (d *decoder) readChat(k jsontext.Kind) *Chat {
 	return c
 }
 
+func (d *decoder) readEvent(k jsontext.Kind) *Event {
+	f := &d.event
+	if !d.open(f, k) {
+		return nil
+	}
+	e := new(Event)
+	d.members(func(name []byte, k jsontext.Kind) {
+		switch string(name) {
+		case "tenant":
+			f.note(name, k, true)
+			e.Tenant = d.str("event.tenant", k)
+		case "type":
+			f.note(name, k, true)
+			e.Type = d.str("event.type", k)
+		case "payload":
+			f.note(name, k, true)
+			e.Payload = d.raw()
+		case "endpoint":
+			f.note(name, k, true)
+			e.Endpoint = d.ref("event.endpoint", k)
+		default:
+			f.note(name, k, false)
+			d.skip()
+		}
+	})
+	return e
+}
+
 // channelObject returns the facts of the object of channel c.
 func (d *decoder) channelObject(c Channel) *object {
 	switch c {
@@ -769,6 +835,8 @@ func (d *decoder) channelObject(c Channel) *object {
 		return &d.email.object
 	case ChannelWebhook:
 		return &d.webhook.object
+	case ChannelEvent:
+		return &d.event
 	}
 	return &d.chat
 }

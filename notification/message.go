@@ -26,7 +26,7 @@ const (
 // Channels are the channels of contract v1, in the order the contract lists
 // them: the one list that the parser, the schema test, the dead-letter tools
 // and a router by channel read.
-var Channels = []Channel{ChannelEmail, ChannelWebhook, ChannelChat}
+var Channels = []Channel{ChannelEmail, ChannelWebhook, ChannelChat, ChannelEvent}
 
 // Known reports whether c is a channel of contract v1.
 func (c Channel) Known() bool {
@@ -40,7 +40,8 @@ func (c Channel) Known() bool {
 
 // Message is one notification: one SQS message body.
 //
-// Exactly one of Email, Webhook and Chat is set, the one that Channel names.
+// Exactly one of Email, Webhook, Chat and Event is set, the one that Channel
+// names.
 type Message struct {
 	// Version is the contract version; always 1 ([Version]).
 	Version int `json:"version"`
@@ -48,7 +49,7 @@ type Message struct {
 	// idempotency key (the webhook-id header, the SES email tag herald-id).
 	// 1–128 characters of A-Z a-z 0-9 . _ : -
 	ID string `json:"id"`
-	// Channel is "email", "webhook" or "chat".
+	// Channel is "email", "webhook", "chat" or "event".
 	Channel Channel `json:"channel"`
 	// CreatedAt is when the producer created the notification (RFC 3339). Optional.
 	CreatedAt *time.Time `json:"created_at,omitempty"`

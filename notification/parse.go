@@ -20,6 +20,8 @@ const (
 	MaxRecipients = 50
 	// MaxIDLength is the longest notification id.
 	MaxIDLength = 128
+	// MaxEventTypeChars is the longest event type (event.type).
+	MaxEventTypeChars = 128
 	// MaxSubjectLength is the longest subject, in characters: the line
 	// length limit of RFC 5322 §2.1.1.
 	MaxSubjectLength = 998
@@ -99,6 +101,14 @@ var (
 	// takes one-digit hours.
 	rfc3339Pattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
 	eventTypePattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) // dotted names like invoice.paid
+	// eventNamePattern is an event's type (event.type): the alphabet of an
+	// endpoint's event-type filter, whose entries may end in ".*", so no
+	// ":" or "*" (docs/contract.md "Events").
+	eventNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+	// endpointIDPattern is a registered endpoint's id: "ep_" and a ULID in
+	// lower-case Crockford base32 (26 characters, the first 0–7: a ULID's
+	// 128 bits), as package endpoint makes them.
+	endpointIDPattern = regexp.MustCompile(`^ep_[0-7][0-9a-hjkmnp-tv-z]{25}$`)
 	// mailQuoted is a Go-quoted text of two or more characters in a net/mail
 	// error ("expected single address, got %q"): the part of the address
 	// it could not read, which a problem (logged, and kept in the dead
@@ -166,6 +176,19 @@ func (e *InvalidError) Error() string {
 	}
 	return "invalid message: " + strings.Join(parts, "; ")
 }
+
+// ValidTenant reports whether s is a tenant id (event.tenant, tenant): 1–128
+// characters of A-Z a-z 0-9 . _ : - (a notification id's alphabet).
+func ValidTenant(s string) bool { return idPattern.MatchString(s) }
+
+// ValidEventType reports whether s is an event's type (event.type): 1–128
+// characters of A-Z a-z 0-9 . _ - such as "invoice.paid".
+func ValidEventType(s string) bool { return eventNamePattern.MatchString(s) }
+
+// ValidEndpointID reports whether s is a registered endpoint's id
+// (event.endpoint, webhook.endpoint, chat.endpoint): "ep_" and 26
+// characters of lower-case Crockford base32, the first 0–7.
+func ValidEndpointID(s string) bool { return endpointIDPattern.MatchString(s) }
 
 // ValidWebhookHeaderName reports whether name may name a webhook header
 // (webhook.headers): an RFC 9110 §5.6.2 token of 1–128 bytes.
@@ -255,6 +278,71 @@ func (v *validator) message(m *Message) {
 		v.webhook(m.Webhook)
 	case ChannelChat:
 		v.chat(m.Chat)
+	case ChannelEvent:
+		v.event(m.Event)
+	}
+	v.delivery(m)
+}
+
+// delivery checks tenant and event_id, which only a delivery to a
+// registered endpoint carries (the fan-out writes them): tenant is then
+// required, so that the deliver function can check that the endpoint is
+// the tenant's.
+func (v *validator) delivery(m *Message) {
+	toEndpoint := m.Webhook != nil && m.Webhook.Endpoint != "" || m.Chat != nil && m.Chat.Endpoint != ""
+	if !toEndpoint {
+		for _, f := range []struct{ name, value string }{{"tenant", m.Tenant}, {"event_id", m.EventID}} {
+			if f.value != "" {
+				v.add(f.name, "only on a delivery to a registered endpoint (%s.endpoint)", channelField(m.Channel))
+			}
+		}
+		return
+	}
+	if m.Tenant == "" {
+		v.add("tenant", "required with %s.endpoint: the endpoint's tenant, 1–%d characters of A-Z a-z 0-9 . _ : -", m.Channel, MaxIDLength)
+	} else if !ValidTenant(m.Tenant) {
+		v.add("tenant", "must be 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
+	}
+	if m.EventID != "" && !idPattern.MatchString(m.EventID) {
+		v.add("event_id", "must be 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
+	}
+}
+
+// channelField is the member that names an endpoint on channel c's
+// deliveries: "webhook" or "chat" ("webhook or chat" for another channel).
+func channelField(c Channel) string {
+	if c == ChannelWebhook || c == ChannelChat {
+		return string(c)
+	}
+	return "webhook or chat"
+}
+
+// event checks an event (channel "event").
+func (v *validator) event(e *Event) {
+	if e.Tenant == "" {
+		v.add("event.tenant", "required: the tenant's id, 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
+	} else if !ValidTenant(e.Tenant) {
+		v.add("event.tenant", "must be 1–%d characters of A-Z a-z 0-9 . _ : -", MaxIDLength)
+	}
+	if e.Type == "" {
+		v.add("event.type", "required: 1–%d characters of A-Z a-z 0-9 . _ - such as invoice.paid", MaxEventTypeChars)
+	} else if !ValidEventType(e.Type) {
+		v.add("event.type", "must be 1–%d characters of A-Z a-z 0-9 . _ - such as invoice.paid", MaxEventTypeChars)
+	}
+	if len(e.Payload) == 0 {
+		v.add("event.payload", "required (any JSON value)")
+	} else if len(e.Payload) > MaxBodyBytes {
+		v.add("event.payload", "%d bytes; at most %d", len(e.Payload), MaxBodyBytes)
+	}
+	if e.Endpoint != "" && !ValidEndpointID(e.Endpoint) {
+		v.add("event.endpoint", "must be an endpoint id: ep_ and 26 characters of lower-case Crockford base32")
+	}
+}
+
+// endpointRef checks the endpoint id of field ("webhook.endpoint").
+func (v *validator) endpointRef(field, id string) {
+	if !ValidEndpointID(id) {
+		v.add(field, "must be an endpoint id: ep_ and 26 characters of lower-case Crockford base32")
 	}
 }
 
@@ -381,16 +469,19 @@ func (v *validator) headers(field string, h map[string]string, name, value *rege
 }
 
 func (v *validator) webhook(w *Webhook) {
-	if w.URL == "" {
-		v.add("webhook.url", "required: an absolute https URL")
-	} else if u, err := url.Parse(w.URL); err != nil || !(strings.HasPrefix(w.URL, "https://") || strings.HasPrefix(w.URL, "http://")) || u.Hostname() == "" {
-		v.add("webhook.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
-	} else if n := utf8.RuneCountInString(u.Hostname()); n > MaxHostChars {
-		v.add("webhook.url", "a host of %d characters; at most %d", n, MaxHostChars)
-	} else if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			v.add("webhook.url", "port must be from 1 to 65535")
+	switch {
+	case w.URL != "" && w.Endpoint != "":
+		v.add("webhook.endpoint", "not allowed with webhook.url: give one of them")
+	case w.Endpoint != "":
+		v.endpointRef("webhook.endpoint", w.Endpoint)
+		if len(w.Headers) > 0 {
+			v.add("webhook.headers", "not allowed with webhook.endpoint: the endpoint's headers are stored with it")
 		}
+	case w.URL == "":
+		v.add("webhook.url", "required: an absolute https URL (or webhook.endpoint, a registered endpoint's id)")
+	}
+	if w.URL != "" {
+		v.webhookURL(w.URL)
 	}
 	if w.EventType == "" {
 		v.add("webhook.event_type", "required")
@@ -404,6 +495,19 @@ func (v *validator) webhook(w *Webhook) {
 		v.add("webhook.payload", "required (any JSON value)")
 	}
 	v.headers("webhook.headers", w.Headers, webhookHeaderNamePattern, webhookHeaderValuePattern)
+}
+
+// webhookURL checks webhook.url, given.
+func (v *validator) webhookURL(raw string) {
+	if u, err := url.Parse(raw); err != nil || !(strings.HasPrefix(raw, "https://") || strings.HasPrefix(raw, "http://")) || u.Hostname() == "" {
+		v.add("webhook.url", "must be an absolute https URL with a host (http only where the function allows it for local testing)")
+	} else if n := utf8.RuneCountInString(u.Hostname()); n > MaxHostChars {
+		v.add("webhook.url", "a host of %d characters; at most %d", n, MaxHostChars)
+	} else if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			v.add("webhook.url", "port must be from 1 to 65535")
+		}
+	}
 }
 
 // sameHeader returns a name of h before name in sorted order that differs

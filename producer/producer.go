@@ -41,7 +41,7 @@ type Client struct {
 	SQS API
 	// Queues are the URLs of the channels' queues: each notification goes
 	// to its channel's (a herald stack's outputs EmailQueueUrl,
-	// WebhookQueueUrl, ChatQueueUrl: [QueueOutput]). A channel without one
+	// WebhookQueueUrl, ChatQueueUrl, EventQueueUrl: [QueueOutput]). A channel without one
 	// goes to QueueURL.
 	Queues map[notification.Channel]string
 	// QueueURL is a queue of every channel (the NotificationQueueUrl
@@ -336,7 +336,7 @@ func (c *Client) QueueOf(ch notification.Channel) (string, error) {
 
 // QueueOutput is the name of the herald stack output holding channel ch's
 // queue URL: the channel's name with a capital first letter, then
-// "QueueUrl" (EmailQueueUrl, WebhookQueueUrl, ChatQueueUrl; template.yaml,
+// "QueueUrl" (EmailQueueUrl, WebhookQueueUrl, ChatQueueUrl, EventQueueUrl; template.yaml,
 // Outputs). Producers in other languages read these outputs.
 func QueueOutput(ch notification.Channel) string {
 	name := string(ch)

@@ -44,6 +44,29 @@ func TestSendsEachNotificationToItsChannelsQueue(t *testing.T) {
 	require.Equal(t, []string{shared, emailQ}, wire2.queues, "the webhook, without a queue of its own, to the queue of every channel")
 }
 
+// TestSendsEventsToTheEventQueue: an event goes to the event queue, a
+// webhook beside it to the webhook queue; an invalid event sends nothing.
+func TestSendsEventsToTheEventQueue(t *testing.T) {
+	t.Parallel()
+	wire, c := newSQSWire()
+	t.Cleanup(wire.Close)
+	eventQ, hookQ := wire.srv.URL+"/000000000000/h-event", wire.srv.URL+"/000000000000/h-webhook"
+	p := &producer.Client{SQS: c, Queues: map[notification.Channel]string{notification.ChannelEvent: eventQ, notification.ChannelWebhook: hookQ}}
+	event := []byte(`{"version":1,"id":"evt_1","channel":"event","event":{"tenant":"acme","type":"invoice.paid","payload":{"n":1}}}`)
+	res, err := p.SendBodies(context.Background(), [][]byte{event, body("w-1", 1)})
+	require.NoError(t, err)
+	require.Equal(t, "evt_1", res[0].ID)
+	require.Equal(t, []string{eventQ, hookQ}, wire.queues)
+	require.JSONEq(t, string(event), wire.sent()[0][0].MessageBody)
+
+	_, err = p.SendBodies(context.Background(), [][]byte{[]byte(`{"version":1,"id":"evt_2","channel":"event","event":{"tenant":"acme","type":"invoice:paid","payload":{}}}`)})
+	require.ErrorContains(t, err, "event.type")
+	require.Len(t, wire.sent(), 2, "nothing more sent")
+
+	_, err = (&producer.Client{SQS: c, Queues: map[notification.Channel]string{notification.ChannelWebhook: hookQ}}).SendBodies(context.Background(), [][]byte{event})
+	require.ErrorContains(t, err, "no queue for channel event: give its queue's URL (stack output EventQueueUrl, variable HERALD_EVENT_QUEUE_URL)")
+}
+
 // TestNoQueueForAChannelSendsNothing: a channel with no queue at all is a
 // misconfiguration named before anything is sent.
 func TestNoQueueForAChannelSendsNothing(t *testing.T) {
@@ -74,6 +97,7 @@ func TestQueueNames(t *testing.T) {
 		notification.ChannelEmail:   {"EmailQueueUrl", "EmailDeadLetterQueueUrl", "HERALD_EMAIL_QUEUE_URL", "HERALD_EMAIL_DLQ_URL"},
 		notification.ChannelWebhook: {"WebhookQueueUrl", "WebhookDeadLetterQueueUrl", "HERALD_WEBHOOK_QUEUE_URL", "HERALD_WEBHOOK_DLQ_URL"},
 		notification.ChannelChat:    {"ChatQueueUrl", "ChatDeadLetterQueueUrl", "HERALD_CHAT_QUEUE_URL", "HERALD_CHAT_DLQ_URL"},
+		notification.ChannelEvent:   {"EventQueueUrl", "EventDeadLetterQueueUrl", "HERALD_EVENT_QUEUE_URL", "HERALD_EVENT_DLQ_URL"},
 	} {
 		require.Equal(t, want, [4]string{producer.QueueOutput(ch), producer.DeadLetterQueueOutput(ch), producer.QueueURLEnv(ch), producer.DeadLetterQueueURLEnv(ch)})
 	}

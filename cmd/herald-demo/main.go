@@ -110,7 +110,7 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 		dlqName = path.Base(stack.dlqURL)
 	} else {
 		prefix := queueName
-		for _, c := range notification.Channels {
+		for _, c := range demoChannels() {
 			q := redrive.Queue{Channel: c}
 			if q.URL, err = lookupQueue(ctx, sqsClient, prefix+"-"+string(c)); err != nil {
 				return err
@@ -232,13 +232,27 @@ wait:
 	return finish(ctx, stdout, samples, fates, receiver, sqsClient, queues, logPath, started)
 }
 
-// channelList is "email,webhook,chat": notification.Channels.
+// channelList is "email,webhook,chat": demoChannels.
 func channelList() string {
-	names := make([]string, len(notification.Channels))
-	for i, c := range notification.Channels {
+	chans := demoChannels()
+	names := make([]string, len(chans))
+	for i, c := range chans {
 		names[i] = string(c)
 	}
 	return strings.Join(names, ",")
+}
+
+// demoChannels are the channels the demo sends: notification.Channels but
+// the event channel, whose fan-out the demo does not run (an event becomes
+// deliveries to registered endpoints: docs/endpoints.md).
+func demoChannels() []notification.Channel {
+	var out []notification.Channel
+	for _, c := range notification.Channels {
+		if c != notification.ChannelEvent {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // queueFor returns the URL of the queue of body's channel, else the first

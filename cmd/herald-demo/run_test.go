@@ -17,7 +17,6 @@ import (
 
 	"github.com/heraldhq/herald/internal/testkit/sestest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
-	"github.com/heraldhq/herald/notification"
 )
 
 // casesDir is the samples make demo sends.
@@ -38,7 +37,7 @@ func setupStack(t *testing.T, maxReceive string, skip ...string) *localStack {
 	sq := sqstest.New(t)
 	sq.SetReceiveClock(time.Now(), 0)
 	base := sq.URL() + "/123456789012/"
-	for _, c := range notification.Channels {
+	for _, c := range demoChannels() {
 		name := "herald-" + string(c)
 		if !contains(skip, name+"-dlq") {
 			sq.AddQueue(base+name+"-dlq", nil)
@@ -202,7 +201,7 @@ func TestRunFailures(t *testing.T) {
 			out, _, err := runDemo(t, dir, 10*time.Second)
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, out, "Every notification met its expected fate.")
-			for _, c := range notification.Channels {
+			for _, c := range demoChannels() {
 				u := s.sqs.URL() + "/123456789012/herald-" + string(c)
 				if !contains(tc.skip, "herald-"+string(c)) && tc.name != "send refused" {
 					require.Empty(t, s.sqs.Messages(u), "nothing sent")

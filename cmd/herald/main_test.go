@@ -285,15 +285,16 @@ func TestResolveQueues(t *testing.T) {
 	env := map[string]string{
 		"HERALD_QUEUE_URL": "https://env/q", "HERALD_DLQ_URL": "https://env/dlq",
 		"HERALD_WEBHOOK_QUEUE_URL": "https://env/w", "HERALD_WEBHOOK_DLQ_URL": "https://env/w-dlq",
+		"HERALD_EVENT_QUEUE_URL": "https://env/ev", "HERALD_EVENT_DLQ_URL": "https://env/ev-dlq",
 	}
 	get := func(k string) string { return env[k] }
 	none := func(string) string { return "" }
 
 	q, err := resolveQueues(ctx, &globals{}, get, api, true, true)
 	require.NoError(t, err)
-	require.Equal(t, []queuePair{{channel: "webhook", url: "https://env/w", dlq: "https://env/w-dlq"}, {url: "https://env/q", dlq: "https://env/dlq"}}, q.pairs)
+	require.Equal(t, []queuePair{{channel: "webhook", url: "https://env/w", dlq: "https://env/w-dlq"}, {channel: "event", url: "https://env/ev", dlq: "https://env/ev-dlq"}, {url: "https://env/q", dlq: "https://env/dlq"}}, q.pairs)
 	byChannel, shared := q.producer()
-	require.Equal(t, map[notification.Channel]string{"webhook": "https://env/w"}, byChannel)
+	require.Equal(t, map[notification.Channel]string{"webhook": "https://env/w", "event": "https://env/ev"}, byChannel, "events go to the event queue (HERALD_EVENT_QUEUE_URL)")
 	require.Equal(t, "https://env/q", shared)
 
 	q, err = resolveQueues(ctx, &globals{stack: "herald-prod"}, get, api, true, true)

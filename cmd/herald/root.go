@@ -92,8 +92,8 @@ func newRoot(e *env) *cobra.Command {
 
 Each channel has its queue and dead-letter queue. Their URLs come from
 --queue-url / --dlq-url (one pair for every channel), else from --stack NAME
-(the deployed stack's outputs: EmailQueueUrl, WebhookQueueUrl, ChatQueueUrl
-and their dead-letter queues'), else from HERALD_<CHANNEL>_QUEUE_URL /
+(the deployed stack's outputs: EmailQueueUrl, WebhookQueueUrl, ChatQueueUrl,
+EventQueueUrl and their dead-letter queues'), else from HERALD_<CHANNEL>_QUEUE_URL /
 HERALD_<CHANNEL>_DLQ_URL (and HERALD_QUEUE_URL / HERALD_DLQ_URL for the queue
 of every channel). --stack also names the deliver function
 (resume), the log groups (email events) and the signing secret (secret derive).

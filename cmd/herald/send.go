@@ -98,8 +98,9 @@ func newSendCmd(e *env, g *globals) *cobra.Command {
 		Use:   "send FILE... | -",
 		Short: "Validate notifications and send them to their channels' queues",
 		Long: `Send notifications to their channels' queues (each notification to the queue
-of its channel: email, webhook or chat; a stack with one queue of every channel
-gets them all there). Each FILE holds one JSON notification; "-" reads NDJSON
+of its channel: email, webhook, chat or event, an event for a tenant's
+registered endpoints; a stack with one queue of every channel gets them all
+there, but only the event queue fans events out). Each FILE holds one JSON notification; "-" reads NDJSON
 (one notification per line) from standard input.
 
 Every notification is first checked by the deliver function's own validator;

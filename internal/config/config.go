@@ -59,7 +59,7 @@ type Deliver struct {
 	DeadLetterQueueURL string
 	// Queues are the channels' queues, each with its dead-letter queue
 	// (HERALD_<CHANNEL>_QUEUE_URL and HERALD_<CHANNEL>_DLQ_URL, both or
-	// neither, for each channel of notification.Channels), in that order.
+	// neither, for each channel of DeliverChannels), in that order.
 	// At least one queue, here or QueueURL, is required.
 	Queues []redrive.Queue
 	// MaxReceiveCount must equal the queue's redrive policy maxReceiveCount
@@ -330,6 +330,82 @@ func LoadRetention(getenv func(string) string) (Retention, error) {
 	return c, r.err()
 }
 
+// Fanout is the configuration of the fan-out function, which turns each
+// event of the event queue into one delivery per subscribed endpoint
+// (package fanout).
+type Fanout struct {
+	// EventQueue is the event queue and its dead-letter queue
+	// (HERALD_EVENT_QUEUE_URL and HERALD_EVENT_DLQ_URL). Required.
+	EventQueue redrive.Queue
+	// WebhookQueueURL and ChatQueueURL are the queues the deliveries go to
+	// (HERALD_WEBHOOK_QUEUE_URL, HERALD_CHAT_QUEUE_URL). Required.
+	WebhookQueueURL, ChatQueueURL string
+	// StoreTable is the table of the endpoints and the fan-outs' progress
+	// (HERALD_STORE_TABLE). Required.
+	StoreTable string
+	// MaxReceiveCount, BackoffBase, BackoffCap, Concurrency and LogLevel
+	// as for Deliver (HERALD_MAX_RECEIVE_COUNT, HERALD_BACKOFF_BASE_SECONDS,
+	// HERALD_BACKOFF_CAP_SECONDS, HERALD_CONCURRENCY, HERALD_LOG_LEVEL);
+	// Concurrency defaults to DefaultFanoutConcurrency.
+	MaxReceiveCount int
+	BackoffBase     time.Duration
+	BackoffCap      time.Duration
+	Concurrency     int
+	LogLevel        slog.Level
+	// Window is how long a finished fan-out is remembered
+	// (HERALD_DELIVERED_ONCE_WINDOW_SECONDS, 1–1209600): a copy of the
+	// event within it creates nothing. Defaults to 86400 s (24 h).
+	Window time.Duration
+}
+
+// DefaultFanoutConcurrency is the fan-out function's HERALD_CONCURRENCY
+// default: events of a batch fanned out at once, each a sequence of
+// batches of 10 deliveries.
+const DefaultFanoutConcurrency = 10
+
+// Backoff returns the retry schedule the settings describe.
+func (f Fanout) Backoff() backoff.Policy {
+	return backoff.Policy{Base: f.BackoffBase, Cap: f.BackoffCap, Jitter: backoff.DefaultJitter}.WithDefaults()
+}
+
+// LoadFanout reads the fan-out function's settings through getenv. It
+// returns every problem found, joined.
+func LoadFanout(getenv func(string) string) (Fanout, error) {
+	r := reader{getenv: getenv}
+	f := Fanout{
+		WebhookQueueURL: strings.TrimSpace(getenv(EnvQueueURL(notification.ChannelWebhook))),
+		ChatQueueURL:    strings.TrimSpace(getenv(EnvQueueURL(notification.ChannelChat))),
+		StoreTable:      strings.TrimSpace(getenv("HERALD_STORE_TABLE")),
+		MaxReceiveCount: r.integer(EnvMaxReceiveCount, 13, 1, 1000),
+		BackoffBase:     time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
+		BackoffCap:      time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
+		Concurrency:     r.integer("HERALD_CONCURRENCY", DefaultFanoutConcurrency, 1, 1000),
+		LogLevel:        r.level("HERALD_LOG_LEVEL"),
+		Window: time.Duration(r.integer("HERALD_DELIVERED_ONCE_WINDOW_SECONDS",
+			int(store.DefaultWindow/time.Second), 1, maxDeliveredOnceWindowSeconds)) * time.Second,
+	}
+	before := len(r.problems)
+	qs := r.queuesOf([]notification.Channel{notification.ChannelEvent})
+	if len(qs) == 1 {
+		f.EventQueue = qs[0]
+	} else if len(r.problems) == before { // neither given
+		r.problem(EnvQueueURL(notification.ChannelEvent), "required, with "+EnvChannelDeadLetterQueueURL(notification.ChannelEvent))
+	}
+	for _, v := range []struct{ name, value string }{
+		{EnvQueueURL(notification.ChannelWebhook), f.WebhookQueueURL},
+		{EnvQueueURL(notification.ChannelChat), f.ChatQueueURL},
+		{"HERALD_STORE_TABLE", f.StoreTable},
+	} {
+		if v.value == "" {
+			r.problem(v.name, "required by the fan-out function")
+		}
+	}
+	if f.BackoffBase > f.BackoffCap {
+		r.problem(EnvBackoffBase, fmt.Sprintf("%d is above %s (%d)", int(f.BackoffBase.Seconds()), EnvBackoffCap, int(f.BackoffCap.Seconds())))
+	}
+	return f, r.err()
+}
+
 // Feedback is the configuration of the feedback function, which logs the
 // SES events of herald's email.
 type Feedback struct {
@@ -370,11 +446,30 @@ func (r *reader) secretScope() webhook.SecretScope {
 	return webhook.SecretScope(r.oneOf("HERALD_WEBHOOK_SECRET_SCOPE", string(webhook.ScopeDestination), string(webhook.ScopeDestination), string(webhook.ScopeShared)))
 }
 
-// channelQueues reads each channel's queue and dead-letter queue URLs,
-// both or neither.
-func (r *reader) channelQueues() []redrive.Queue {
-	var out []redrive.Queue
+// DeliverChannels are the channels the deliver function sends:
+// notification.Channels but the event channel, whose queue the fan-out
+// function reads (LoadFanout) and turns into deliveries on the others.
+var DeliverChannels = func() []notification.Channel {
+	var out []notification.Channel
 	for _, c := range notification.Channels {
+		if c != notification.ChannelEvent {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
+// channelQueues reads the queue and dead-letter queue URLs of each channel
+// of DeliverChannels, both or neither.
+func (r *reader) channelQueues() []redrive.Queue {
+	return r.queuesOf(DeliverChannels)
+}
+
+// queuesOf reads the queue and dead-letter queue URLs of each channel of
+// chans, both or neither.
+func (r *reader) queuesOf(chans []notification.Channel) []redrive.Queue {
+	var out []redrive.Queue
+	for _, c := range chans {
 		q := redrive.Queue{Channel: c, URL: strings.TrimSpace(r.getenv(EnvQueueURL(c))), DeadLetterURL: strings.TrimSpace(r.getenv(EnvChannelDeadLetterQueueURL(c)))}
 		switch {
 		case q.URL == "" && q.DeadLetterURL == "":
@@ -461,7 +556,7 @@ func (r *reader) hosts(name string) []string {
 }
 
 // channels reads a comma-separated list of channel names
-// (notification.Channels), each at most once; empty or unset is def.
+// (DeliverChannels), each at most once; empty or unset is def.
 func (r *reader) channels(name string, def []notification.Channel) []notification.Channel {
 	var out []notification.Channel
 	for _, s := range strings.Split(r.getenv(name), ",") {
@@ -469,7 +564,7 @@ func (r *reader) channels(name string, def []notification.Channel) []notificatio
 		switch {
 		case c == "":
 			continue
-		case !c.Known():
+		case !slices.Contains(DeliverChannels, c):
 			r.problem(name, fmt.Sprintf("%q: want channel names (%s), comma-separated", s, channelNames()))
 			continue
 		case slices.Contains(out, c):
@@ -484,10 +579,10 @@ func (r *reader) channels(name string, def []notification.Channel) []notificatio
 	return out
 }
 
-// channelNames is notification.Channels, comma-separated.
+// channelNames is DeliverChannels, comma-separated.
 func channelNames() string {
-	names := make([]string, len(notification.Channels))
-	for i, c := range notification.Channels {
+	names := make([]string, len(DeliverChannels))
+	for i, c := range DeliverChannels {
 		names[i] = string(c)
 	}
 	return strings.Join(names, ", ")

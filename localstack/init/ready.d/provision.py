@@ -12,7 +12,7 @@ Creates:
     $HERALD_VISIBILITY_TIMEOUT (30), 4 days retention, SSE-SQS, RedrivePolicy to the DLQ with
     maxReceiveCount $HERALD_MAX_RECEIVE_COUNT (13): the queue of every channel, as
     template.yaml keeps it (SharedQueue Keep).
-  * for each channel (CHANNELS: email, webhook, chat, as notification.Channels) a queue
+  * for each channel (CHANNELS: email, webhook, chat, event, as notification.Channels) a queue
     herald-CHANNEL with its DLQ herald-CHANNEL-dlq, the same settings, as template.yaml's
     channel queues. Existing queues get their attributes re-applied, so changed settings
     converge without a restart.
@@ -81,7 +81,7 @@ SESV2_WAIT = float(os.environ.get("HERALD_SESV2_WAIT") or 30)
 ENV_FILE = os.environ.get("HERALD_PROVISION_ENV_FILE") or ""
 
 # The channels, as notification.Channels: each gets its own queue and DLQ.
-CHANNELS = ["email", "webhook", "chat"]
+CHANNELS = ["email", "webhook", "chat", "event"]
 CHANNEL_QUEUE_PREFIX = os.environ.get("HERALD_CHANNEL_QUEUE_PREFIX") or "herald"
 
 SES_EMAIL_IDENTITIES = ["noreply@example.com", "billing@example.com"]
