@@ -386,7 +386,7 @@ func TestFailuresNewestFirst(t *testing.T) {
 	id := b.create(t, `{"tenant":"acme","url":"https://hooks.acme.example/h"}`).Endpoint.ID
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 3 {
-		b.store.failed(id, endpoint.Failure{At: base.Add(time.Duration(i) * time.Minute), MessageID: "msg_" + strconv.Itoa(i), EventID: "evt_1", Class: "webhook_http_5xx", Reason: "HTTP 503 from hooks.acme.example", Attempt: i + 1})
+		require.NoError(t, b.store.RecordFailure(t.Context(), id, endpoint.Failure{At: base.Add(time.Duration(i) * time.Minute), MessageID: "msg_" + strconv.Itoa(i), EventID: "evt_1", Class: "webhook_http_5xx", Reason: "HTTP 503 from hooks.acme.example", Attempt: i + 1}))
 	}
 	resp := b.do(t, request{method: http.MethodGet, path: "/v1/endpoints/" + id + "/failures", query: url.Values{"limit": {"2"}}})
 	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)

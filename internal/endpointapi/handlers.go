@@ -248,6 +248,11 @@ func (h *Handler) failures(ctx context.Context, c *call) (*answer, *problem) {
 	if err != nil {
 		return nil, h.failed(ctx, "failures", c.id, err)
 	}
+	if len(fs) == 0 { // none, or no such endpoint: the store's failures do not say
+		if _, err := h.cfg.Store.Get(ctx, c.id); err != nil {
+			return nil, h.failed(ctx, "failures", c.id, err)
+		}
+	}
 	out := endpoints.FailureList{Data: []endpoints.Failure{}}
 	for _, f := range fs {
 		out.Data = append(out.Data, endpoints.Failure{At: f.At.UTC(), MessageID: f.MessageID, EventID: f.EventID, Class: f.Class, Reason: f.Reason, Attempt: f.Attempt})

@@ -18,6 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/endpoints"
+	"github.com/heraldhq/herald/internal/endpoint"
+	"github.com/heraldhq/herald/internal/store"
+	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/kmstest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 )
 
@@ -59,9 +63,17 @@ func openAPI(t *testing.T) validator.Validator {
 	return docValidator
 }
 
+// The table and key of the tests' store, on the wire-format fakes of
+// DynamoDB (dynamotest) and KMS (kmstest).
+const (
+	tableName = "herald-store"
+	keyAlias  = "alias/herald-endpoints"
+)
+
 type bundle struct {
 	h        *Handler
-	store    *memStore
+	store    *endpoint.Table
+	db       *dynamotest.Server
 	sqs      *sqstest.Server
 	queueURL string
 }
@@ -70,10 +82,16 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	srv := sqstest.New(t)
 	q := srv.AddQueue(srv.URL()+"/000000000000/herald-event", nil)
-	st := newMemStore()
+	db := dynamotest.New(t)
+	db.AddTable(tableName, store.AttrPK, store.AttrSK)
+	db.AddIndex(tableName, endpoint.TenantIndex, endpoint.AttrGSI1PK, endpoint.AttrGSI1SK, []string{endpoint.AttrEventTypes, endpoint.AttrDisabledAt, endpoint.AttrKind})
+	k := kmstest.New(t)
+	k.CreateKey(keyAlias)
+	st, err := endpoint.NewTable(endpoint.TableConfig{Table: tableName, KeyID: keyAlias, DB: db.Client(), KMS: k.Client()})
+	require.NoError(t, err)
 	h, err := New(Config{Store: st, Queue: srv.Client(), EventQueueURL: q})
 	require.NoError(t, err)
-	return &bundle{h: h, store: st, sqs: srv, queueURL: q}
+	return &bundle{h: h, store: st, db: db, sqs: srv, queueURL: q}
 }
 
 // request is one call as API Gateway hands it to the function.
