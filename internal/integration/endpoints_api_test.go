@@ -24,6 +24,7 @@ import (
 
 	"github.com/heraldhq/herald/endpoints"
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/config"
 )
 
 // apiCaller calls the deployed endpoints API through LocalStack's API
@@ -95,6 +96,11 @@ func TestEndpointsAPIDeployed(t *testing.T) {
 	})
 	deployLocal(ctx, t, stack, deployTestParameters)
 	d := readStack(ctx, t, cfn, lambda.NewFromConfig(awsCfg), stack)
+	fn := d.functions["EndpointsFunction"]
+	require.NotNil(t, fn, "the stack has no EndpointsFunction")
+	apiCfg, read := loadRecorded(fn.Environment.Variables, config.LoadEndpointsAPI)
+	require.NoError(t, apiCfg.err, "the deployed EndpointsFunction's environment loads")
+	requireEnvMatchesLoader(t, "EndpointsFunction", fn.Environment.Variables, read)
 	apiID := d.outputs["EndpointsApiId"]
 	require.NotEmpty(t, apiID, "outputs: %v", d.outputs)
 	require.Contains(t, d.outputs["EndpointsApiUrl"], apiID)
