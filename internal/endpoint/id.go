@@ -80,3 +80,17 @@ func (s Secret) redacted() string {
 
 // Format prints the secret without its key, whatever the verb.
 func (s Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.redacted()) }
+
+// ActiveSecrets returns the secrets that sign at now, newest first: the
+// current one and those whose grace period (Until) has not ended. A
+// delivery is signed with each (one v1 signature per secret, Standard
+// Webhooks "Signature scheme"), so a receiver holding either verifies.
+func (e Endpoint) ActiveSecrets(now time.Time) []Secret {
+	var out []Secret
+	for _, s := range e.Secrets {
+		if s.Until.IsZero() || s.Until.After(now) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -433,3 +433,15 @@ func TestSecretsAreNotPrintedOrLogged(t *testing.T) {
 	require.Contains(t, buf.String(), `"tenant":"acme"`)
 	require.Contains(t, buf.String(), `"host":"hooks.slack.com"`)
 }
+
+func TestActiveSecrets(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	cur, prev, old := endpoint.NewSecret(now), endpoint.NewSecret(now), endpoint.NewSecret(now)
+	cur.Version, prev.Version, old.Version = 3, 2, 1
+	prev.Until, old.Until = now.Add(time.Second), now
+	e := endpoint.Endpoint{Secrets: []endpoint.Secret{cur, prev, old}}
+	require.Equal(t, []endpoint.Secret{cur, prev}, e.ActiveSecrets(now), "a secret stops at its Until")
+	require.Equal(t, []endpoint.Secret{cur}, e.ActiveSecrets(now.Add(time.Second)))
+	require.Empty(t, endpoint.Endpoint{}.ActiveSecrets(now))
+}
