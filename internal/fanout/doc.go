@@ -13,15 +13,19 @@
 //     is retried after that lease, [ClassInProgress]) or the event is done
 //     (then it is settled, nothing sent);
 //  2. reads the tenant's enabled endpoints whose filter matches the type,
-//     10 at a time, from the cursor the item holds (endpoint.Table's
-//     Subscribers: a Query of the tenant index), or, for an event that
-//     names one endpoint, that endpoint if it is the tenant's and enabled;
+//     [PageSize] at a time, from the page and the last endpoint the item
+//     holds (endpoint.Table's Subscribers: a Query of the tenant index, in
+//     id order), or, for an event that names one endpoint, that endpoint
+//     if it is the tenant's and enabled;
 //  3. puts one delivery per endpoint on its channel's queue (webhook or
 //     chat, by the endpoint's kind) with one SendMessageBatch of up to 10
 //     (package producer: chunked by size, failed entries retried), each
 //     with the id endpoint.DeliveryID(event id, endpoint id);
-//  4. writes the cursor after each batch (one PutItem, conditional on this
-//     copy's lease), and "done" after the last;
+//  4. writes its progress after each batch (one PutItem, conditional on
+//     this copy's lease): the page's cursor and the last endpoint
+//     enqueued, so that a resumed fan-out skips by endpoint id, not by
+//     position (an endpoint disabled or deleted meanwhile shifts
+//     nothing); and "done" after the last;
 //  5. when the invocation's time left falls to [Config.StopBefore], writes
 //     the cursor with the lease given up and puts the event back on its
 //     queue (one SendMessage): the new copy goes on from the cursor at

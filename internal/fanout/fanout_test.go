@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
+	"github.com/heraldhq/herald/internal/testkit/kmstest"
 	"github.com/heraldhq/herald/internal/testkit/sqstest"
 	"github.com/heraldhq/herald/internal/testkit/testclock"
 	"github.com/heraldhq/herald/notification"
@@ -28,80 +29,40 @@ import (
 
 const table = "herald-test"
 
-// registry stands in for the endpoint store's listing (endpoint.Table's
-// Subscribers and Get: the real one Queries the tenant index, which the
-// DynamoDB fake does not serve; internal/integration runs the fan-out
-// against the real one and the local stack's DynamoDB). It keeps the
-// listing's contract: enabled endpoints only, whose filter matches
-// (endpoint.Matches, the store's own rule), in id order, an opaque cursor
-// after the last one returned, "" at the end.
-type registry struct {
-	mu    sync.Mutex
-	eps   []endpoint.Endpoint // in id order
-	calls int
-	// onList, when set, runs before each Subscribers call.
+// lister is the real endpoint store's listing with a hook before each
+// page, for tests that act between two batches.
+type lister struct {
+	*endpoint.Table
+	mu     sync.Mutex
+	calls  int
 	onList func(call int)
 }
 
-func (r *registry) add(e endpoint.Endpoint) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.eps = append(r.eps, e)
-	slices.SortFunc(r.eps, func(a, b endpoint.Endpoint) int { return strings.Compare(a.ID, b.ID) })
-}
-
-func (r *registry) Subscribers(_ context.Context, tenant, eventType, cursor string, limit int) ([]endpoint.Subscriber, string, error) {
-	r.mu.Lock()
-	r.calls++
-	call, hook := r.calls, r.onList
-	r.mu.Unlock()
+func (l *lister) Subscribers(ctx context.Context, tenant, eventType, cursor string, limit int) ([]endpoint.Subscriber, string, error) {
+	l.mu.Lock()
+	l.calls++
+	call, hook := l.calls, l.onList
+	l.mu.Unlock()
 	if hook != nil {
 		hook(call)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	after := ""
-	if cursor != "" {
-		after = strings.TrimPrefix(cursor, "after:")
-	}
-	var out []endpoint.Subscriber
-	for i, e := range r.eps {
-		if e.ID <= after || e.Tenant != tenant || e.Disabled != nil || !endpoint.Matches(e.EventTypes, eventType) {
-			continue
-		}
-		out = append(out, endpoint.Subscriber{ID: e.ID, Kind: e.Kind})
-		if len(out) == limit {
-			if i == len(r.eps)-1 {
-				return out, "", nil
-			}
-			return out, "after:" + e.ID, nil
-		}
-	}
-	return out, "", nil
+	return l.Table.Subscribers(ctx, tenant, eventType, cursor, limit)
 }
 
-func (r *registry) Get(_ context.Context, id string) (endpoint.Endpoint, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.eps {
-		if e.ID == id {
-			return e, nil
-		}
-	}
-	return endpoint.Endpoint{}, endpoint.ErrNotFound
-}
-
-// epID is the n-th endpoint id: ep_ and a lower-case Crockford ULID.
-func epID(n int) string {
-	s := strconv.FormatInt(int64(n), 32) // digits and a–v, all Crockford but i, l, o, u
-	s = strings.NewReplacer("i", "w", "l", "x", "o", "y", "u", "z").Replace(s)
-	return "ep_01" + strings.Repeat("0", 24-len(s)) + s
+// urls are a valid URL of each kind of endpoint.
+var urls = map[endpoint.Kind]string{
+	endpoint.KindWebhook: "https://hooks.example.com/herald",
+	endpoint.KindSlack:   "https://hooks.slack.com/services/T000/B000/XXXX",
+	endpoint.KindDiscord: "https://discord.com/api/webhooks/123/tok",
+	endpoint.KindTeams:   "https://prod-12.westus.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?sig=x",
 }
 
 type bundle struct {
 	sqs                *sqstest.Server
 	db                 *dynamotest.Server
-	reg                *registry
+	kms                *kmstest.Server
+	table              *endpoint.Table
+	reg                *lister
 	clock              *testclock.Clock
 	logs               *syncBuffer
 	hookQ, chatQ, evtQ string
@@ -137,14 +98,20 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	b := &bundle{sqs: sqstest.New(t), db: dynamotest.New(t), reg: &registry{}, clock: testclock.New(time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)), logs: &syncBuffer{}}
+	b := &bundle{sqs: sqstest.New(t), db: dynamotest.New(t), kms: kmstest.New(t), clock: testclock.New(time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)), logs: &syncBuffer{}}
 	base := b.sqs.URL() + "/123456789012/"
 	b.hookQ = b.sqs.AddQueue(base+"herald-webhook", nil)
 	b.chatQ = b.sqs.AddQueue(base+"herald-chat", nil)
 	b.evtQ = b.sqs.AddQueue(base+"herald-event", nil)
 	b.db.AddTable(table, store.AttrPK, store.AttrSK)
+	b.db.AddIndex(table, endpoint.TenantIndex, endpoint.AttrGSI1PK, endpoint.AttrGSI1SK, []string{endpoint.AttrEventTypes, endpoint.AttrDisabledAt, endpoint.AttrKind})
+	b.kms.CreateKey("alias/herald-endpoints")
+	var err error
+	b.table, err = endpoint.NewTable(endpoint.TableConfig{Table: table, KeyID: "alias/herald-endpoints", DB: b.db.Client(), KMS: b.kms.Client(), Now: b.clock.Now})
+	require.NoError(t, err)
+	b.reg = &lister{Table: b.table}
 	b.cfg = fanout.Config{
-		Subscribers: b.reg, Endpoints: b.reg,
+		Subscribers: b.reg, Endpoints: b.table,
 		DB: b.db.Client(), Table: table,
 		SQS:             b.sqs.Client(),
 		WebhookQueueURL: b.hookQ, ChatQueueURL: b.chatQ, EventQueueURL: b.evtQ,
@@ -162,12 +129,45 @@ func (b *bundle) rebuild(t *testing.T) {
 	b.f = f
 }
 
-// endpoints registers n webhook endpoints of tenant acme subscribed to
-// filter (nil: every type).
-func (b *bundle) endpoints(from, n int, kind endpoint.Kind, filter ...string) {
-	for i := from; i < from+n; i++ {
-		b.reg.add(endpoint.Endpoint{ID: epID(i), Tenant: "acme", Kind: kind, EventTypes: filter})
+// add registers one endpoint through the endpoint store and returns its
+// id; disabled ones are disabled by an operator.
+func (b *bundle) add(t *testing.T, tenant string, kind endpoint.Kind, filter []string, disabled bool) string {
+	t.Helper()
+	e, err := b.table.Create(context.Background(), endpoint.Endpoint{Tenant: tenant, Kind: kind, URL: urls[kind], EventTypes: filter})
+	require.NoError(t, err)
+	if disabled {
+		_, err = b.table.SetDisabled(context.Background(), e.ID, &endpoint.Disabled{Reason: "maintenance", By: "operator"})
+		require.NoError(t, err)
 	}
+	return e.ID
+}
+
+// endpoints registers n endpoints of tenant acme of kind subscribed to
+// filter (nil: every type), 8 at a time, and returns their ids.
+func (b *bundle) endpoints(t *testing.T, n int, kind endpoint.Kind, filter ...string) []string {
+	t.Helper()
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range work {
+				var e endpoint.Endpoint
+				e, errs[i] = b.table.Create(context.Background(), endpoint.Endpoint{Tenant: "acme", Kind: kind, URL: urls[kind], EventTypes: filter})
+				ids[i] = e.ID
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return ids
 }
 
 func event(id string, extra ...string) *notification.Message {
@@ -210,14 +210,6 @@ func exactlyOnce(t *testing.T, got []*notification.Message, evt string, ids []st
 	}
 }
 
-func ids(from, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = epID(from + i)
-	}
-	return out
-}
-
 // TestDeliveryShape: each subscriber gets one delivery on its channel's
 // queue, in the wire shape of docs/endpoints.md: id DeliveryID, tenant,
 // event_id, the event's created_at, expires_at and metadata, the endpoint
@@ -225,8 +217,8 @@ func ids(from, n int) []string {
 func TestDeliveryShape(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 1, endpoint.KindWebhook)
-	b.endpoints(1, 1, endpoint.KindDiscord)
+	hook := b.endpoints(t, 1, endpoint.KindWebhook)[0]
+	discord := b.endpoints(t, 1, endpoint.KindDiscord)[0]
 	big := `"` + strings.Repeat("x", 3000) + `"`
 	m := event("evt_shape", `"channel":"event"`, `"channel":"event","created_at":"2026-12-05T02:00:00Z","expires_at":"2026-12-06T02:00:00Z","metadata":{"request":"r1"}`, `{"amount":42}`, `{"note":`+big+`}`)
 	require.NoError(t, b.f.Send(context.Background(), m))
@@ -236,19 +228,19 @@ func TestDeliveryShape(t *testing.T) {
 	var wire map[string]any
 	require.NoError(t, json.Unmarshal([]byte(hooks[0].Body), &wire))
 	require.Equal(t, map[string]any{
-		"version": float64(1), "id": endpoint.DeliveryID("evt_shape", epID(0)), "channel": "webhook",
+		"version": float64(1), "id": endpoint.DeliveryID("evt_shape", hook), "channel": "webhook",
 		"tenant": "acme", "event_id": "evt_shape",
 		"created_at": "2026-12-05T02:00:00Z", "expires_at": "2026-12-06T02:00:00Z",
 		"metadata": map[string]any{"request": "r1"},
-		"webhook":  map[string]any{"endpoint": epID(0), "event_type": "invoice.paid", "payload": map[string]any{"note": strings.Repeat("x", 3000)}},
+		"webhook":  map[string]any{"endpoint": hook, "event_type": "invoice.paid", "payload": map[string]any{"note": strings.Repeat("x", 3000)}},
 	}, wire)
 
 	chats := b.sqs.Messages(b.chatQ)
 	require.Len(t, chats, 1)
 	c, err := notification.Parse([]byte(chats[0].Body))
 	require.NoError(t, err)
-	require.Equal(t, endpoint.DeliveryID("evt_shape", epID(1)), c.ID)
-	require.Equal(t, epID(1), c.Chat.Endpoint)
+	require.Equal(t, endpoint.DeliveryID("evt_shape", discord), c.ID)
+	require.Equal(t, discord, c.Chat.Endpoint)
 	require.Empty(t, c.Chat.URL)
 	require.Empty(t, c.Chat.Service)
 	require.Equal(t, notification.MaxDiscordContentChars, len([]rune(c.Chat.Text)), "cut to Discord's limit")
@@ -281,25 +273,24 @@ func TestChatText(t *testing.T) {
 func TestFilterMatching(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	add := func(n int, tenant string, filter []string, disabled bool) {
-		e := endpoint.Endpoint{ID: epID(n), Tenant: tenant, Kind: endpoint.KindWebhook, EventTypes: filter}
-		if disabled {
-			e.Disabled = &endpoint.Disabled{Reason: "operator", By: "operator"}
-		}
-		b.reg.add(e)
+	add := func(tenant string, filter []string, disabled bool) string {
+		return b.add(t, tenant, endpoint.KindWebhook, filter, disabled)
 	}
-	add(0, "acme", nil, false)                      // every type
-	add(1, "acme", []string{"invoice.paid"}, false) // exact
-	add(2, "acme", []string{"invoice.*"}, false)    // prefix
-	add(3, "acme", []string{"customer.*", "invoice.paid"}, false)
-	add(4, "acme", []string{"invoice.created"}, false)   // another type
-	add(5, "acme", []string{"invoice.paid.late"}, false) // longer type
-	add(6, "acme", []string{"inv.*"}, false)             // a prefix of a word, not of the dotted name
-	add(7, "globex", nil, false)                         // another tenant
-	add(8, "acme", nil, true)                            // disabled
-	add(9, "acme", []string{"invoice.paid"}, true)       // disabled
+	want := []string{
+		add("acme", nil, false),                                    // every type
+		add("acme", []string{"invoice.paid"}, false),               // exact
+		add("acme", []string{"invoice.*"}, false),                  // prefix
+		add("acme", []string{"customer.*", "invoice.paid"}, false), // one of two
+	}
+	add("acme", []string{"invoice.created"}, false)   // another type
+	add("acme", []string{"invoice.paid.late"}, false) // a longer type
+	add("acme", []string{"inv.*"}, false)             // a prefix of a word, not of the dotted name
+	add("acme", []string{"customer.*"}, false)        // another prefix
+	add("globex", nil, false)                         // another tenant
+	add("acme", nil, true)                            // disabled
+	add("acme", []string{"invoice.paid"}, true)       // disabled
 	require.NoError(t, b.f.Send(context.Background(), event("evt_filter")))
-	exactlyOnce(t, b.deliveries(t), "evt_filter", []string{epID(0), epID(1), epID(2), epID(3)})
+	exactlyOnce(t, b.deliveries(t), "evt_filter", want)
 }
 
 // TestNoSubscribers: an event no endpoint asked for is settled, counted
@@ -308,7 +299,8 @@ func TestFilterMatching(t *testing.T) {
 func TestNoSubscribers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.reg.add(endpoint.Endpoint{ID: epID(0), Tenant: "acme", Kind: endpoint.KindWebhook, EventTypes: []string{"customer.created"}})
+	b.add(t, "acme", endpoint.KindWebhook, []string{"customer.created"}, false)
+	b.add(t, "globex", endpoint.KindWebhook, nil, false)
 	require.NoError(t, b.f.Send(context.Background(), event("evt_none")))
 	require.NoError(t, b.f.Send(context.Background(), event("evt_none")))
 	require.Empty(t, b.deliveries(t))
@@ -329,16 +321,17 @@ func TestNoSubscribers(t *testing.T) {
 func TestOneEndpoint(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.reg.add(endpoint.Endpoint{ID: epID(0), Tenant: "acme", Kind: endpoint.KindSlack, EventTypes: []string{"customer.created"}})
-	b.reg.add(endpoint.Endpoint{ID: epID(1), Tenant: "acme", Kind: endpoint.KindWebhook})
-	b.reg.add(endpoint.Endpoint{ID: epID(2), Tenant: "globex", Kind: endpoint.KindWebhook})
-	b.reg.add(endpoint.Endpoint{ID: epID(3), Tenant: "acme", Kind: endpoint.KindWebhook, Disabled: &endpoint.Disabled{Reason: "x", By: "operator"}})
+	slack := b.add(t, "acme", endpoint.KindSlack, []string{"customer.created"}, false)
+	b.add(t, "acme", endpoint.KindWebhook, nil, false)
+	globex := b.add(t, "globex", endpoint.KindWebhook, nil, false)
+	disabled := b.add(t, "acme", endpoint.KindWebhook, nil, true)
 	test := func(id, ep string) *notification.Message {
 		return event(id, `"payload"`, `"endpoint":"`+ep+`","payload"`, `"invoice.paid"`, `"herald.test"`)
 	}
-	require.NoError(t, b.f.Send(context.Background(), test("evt_t0", epID(0))))
-	exactlyOnce(t, b.deliveries(t), "evt_t0", []string{epID(0)})
-	for i, ep := range []string{epID(2), epID(3), epID(4)} {
+	require.NoError(t, b.f.Send(context.Background(), test("evt_t0", slack)))
+	exactlyOnce(t, b.deliveries(t), "evt_t0", []string{slack})
+	require.Equal(t, "herald.test for acme: {\"amount\":42}", b.deliveries(t)[0].Chat.Text)
+	for i, ep := range []string{globex, disabled, endpoint.NewID()} {
 		require.NoError(t, b.f.Send(context.Background(), test("evt_t"+strconv.Itoa(i+1), ep)))
 	}
 	require.Len(t, b.deliveries(t), 1, "nothing to another tenant's, a disabled or an unknown endpoint")
@@ -354,13 +347,13 @@ func TestOneEndpoint(t *testing.T) {
 func TestSecondRunCreatesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 25, endpoint.KindWebhook)
+	want := b.endpoints(t, 25, endpoint.KindWebhook)
 	m := event("evt_twice")
 	require.NoError(t, b.f.Send(context.Background(), m))
 	require.NoError(t, b.f.Send(context.Background(), m))
 	b.clock.Advance(2 * time.Hour)
 	require.NoError(t, b.f.Send(context.Background(), event("evt_twice")))
-	exactlyOnce(t, b.deliveries(t), "evt_twice", ids(0, 25))
+	exactlyOnce(t, b.deliveries(t), "evt_twice", want)
 }
 
 // TestConcurrentRuns: two copies at once: one fans out, the other is told
@@ -368,7 +361,7 @@ func TestSecondRunCreatesNothing(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 95, endpoint.KindWebhook)
+	want := b.endpoints(t, 95, endpoint.KindWebhook)
 	m := event("evt_both")
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
@@ -389,7 +382,7 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 	require.Equal(t, 1, failed, "exactly one copy fans out")
 	require.NoError(t, b.f.Send(context.Background(), m), "the copy retried later")
-	exactlyOnce(t, b.deliveries(t), "evt_both", ids(0, 95))
+	exactlyOnce(t, b.deliveries(t), "evt_both", want)
 }
 
 // TestCrashBetweenSendAndCursor: the invocation dies after a batch's
@@ -400,7 +393,7 @@ func TestConcurrentRuns(t *testing.T) {
 func TestCrashBetweenSendAndCursor(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 45, endpoint.KindWebhook)
+	want := b.endpoints(t, 45, endpoint.KindWebhook)
 	m := event("evt_crash")
 	// The claim and two cursor writes succeed; the third cursor write
 	// (after the third batch) fails, and so does the lease's release that
@@ -428,7 +421,7 @@ func TestCrashBetweenSendAndCursor(t *testing.T) {
 		}
 	}
 	twice := 0
-	for _, id := range ids(0, 45) {
+	for _, id := range want {
 		copies := bodies[endpoint.DeliveryID("evt_crash", id)]
 		require.NotEmpty(t, copies, id)
 		if len(copies) == 2 {
@@ -440,16 +433,16 @@ func TestCrashBetweenSendAndCursor(t *testing.T) {
 }
 
 // TestLeaseTakenOver: a copy slower than its lease loses it to another
-// copy, which goes on from the cursor; the slow copy's next cursor write
-// fails, so it stops after at most one batch of copies.
+// copy, which goes on from the progress; the slow copy's next progress
+// write fails, so it stops after at most one batch of copies.
 func TestLeaseTakenOver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 50, endpoint.KindWebhook)
+	b.endpoints(t, 2*fanout.PageSize+50, endpoint.KindWebhook)
 	m := event("evt_slow")
 	var other error
 	b.reg.onList = func(call int) {
-		if call == 3 { // the slow copy's third batch
+		if call == 2 { // the slow copy, before its second page
 			b.reg.onList = nil
 			b.clock.Advance(fanout.DefaultLease + time.Second)
 			other = b.f.Send(context.Background(), m)
@@ -461,12 +454,12 @@ func TestLeaseTakenOver(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	require.Equal(t, fanout.ClassInProgress, te.Class, "the slow copy stops")
 	got := b.deliveries(t)
-	require.LessOrEqual(t, len(got), 50+10, "at most one batch twice")
+	require.Equal(t, 2*fanout.PageSize+50+10, len(got), "one batch twice")
 	seen := map[string]bool{}
 	for _, d := range got {
 		seen[d.ID] = true
 	}
-	require.Len(t, seen, 50, "every endpoint")
+	require.Len(t, seen, 2*fanout.PageSize+50, "every endpoint")
 }
 
 // TestTenThousandEndpointsAcrossInvocations: a tenant with 10,000 endpoints
@@ -476,9 +469,8 @@ func TestLeaseTakenOver(t *testing.T) {
 func TestTenThousandEndpointsAcrossInvocations(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 9000, endpoint.KindWebhook)
-	b.endpoints(9000, 1000, endpoint.KindTeams)
-	// Each invocation has StopBefore + 300 ms of time.
+	want := append(b.endpoints(t, 9000, endpoint.KindWebhook), b.endpoints(t, 1000, endpoint.KindTeams)...)
+	// Each invocation has StopBefore + 2 s of time.
 	b.cfg.StopBefore = time.Hour
 	b.rebuild(t)
 	m := event("evt_big")
@@ -486,7 +478,7 @@ func TestTenThousandEndpointsAcrossInvocations(t *testing.T) {
 	for {
 		invocations++
 		require.Less(t, invocations, 2000, "the fan-out makes progress")
-		ctx, cancel := context.WithTimeout(context.Background(), time.Hour+300*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour+2*time.Second)
 		err := b.f.Send(ctx, m)
 		cancel()
 		require.NoError(t, err)
@@ -502,7 +494,7 @@ func TestTenThousandEndpointsAcrossInvocations(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, invocations, 2, "one invocation was not enough")
 	got := b.deliveries(t)
-	exactlyOnce(t, got, "evt_big", ids(0, 10000))
+	exactlyOnce(t, got, "evt_big", want)
 	require.Len(t, b.sqs.Messages(b.chatQ), 1000)
 
 	var enqueued float64
@@ -518,22 +510,43 @@ func TestTenThousandEndpointsAcrossInvocations(t *testing.T) {
 }
 
 // TestEachInvocationOneBatch: with no time to spare, each invocation sends
-// one batch and hands on: 35 endpoints take exactly 4 invocations.
+// one batch and hands on, across pages of the listing. Endpoints disabled between two invocations, one
+// already sent and one not, shift nothing: the resumed fan-out skips by
+// endpoint id, not by position, so every other endpoint still gets
+// exactly one delivery and the disabled one not sent none.
 func TestEachInvocationOneBatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 35, endpoint.KindWebhook)
+	all := b.endpoints(t, 2*fanout.PageSize+15, endpoint.KindWebhook)
+	slices.Sort(all) // the listing's order
 	b.cfg.StopBefore = time.Hour
 	b.rebuild(t)
 	m := event("evt_slices")
-	for i := range 4 {
+	invoke := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
 		require.NoError(t, b.f.Send(ctx, m))
-		cancel()
-		require.Len(t, b.deliveries(t), min(10*(i+1), 35))
 	}
-	require.Len(t, b.sqs.Messages(b.evtQ), 3, "put back after each of the first three")
-	exactlyOnce(t, b.deliveries(t), "evt_slices", ids(0, 35))
+	invoke()
+	require.Len(t, b.deliveries(t), 10)
+	for _, id := range []string{all[2], all[14]} {
+		_, err := b.table.SetDisabled(context.Background(), id, &endpoint.Disabled{Reason: "maintenance", By: "operator"})
+		require.NoError(t, err)
+	}
+	pages := b.reg.calls
+	invocations := 1
+	for len(b.sqs.Messages(b.evtQ)) == invocations {
+		invoke()
+		invocations++
+	}
+	// The first batch, then the first page's 92 endpoints left (100
+	// enabled, 8 of them sent) in 10, the second page's 100 in 10, the
+	// last 13 in 2.
+	require.Equal(t, 1+10+10+2, invocations)
+	require.Len(t, b.sqs.Messages(b.evtQ), invocations-1, "put back after each but the last")
+	require.Equal(t, invocations-1, b.reg.calls-pages, "one page read per invocation: a batch that ends a page moves the cursor to the next")
+	want := slices.Delete(slices.Clone(all), 14, 15)
+	exactlyOnce(t, b.deliveries(t), "evt_slices", want)
 }
 
 // TestFailures: a failing SendMessageBatch, Query or table read is a
@@ -542,7 +555,7 @@ func TestEachInvocationOneBatch(t *testing.T) {
 func TestFailures(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 15, endpoint.KindWebhook)
+	b.endpoints(t, 15, endpoint.KindWebhook)
 	m := event("evt_fail")
 
 	b.sqs.FailAction("SendMessageBatch")
@@ -557,25 +570,10 @@ func TestFailures(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	require.Equal(t, store.ClassUnavailable, te.Class)
 
-	lister := &failingLister{registry: b.reg, fail: 1}
-	b.cfg.Subscribers = lister
-	b.rebuild(t)
+	b.db.Fail("Query", 1)
 	err = b.f.Send(context.Background(), m)
 	require.ErrorAs(t, err, &te)
 	require.Equal(t, store.ClassUnavailable, te.Class)
-}
-
-type failingLister struct {
-	*registry
-	fail int
-}
-
-func (l *failingLister) Subscribers(ctx context.Context, tenant, eventType, cursor string, limit int) ([]endpoint.Subscriber, string, error) {
-	if l.fail > 0 {
-		l.fail--
-		return nil, "", errors.New("query: InternalServerError")
-	}
-	return l.registry.Subscribers(ctx, tenant, eventType, cursor, limit)
 }
 
 // TestEventIDReused: another event under an id already fanned out is
@@ -583,7 +581,7 @@ func (l *failingLister) Subscribers(ctx context.Context, tenant, eventType, curs
 func TestEventIDReused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.endpoints(0, 3, endpoint.KindWebhook)
+	b.endpoints(t, 3, endpoint.KindWebhook)
 	require.NoError(t, b.f.Send(context.Background(), event("evt_same")))
 	err := b.f.Send(context.Background(), event("evt_same", `{"amount":42}`, `{"amount":43}`))
 	var pe *delivery.PermanentError
@@ -597,7 +595,7 @@ func TestEventIDReused(t *testing.T) {
 // tenants and event types.
 func TestIDRulesAgree(t *testing.T) {
 	t.Parallel()
-	for _, id := range []string{endpoint.NewID(), endpoint.NewID(), epID(7), "ep_", "ep_01JH0000000000000000000000", "ep_81jh0000000000000000000000", "ep_01jh000000000000000000000u", "x" + endpoint.NewID()[1:]} {
+	for _, id := range []string{endpoint.NewID(), endpoint.NewID(), "ep_", "ep_01JH0000000000000000000000", "ep_81jh0000000000000000000000", "ep_01jh000000000000000000000u", "x" + endpoint.NewID()[1:]} {
 		require.Equal(t, endpoint.ValidID(id), notification.ValidEndpointID(id), id)
 	}
 	for _, typ := range []string{"invoice.paid", "a", strings.Repeat("t", 128), strings.Repeat("t", 129), "a:b", "a*", "a b", ""} {
@@ -627,4 +625,22 @@ func TestNewNamesMissingFields(t *testing.T) {
 		_, err := fanout.New(cfg)
 		require.ErrorContains(t, err, name, fmt.Sprint(name))
 	}
+}
+
+// TestFIFOQueues: on FIFO delivery queues each delivery's message group is
+// its endpoint.
+func TestFIFOQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.cfg.WebhookQueueURL = b.sqs.AddQueue(b.sqs.URL()+"/123456789012/herald-webhook.fifo", map[string]string{"FifoQueue": "true"})
+	b.rebuild(t)
+	ids := b.endpoints(t, 3, endpoint.KindWebhook)
+	require.NoError(t, b.f.Send(context.Background(), event("evt_fifo")))
+	msgs := b.sqs.Messages(b.cfg.WebhookQueueURL)
+	require.Len(t, msgs, 3)
+	var groups []string
+	for _, m := range msgs {
+		groups = append(groups, m.Attributes["MessageGroupId"])
+	}
+	require.ElementsMatch(t, ids, groups)
 }

@@ -30,10 +30,13 @@ var _ TableAPI = (*dynamodb.Client)(nil)
 const (
 	// TypeProgress is the item's type attribute.
 	TypeProgress = "fanout"
-	// AttrCursor is where the next page of subscribers starts (the
-	// endpoint store's cursor after the last endpoint enqueued); absent
-	// before the first batch.
+	// AttrCursor is where the page of subscribers being enqueued starts
+	// (the endpoint store's opaque cursor); absent for the first page.
 	AttrCursor = "cursor"
+	// AttrLast is the id of the last endpoint of that page enqueued; absent
+	// before its first batch. The listing is in id order, so a resumed
+	// fan-out skips the page's endpoints up to it.
+	AttrLast = "last_endpoint"
 	// AttrEnqueued counts the deliveries enqueued so far.
 	AttrEnqueued = "enqueued"
 	// AttrStartedAt is when the fan-out first started, Unix milliseconds:
@@ -68,6 +71,7 @@ type progress struct {
 	seq       int64
 	state     string
 	cursor    string
+	last      string
 	enqueued  int64
 	startedAt time.Time
 	digest    string
@@ -114,6 +118,7 @@ func (f *Fanout) claim(ctx context.Context, id, digest string) (*progress, error
 		}
 		prevSeq, _ = number(item, store.AttrSeq)
 		p.cursor = text(item, AttrCursor)
+		p.last = text(item, AttrLast)
 		p.enqueued, _ = number(item, AttrEnqueued)
 		if ms, ok := number(item, AttrStartedAt); ok {
 			p.startedAt = time.UnixMilli(ms)
@@ -159,6 +164,9 @@ func (f *Fanout) write(ctx context.Context, p *progress, first bool, lease time.
 	item[store.AttrExpiresAt] = num(now.Add(f.cfg.Window).Unix())
 	if p.cursor != "" {
 		item[AttrCursor] = str(p.cursor)
+	}
+	if p.last != "" {
+		item[AttrLast] = str(p.last)
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(f.cfg.Table), Item: item}
 	if first {
