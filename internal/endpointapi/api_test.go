@@ -357,8 +357,9 @@ func TestSendATestEvent(t *testing.T) {
 
 	msgs := b.sqs.Messages(b.queueURL)
 	require.Len(t, msgs, 2)
-	var m notification.Message
-	require.NoError(t, json.Unmarshal([]byte(msgs[0].Body), &m))
+	parsed, err := notification.Parse([]byte(msgs[0].Body))
+	require.NoError(t, err, "the test event is a valid message of the contract")
+	m := *parsed
 	require.Equal(t, notification.ChannelEvent, m.Channel)
 	require.Equal(t, queued.EventID, m.ID)
 	require.Regexp(t, `^evt_[0-7][0-9a-hjkmnp-tv-z]{25}$`, m.ID)

@@ -225,6 +225,9 @@ func (h *Handler) test(ctx context.Context, c *call) (*answer, *problem) {
 	if err != nil {
 		return nil, h.failed(ctx, "test", c.id, fmt.Errorf("encode test event: %w", err))
 	}
+	if _, err := notification.Parse(body); err != nil { // the fan-out's own check, before anything is sent
+		return nil, h.failed(ctx, "test", c.id, fmt.Errorf("test event: %w", err))
+	}
 	if _, err := h.cfg.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.cfg.EventQueueURL), MessageBody: aws.String(string(body))}); err != nil {
 		return nil, h.failed(ctx, "test", c.id, fmt.Errorf("send test event: %w", err))
 	}
