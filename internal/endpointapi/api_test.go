@@ -1,7 +1,9 @@
 package endpointapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -401,4 +403,36 @@ func TestFailuresNewestFirst(t *testing.T) {
 	for _, bad := range []string{"0", "101", "x"} {
 		requireProblem(t, b.do(t, request{method: http.MethodGet, path: "/v1/endpoints/" + id + "/failures", query: url.Values{"limit": {bad}}}), http.StatusBadRequest, endpoints.CodeInvalidField, "limit")
 	}
+}
+
+// TestStoreFailureIsA500Logged: DynamoDB or KMS failing is a 500
+// "internal" whose message names neither the table nor the error, and one
+// log line with the operation, the endpoint and the error, without the
+// endpoint's URL, header values or secret.
+func TestStoreFailureIsA500Logged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var logs bytes.Buffer
+	b.h.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	created := b.create(t, `{"tenant":"acme","kind":"slack","url":"https://hooks.slack.com/services/T0/B0/TOKENVALUE","headers":{"X-Key":"header-value"}}`)
+	id := created.Endpoint.ID
+	logs.Reset()
+
+	b.db.Fail("GetItem", 1)
+	p := requireProblem(t, b.do(t, request{method: http.MethodGet, path: "/v1/endpoints/" + id}), http.StatusInternalServerError, endpoints.CodeInternal, "")
+	require.NotContains(t, p.Message, tableName)
+	b.kms.Fail("GenerateDataKey", 1)
+	requireProblem(t, b.do(t, request{method: http.MethodPost, path: "/v1/endpoints", header: jsonHeader, body: `{"tenant":"acme","url":"https://hooks.acme.example/h?token=QUERYSECRET"}`}), http.StatusInternalServerError, endpoints.CodeInternal, "")
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 2, logs.String())
+	require.Contains(t, lines[0], `"operation":"get"`)
+	require.Contains(t, lines[0], `"endpoint":"`+id+`"`)
+	require.Contains(t, lines[1], `"operation":"create"`)
+	for _, secret := range []string{"TOKENVALUE", "header-value", "QUERYSECRET", created.Secret} {
+		require.NotContains(t, logs.String(), secret)
+	}
+	page, err := b.store.List(t.Context(), endpoint.ListQuery{Tenant: "acme"})
+	require.NoError(t, err)
+	require.Len(t, page.Endpoints, 1, "the failed create wrote nothing")
 }

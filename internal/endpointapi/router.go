@@ -123,10 +123,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		}
 		a, p := r.handle(h, ctx, &call{req: &req, id: id})
 		if p != nil {
-			if p.status >= 500 {
-				h.log.ErrorContext(ctx, "endpoints API failed", "operation", r.operation, "endpoint", id, "status", p.status)
-			}
-			return errorResponse(p), nil
+			return errorResponse(p), nil // a 500 was logged where it arose (failed, response)
 		}
 		return h.response(ctx, a), nil
 	}

@@ -74,6 +74,7 @@ type bundle struct {
 	h        *Handler
 	store    *endpoint.Table
 	db       *dynamotest.Server
+	kms      *kmstest.Server
 	sqs      *sqstest.Server
 	queueURL string
 }
@@ -91,7 +92,7 @@ func setup(t *testing.T) *bundle {
 	require.NoError(t, err)
 	h, err := New(Config{Store: st, Queue: srv.Client(), EventQueueURL: q})
 	require.NoError(t, err)
-	return &bundle{h: h, store: st, db: db, sqs: srv, queueURL: q}
+	return &bundle{h: h, store: st, db: db, kms: k, sqs: srv, queueURL: q}
 }
 
 // request is one call as API Gateway hands it to the function.
