@@ -46,7 +46,7 @@ func (h *Handler) create(ctx context.Context, c *call) (*answer, *problem) {
 		return nil, h.failed(ctx, "create", "", err)
 	}
 	h.log.InfoContext(ctx, "endpoint created", "endpoint", e.ID, "tenant", e.Tenant, "kind", string(e.Kind))
-	return &answer{status: http.StatusCreated, etag: e.Version, body: endpoints.WithSecret{Endpoint: view(e, true), Secret: currentSecret(e)}}, nil
+	return &answer{status: http.StatusCreated, etag: e.Version, location: "/v1/endpoints/" + e.ID, body: endpoints.WithSecret{Endpoint: view(e, true), Secret: currentSecret(e)}}, nil
 }
 
 func (h *Handler) list(ctx context.Context, c *call) (*answer, *problem) {

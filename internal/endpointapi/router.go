@@ -62,11 +62,13 @@ type call struct {
 	id  string // the {id} segment
 }
 
-// answer is a success: its status, ETag (0: none) and body (nil: none).
+// answer is a success: its status, ETag (0: none), Location ("": none)
+// and body (nil: none).
 type answer struct {
-	status int
-	etag   int64
-	body   any
+	status   int
+	etag     int64
+	location string
+	body     any
 }
 
 // Config is what a Handler needs.
@@ -141,6 +143,9 @@ func (h *Handler) response(ctx context.Context, a *answer) events.APIGatewayProx
 	resp := events.APIGatewayProxyResponse{StatusCode: a.status, Headers: map[string]string{}}
 	if a.etag > 0 {
 		resp.Headers["ETag"] = etag(a.etag)
+	}
+	if a.location != "" {
+		resp.Headers["Location"] = a.location
 	}
 	if a.body == nil {
 		return resp

@@ -194,5 +194,8 @@ func (b *bundle) create(t *testing.T, body string) endpoints.WithSecret {
 	t.Helper()
 	resp := b.do(t, request{method: http.MethodPost, path: "/v1/endpoints", header: jsonHeader, body: body})
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "body: %s", resp.Body)
-	return decode[endpoints.WithSecret](t, resp)
+	created := decode[endpoints.WithSecret](t, resp)
+	require.Equal(t, "/v1/endpoints/"+created.Endpoint.ID, resp.Headers["Location"])
+	require.Equal(t, `"1"`, resp.Headers["ETag"])
+	return created
 }
