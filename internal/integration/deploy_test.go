@@ -128,7 +128,9 @@ func TestDeployedStack(t *testing.T) {
 	require.NoError(t, retentionCfg.err, "the deployed RetentionFunction's environment loads")
 	feedbackCfg, feedbackRead := loadRecorded(d.functions["FeedbackFunction"].Environment.Variables, config.LoadFeedback)
 	require.NoError(t, feedbackCfg.err, "the deployed FeedbackFunction's environment loads")
-	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead}
+	endpointsCfg, endpointsRead := loadRecorded(d.functions["EndpointsFunction"].Environment.Variables, config.LoadEndpointsAPI)
+	require.NoError(t, endpointsCfg.err, "the deployed EndpointsFunction's environment loads")
+	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead, "EndpointsFunction": endpointsRead}
 	for logical, fn := range d.functions {
 		require.Contains(t, read, logical, "function %s has no configuration loader in this test", logical)
 		requireEnvMatchesLoader(t, logical, fn.Environment.Variables, read[logical])
