@@ -92,7 +92,7 @@ func decodeBody(req *events.APIGatewayProxyRequest, dst any, required bool) *pro
 		field := fieldPath(se.JSONPointer)
 		switch {
 		case errors.Is(se.Err, json.ErrUnknownName):
-			return newProblem(http.StatusBadRequest, endpoints.CodeUnknownField, field, "unknown member %q: this operation does not take it", lastToken(se.JSONPointer))
+			return newProblem(http.StatusBadRequest, endpoints.CodeUnknownField, field, "unknown member %.60q: this operation does not take it", lastToken(se.JSONPointer))
 		case field == "":
 			return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "the body must be a JSON object")
 		case se.JSONKind == '0' && len(se.JSONValue) > 0 && len(se.JSONValue) <= 40:
