@@ -19,12 +19,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/endpoints"
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	fanoutpkg "github.com/heraldhq/herald/internal/fanout"
 )
 
 // apiCaller calls the deployed endpoints API through LocalStack's API
@@ -176,6 +178,17 @@ func TestEndpointsAPIDeployed(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, endpoints.TestEventType, queued.Type)
 		require.Equal(t, e.ID, queued.Endpoint)
+		// The deployed fan-out function takes the test event from the event
+		// queue and enqueues one delivery, to this endpoint only.
+		fanout := functionLog{cloudwatchlogs.NewFromConfig(awsCfg), aws.ToString(d.functions["FanoutFunction"].FunctionName)}
+		recs := fanout.waitRecords(ctx, t, fanoutpkg.LineFanout, 90*time.Second, func(recs []map[string]any) bool {
+			return len(recordsOf(recs, queued.EventID)) > 0
+		})
+		line := recordsOf(recs, queued.EventID)[0]
+		require.Equal(t, fanoutpkg.OutcomeFannedOut, line["fanout"], "%v", line)
+		require.Equal(t, e.ID, line["endpoint"], "%v", line)
+		require.Equal(t, endpoints.TestEventType, line["event_type"], "%v", line)
+		require.Equal(t, "1", jsonNumber(line["total"]), "%v", line)
 
 		fs, err := c.Failures(ctx, e.ID, 5)
 		require.NoError(t, err)
