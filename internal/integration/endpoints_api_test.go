@@ -201,6 +201,7 @@ func TestEndpointsAPIDeployed(t *testing.T) {
 	})
 
 	t.Run("bad input", func(t *testing.T) {
+		tenant := tenant + "-bad" // apart from what the lifecycle left if it failed
 		for _, c2 := range []struct {
 			name  string
 			in    endpoints.CreateInput
