@@ -26,7 +26,9 @@ import (
 	"github.com/heraldhq/herald/endpoints"
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/endpoint"
 	fanoutpkg "github.com/heraldhq/herald/internal/fanout"
+	"github.com/heraldhq/herald/internal/webhook"
 )
 
 // apiCaller calls the deployed endpoints API through LocalStack's API
@@ -190,9 +192,19 @@ func TestEndpointsAPIDeployed(t *testing.T) {
 		require.Equal(t, endpoints.TestEventType, line["event_type"], "%v", line)
 		require.Equal(t, "1", jsonNumber(line["total"]), "%v", line)
 
-		fs, err := c.Failures(ctx, e.ID, 5)
-		require.NoError(t, err)
-		require.Empty(t, fs)
+		// The deployed deliver function then tries the delivery: the
+		// endpoint's host does not resolve, so the attempt is a failure the
+		// API lists, newest first, with its class and the delivery's ids.
+		var fs []endpoints.Failure
+		require.Eventually(t, func() bool {
+			fs, err = c.Failures(ctx, e.ID, 5)
+			return err == nil && len(fs) > 0
+		}, 90*time.Second, time.Second, "the failed attempt of the test event's delivery is listed")
+		require.Equal(t, endpoint.DeliveryID(queued.EventID, e.ID), fs[0].MessageID, "%+v", fs[0])
+		require.Equal(t, queued.EventID, fs[0].EventID, "%+v", fs[0])
+		require.EqualValues(t, webhook.ClassDNS, fs[0].Class, "%+v", fs[0])
+		require.Equal(t, 1, fs[0].Attempt, "%+v", fs[0])
+		require.NotContains(t, fs[0].Reason, created.Secret, "%+v", fs[0])
 
 		require.NoError(t, c.Delete(ctx, e.ID, rotated.Endpoint.Version))
 		_, err = c.Get(ctx, e.ID)
