@@ -71,6 +71,7 @@ build: ## Build the Lambda bootstraps (linux/LAMBDA_ARCH, default arm64) into bi
 	$(GO_BUILD_LAMBDA) -o bin/deliver/bootstrap ./functions/deliver
 	$(GO_BUILD_LAMBDA) -o bin/retention/bootstrap ./functions/retention
 	$(GO_BUILD_LAMBDA) -o bin/feedback/bootstrap ./functions/feedback
+	$(GO_BUILD_LAMBDA) -o bin/fanout/bootstrap ./functions/fanout
 
 .PHONY: sam-build
 sam-build: ## sam build (LAMBDA_ARCH bootstraps in .aws-sam/build), SAM set up as for make lint
@@ -101,7 +102,7 @@ local-down: ## Stop the local stack
 	scripts/local-down.sh
 
 # sam build calls build-<LogicalId> with ARTIFACTS_DIR set (Metadata BuildMethod: makefile).
-.PHONY: build-DeliverFunction build-RetentionFunction build-FeedbackFunction
+.PHONY: build-DeliverFunction build-RetentionFunction build-FeedbackFunction build-FanoutFunction
 build-DeliverFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/deliver
 
@@ -110,3 +111,6 @@ build-RetentionFunction:
 
 build-FeedbackFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/feedback
+
+build-FanoutFunction:
+	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/fanout

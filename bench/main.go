@@ -19,7 +19,7 @@
 //
 // Environment: BENCH_QUICK=1 is a smoke run (tiny N, short benchtime);
 // BENCH_E2E_N sets the end-to-end notification count (default 5000, quick 200);
-// BENCH_ONLY=1,2,3,4,5,cost runs only the listed sections.
+// BENCH_ONLY=1,2,3,4,5,events,cost runs only the listed sections.
 package main
 
 import (
@@ -67,6 +67,7 @@ var sections = []step{
 	{"3", "3. AWS calls", sectionAWSCalls},
 	{"4", "4. End to end", sectionE2E},
 	{"5", "5+6. Cold start, footprint and peers", sectionRIE},
+	{"events", "Events: fan-out to registered endpoints", sectionEvents},
 	{"cost", "Cost per million notifications", sectionCost},
 }
 

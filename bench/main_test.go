@@ -160,9 +160,9 @@ func TestSectionsInOrder(t *testing.T) {
 		ids, names = append(ids, s.id), append(names, s.name)
 		require.NotNil(t, s.fn, s.id)
 	}
-	require.Equal(t, []string{"1", "2", "3", "4", "5", "cost"}, ids)
+	require.Equal(t, []string{"1", "2", "3", "4", "5", "events", "cost"}, ids)
 	require.Equal(t, []string{"1. Handler overhead", "2. Fan-out", "3. AWS calls", "4. End to end", "5+6. Cold start, footprint and peers",
-		"Cost per million notifications"}, names)
+		"Events: fan-out to registered endpoints", "Cost per million notifications"}, names)
 }
 
 // TestMachineNamesTheHost: CPUs, lscpu's model name, the memory in GiB

@@ -44,6 +44,11 @@ type scale struct {
 	// latN is how many notifications a paced stream of section 4 times.
 	// Defaults to latSample.
 	latN int
+	// events is the larger tenant of the events section, in endpoints;
+	// endpointKey the endpoint store's KMS key. Default to 100 and 1,000,
+	// and the local stack's key (HERALD_ENDPOINT_KEY_ID).
+	events      int
+	endpointKey string
 }
 
 // stdout is where sections 2–4 print.

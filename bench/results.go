@@ -34,6 +34,9 @@ type results struct {
 	// on its second batch (warm10)
 	clean10, warm10 map[storeMode]map[string]int
 
+	// the events section's fan-outs, by tenant size
+	eventRows []eventRow
+
 	// notifications per second end to end and the queue's ceiling
 	e2eRate, ceilingRate float64
 	// end to end without the store's table and with the store on

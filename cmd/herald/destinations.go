@@ -60,19 +60,51 @@ type destinationsCtx struct {
 	pub       *announce.Publisher // nil without a bus
 }
 
-// outputEventBus is the template's output naming the event bus.
-const outputEventBus = "EventBusName"
+// The template's outputs the destinations commands read with --stack:
+// the event bus, and the circuit threshold the deliver function was
+// deployed with.
+const (
+	outputEventBus         = "EventBusName"
+	outputCircuitThreshold = "CircuitThreshold"
+)
+
+// circuitThreshold is the threshold that tells an open destination from
+// a closed one as the deliver function counts it: stack, --stack's
+// CircuitThreshold output (the template parameter the function runs with,
+// as --stack's outputs win over the environment for the table and the
+// bus too; "" without --stack, or for a stack deployed before the output
+// existed); else env, HERALD_CIRCUIT_THRESHOLD (the function's own
+// variable, for a function configured by hand or locally); else
+// circuit.DefaultThreshold, the function's default.
+func circuitThreshold(stack, env string) (int, error) {
+	v, source := stack, "the stack's "+outputCircuitThreshold+" output"
+	if v == "" {
+		v, source = env, "HERALD_CIRCUIT_THRESHOLD"
+	}
+	if v == "" {
+		return circuit.DefaultThreshold, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, usagef("%s %q: want a whole number from 0", source, v)
+	}
+	return n, nil
+}
 
 func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx, error) {
-	threshold := circuit.DefaultThreshold
-	if v := e.getenv("HERALD_CIRCUIT_THRESHOLD"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, usagef("HERALD_CIRCUIT_THRESHOLD %q: want a whole number from 0", v)
+	var outputs map[string]string // --stack's, read once
+	if g.stack != "" {
+		var err error
+		if outputs, err = g.stackOutputs(ctx); err != nil {
+			return nil, err
 		}
-		threshold = n
 	}
-	st, err := openStore(ctx, g, e.getenv, func() (aws.Config, error) { return g.awsConfig(ctx) }, g.stackOutputs)
+	threshold, err := circuitThreshold(outputs[outputCircuitThreshold], e.getenv("HERALD_CIRCUIT_THRESHOLD"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, g, e.getenv, func() (aws.Config, error) { return g.awsConfig(ctx) },
+		func(context.Context) (map[string]string, error) { return outputs, nil })
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +114,7 @@ func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx
 	d := &destinationsCtx{st: st, threshold: threshold}
 	bus := e.getenv("HERALD_EVENT_BUS")
 	if g.stack != "" {
-		out, err := g.stackOutputs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		bus = out[outputEventBus]
+		bus = outputs[outputEventBus]
 	}
 	if bus != "" {
 		cfg, err := g.awsConfig(ctx)
@@ -96,6 +124,11 @@ func openDestinations(ctx context.Context, e *env, g *globals) (*destinationsCtx
 		if d.pub, err = announce.New(eventbridge.NewFromConfig(cfg), bus); err != nil {
 			return nil, err
 		}
+	}
+	if threshold == 0 {
+		// The deliver function wraps no circuit then (circuit.Breaker.Wrap):
+		// a disable is stored, and shown, but holds nothing back.
+		fmt.Fprintln(e.stderr, "note: the circuit is off (threshold 0): deliver functions send every notification, also to a destination shown disabled, until the threshold is above 0")
 	}
 	return d, nil
 }
@@ -162,8 +195,9 @@ holds no token; a chat webhook URL given here is turned into its key) and of
 each registered endpoint (endpoint:ep_…, or its id ep_… alone) in its
 DynamoDB table (--stack's StoreTableName output,
 else HERALD_STORE_TABLE): closed (sending), open (circuit open after
-HERALD_CIRCUIT_THRESHOLD consecutive failures, default 10: one probe at a
-time) or disabled (every notification dead-lettered at once as
+the deliver function's threshold of consecutive failures: --stack's
+CircuitThreshold output, else HERALD_CIRCUIT_THRESHOLD, else 10; one probe
+at a time) or disabled (every notification dead-lettered at once as
 destination_disabled). docs/operations.md, "Destination states".`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },

@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
 	"github.com/heraldhq/herald/internal/testkit/eventbridgetest"
+	"github.com/heraldhq/herald/internal/testkit/templatetest"
 )
 
 // TestDestinationsUsage: each command needs a store table and show,
@@ -283,4 +284,94 @@ func TestDestinationsEndpoint(t *testing.T) { // t.Setenv: not parallel
 		r := heraldWith(t, vars, "destinations", "show", bad)
 		require.Equal(t, exitUsage, r.code, "%s: %+v", bad, r)
 	}
+}
+
+// TestDestinationsThresholdOfTheStack: with --stack, ls and show tell
+// open from closed by the threshold the deliver function runs with, the
+// stack's CircuitThreshold output (3 here: an origin with 5 failures is
+// open, as the function holds its notifications back), over
+// HERALD_CIRCUIT_THRESHOLD as the table and the bus are; a stack deployed
+// before the output existed falls back to the variable, then to the
+// default (10); an output that is no whole number is a usage error.
+func TestDestinationsThresholdOfTheStack(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	st, err := store.New(ddb.Client(), store.Config{Table: "herald-store"})
+	require.NoError(t, err)
+	_, _, err = st.UpdateHealth(context.Background(), store.Health{Origin: "https://down.example.com"}, func(h *store.Health) bool {
+		h.Failures, h.FailureClass = 5, "webhook_http_5xx"
+		return true
+	})
+	require.NoError(t, err)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	state := func(outputs, vars map[string]string) result {
+		t.Helper()
+		t.Setenv("AWS_ENDPOINT_URL_CLOUDFORMATION", cfnURL(t, "herald", outputs))
+		return heraldWith(t, vars, "--stack", "herald", "--json", "destinations", "show", "https://down.example.com")
+	}
+	shown := func(r result) string {
+		t.Helper()
+		require.Equal(t, exitOK, r.code, "%+v", r)
+		var d destination
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+		return d.State
+	}
+	withThreshold := map[string]string{outputStoreTable: "herald-store", outputCircuitThreshold: "3"}
+	require.Equal(t, string(circuit.Open), shown(state(withThreshold, nil)), "the stack's threshold, 3")
+	require.Equal(t, string(circuit.Open), shown(state(withThreshold, map[string]string{"HERALD_CIRCUIT_THRESHOLD": "10"})), "the stack's, not the shell's")
+	old := map[string]string{outputStoreTable: "herald-store"}
+	require.Equal(t, string(circuit.Closed), shown(state(old, nil)), "no output: the default, 10")
+	require.Equal(t, string(circuit.Open), shown(state(old, map[string]string{"HERALD_CIRCUIT_THRESHOLD": "5"})), "no output: the variable")
+	r := state(map[string]string{outputStoreTable: "herald-store", outputCircuitThreshold: "ten"}, nil)
+	require.Equal(t, exitUsage, r.code, "%+v", r)
+	require.Contains(t, r.stderr, `the stack's CircuitThreshold output "ten"`)
+	r = heraldWith(t, map[string]string{"HERALD_STORE_TABLE": "herald-store"}, "--json", "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stdout, `"state": "closed"`, "no stack, no variable: the default")
+}
+
+// TestTemplateOutputsTheCircuitThreshold: the stack outputs the
+// CircuitThreshold parameter the deliver function runs with, which
+// `herald destinations --stack` reads.
+func TestTemplateOutputsTheCircuitThreshold(t *testing.T) {
+	t.Parallel()
+	root := templatetest.Root(t)
+	v := templatetest.Path(root, "Outputs", outputCircuitThreshold, "Value")
+	require.NotNil(t, v)
+	require.Equal(t, "!Ref", v.Tag)
+	require.Equal(t, "CircuitThreshold", v.Value)
+	require.NotNil(t, templatetest.Path(root, "Parameters", "CircuitThreshold"))
+	env := templatetest.Path(root, "Resources", "DeliverFunction", "Properties", "Environment", "Variables", "HERALD_CIRCUIT_THRESHOLD")
+	require.NotNil(t, env)
+	require.Equal(t, "CircuitThreshold", env.Value, "the function's threshold is that parameter")
+}
+
+// TestDestinationsSayWhenTheCircuitIsOff: at threshold 0 the deliver
+// function wraps no circuit, so a disabled destination is still sent to;
+// the commands still store and show the disable, and say on stderr that
+// it holds nothing back (stdout, --json's included, is unchanged).
+func TestDestinationsSayWhenTheCircuitIsOff(t *testing.T) { // t.Setenv: not parallel
+	ddb := dynamotest.New(t)
+	ddb.AddTable("herald-store", store.AttrPK, store.AttrSK)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.URL())
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	off := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "0"}
+	r := heraldWith(t, off, "--json", "destinations", "disable", "https://hooks.example.com")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "the circuit is off (threshold 0)")
+	var d destination
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+	require.Equal(t, string(circuit.Disabled), d.State, "the disable is stored")
+	r = heraldWith(t, off, "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Contains(t, r.stderr, "the circuit is off")
+	on := map[string]string{"HERALD_STORE_TABLE": "herald-store", "HERALD_CIRCUIT_THRESHOLD": "1"}
+	r = heraldWith(t, on, "destinations", "ls")
+	require.Equal(t, exitOK, r.code, "%+v", r)
+	require.Empty(t, r.stderr)
 }

@@ -237,6 +237,8 @@ func TestFormatRecord(t *testing.T) {
 	require.Equal(t, "10:00:05  (no id)                  email    delivered      receive 1", formatRecord([]byte(line)))
 	line = fmt.Sprintf(`{"time":%q,"level":"WARN","msg":"batch","_aws":{},"channel":"webhook","outcome":"dead_lettered","error_class":"webhook_gone","Notifications":1}`, at)
 	require.Empty(t, formatRecord([]byte(line)), "a batch's metrics line names channel and outcome too, but is not a record: herald run does not print it")
+	line = fmt.Sprintf(`{"time":%q,"level":"INFO","msg":"fanout","id":"evt_1","tenant":"acme","event_type":"invoice.paid","fanout":"fanned_out","total":24,"_aws":{}}`, at)
+	require.Equal(t, "10:00:05  evt_1                    fan-out  fanned_out     24 deliveries enqueued", formatRecord([]byte(line)), "an event's fan-out line")
 	line = fmt.Sprintf(`{"time":%q,"level":"ERROR","msg":"cold start"}`, at)
 	require.Equal(t, "10:00:05  ERROR  cold start", formatRecord([]byte(line)))
 	require.Equal(t, "not json", formatRecord([]byte("not json\n")))
@@ -255,6 +257,13 @@ func TestEndpointOfShowsHostOnly(t *testing.T) {
 // as the real service does, for one stack.
 func cfnWire(t *testing.T, stack string, outputs map[string]string) *cloudformation.Client {
 	t.Helper()
+	return cloudformation.New(cloudformation.Options{BaseEndpoint: aws.String(cfnURL(t, stack, outputs)), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+}
+
+// cfnURL is cfnWire's server, for a client the command builds itself
+// (AWS_ENDPOINT_URL_CLOUDFORMATION).
+func cfnURL(t *testing.T, stack string, outputs map[string]string) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		w.Header().Set("Content-Type", "text/xml")
@@ -270,7 +279,7 @@ func cfnWire(t *testing.T, stack string, outputs map[string]string) *cloudformat
 		fmt.Fprintf(w, `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member><StackName>%s</StackName><StackStatus>CREATE_COMPLETE</StackStatus><CreationTime>2026-11-01T00:00:00Z</CreationTime><Outputs>%s</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`, stack, b.String())
 	}))
 	t.Cleanup(srv.Close)
-	return cloudformation.New(cloudformation.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+	return srv.URL
 }
 
 func TestResolveQueues(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/app"
 	"github.com/heraldhq/herald/internal/config"
+	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/outbound"
@@ -50,6 +51,12 @@ Webhooks go to public https URLs only, unless HERALD_WEBHOOK_ALLOW_HTTP and
 HERALD_WEBHOOK_ALLOW_CIDRS say otherwise (docs/security.md); --local-receivers
 lets them reach receivers on this machine (plain http, loopback) in one step.
 At start, herald run prints what it allows.
+
+When the event queue (HERALD_EVENT_QUEUE_URL and HERALD_EVENT_DLQ_URL), the
+webhook and chat queues and HERALD_STORE_TABLE are named, as the local stack's
+env file does, it runs the fan-out function on the event queue too: each event
+becomes one delivery per subscribed endpoint on those queues (one line per
+event: id, fan-out, outcome, deliveries enqueued; docs/endpoints.md).
 
 The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 (or make run, which does both).`,
@@ -127,6 +134,22 @@ The local stack: make local-up, then ` + localenv.SourceEnvFile + `
 					Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 				})
 				names = append(names, dq.URL)
+			}
+			// The fan-out function too, when the event queue, the delivery
+			// queues and the table are named (the local stack's env file
+			// names them): events become deliveries on the queues above.
+			if fcfg, ferr := config.LoadFanout(getenv); ferr == nil {
+				fp, err := app.NewFanout(fcfg, awsCfg, logger)
+				if err != nil {
+					return err
+				}
+				runners = append(runners, &localrunner.Runner{
+					SQS: client, QueueURL: fcfg.EventQueue.URL, Handler: fp.Handle,
+					BatchSize: batchSize, WaitTime: wait, FunctionTimeout: functionTimeout,
+					Region: awsCfg.Region,
+					Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				})
+				names = append(names, fcfg.EventQueue.URL+" (fan-out)")
 			}
 			fmt.Fprintf(e.stderr, "herald run: %s\n  queues %s (from %s)\n  SQS %s, SES v2 %s\n  webhooks: %s\n  Ctrl-C to stop\n",
 				"polling", strings.Join(names, ", "), q.source, endpointOf(e.getenv, "SQS"), endpointOf(e.getenv, "SESV2"), webhookPolicy(cfg))
@@ -284,12 +307,17 @@ func formatRecord(line []byte) string {
 		Class        string    `json:"error_class"`
 		Error        string    `json:"error"`
 		SQSError     string    `json:"sqs_error"`
+		Fanout       string    `json:"fanout"`
+		Total        int       `json:"total"`
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return strings.TrimSpace(string(line))
 	}
 	if m.Msg == processor.LineBatch {
 		return "" // the batch's metrics (EMF): for CloudWatch, not a record; --json shows it
+	}
+	if m.Msg == fanout.LineFanout {
+		return fmt.Sprintf("%s  %-24s %-8s %-14s %d deliveries enqueued", m.Time.Local().Format(time.TimeOnly), m.ID, "fan-out", m.Fanout, m.Total)
 	}
 	if m.Msg != processor.LineNotification {
 		return fmt.Sprintf("%s  %s  %s", m.Time.Local().Format(time.TimeOnly), m.Level, m.Msg)

@@ -18,6 +18,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -26,9 +27,12 @@ import (
 	"github.com/heraldhq/herald/internal/circuit"
 	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/email"
+	"github.com/heraldhq/herald/internal/endpoint"
 	"github.com/heraldhq/herald/internal/endpointsend"
+	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/once"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/retention"
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/tracing"
@@ -308,4 +312,45 @@ func NewRetention(cfg config.Retention, awsCfg aws.Config, logger *slog.Logger) 
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// NewFanout builds the fan-out function's processor: the event queue's
+// records, parsed, expired ones dropped, invalid ones dead-lettered with
+// their reason and failures retried with the deliver function's backoff,
+// each event fanned out by package fanout to the webhook and chat queues,
+// with its progress and the endpoints in the stack's table (the endpoint
+// an event names is read with its sealed attributes: kms:Decrypt).
+func NewFanout(cfg config.Fanout, awsCfg aws.Config, logger *slog.Logger) (*processor.Processor, error) {
+	if logger == nil {
+		logger = Logger(cfg.LogLevel)
+	}
+	db := StoreClient(awsCfg, cfg.Concurrency)
+	endpoints, err := endpoint.NewTable(endpoint.TableConfig{Table: cfg.StoreTable, DB: db, KMS: kms.NewFromConfig(awsCfg)})
+	if err != nil {
+		return nil, err
+	}
+	q := sqs.NewFromConfig(awsCfg)
+	f, err := fanout.New(fanout.Config{
+		Subscribers:     endpoints,
+		Endpoints:       endpoints,
+		DB:              db,
+		Table:           cfg.StoreTable,
+		SQS:             q,
+		WebhookQueueURL: cfg.WebhookQueueURL,
+		ChatQueueURL:    cfg.ChatQueueURL,
+		EventQueueURL:   cfg.EventQueue.URL,
+		Window:          cfg.Window,
+		Logger:          logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return processor.New(q, processor.Config{
+		Queues:          []redrive.Queue{cfg.EventQueue},
+		MaxReceiveCount: cfg.MaxReceiveCount,
+		Backoff:         cfg.Backoff(),
+		Concurrency:     cfg.Concurrency,
+		Senders:         map[notification.Channel]processor.Sender{notification.ChannelEvent: f},
+		Logger:          logger,
+	})
 }

@@ -52,7 +52,9 @@ const (
 )
 
 // Rules are the numbers of the state machine. The zero Rules has the
-// circuit off: nothing is ever open (a disable still holds).
+// circuit off: nothing is ever open. StateOf still names a stored disable,
+// but a Breaker off holds nothing back (Wrap returns the sender): a
+// disabled destination is sent to until Threshold is above 0.
 type Rules struct {
 	// Threshold is the number of consecutive origin-down failures that
 	// open a destination's circuit; 0 turns the circuit off. The deliver

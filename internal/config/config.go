@@ -333,6 +333,82 @@ func LoadRetention(getenv func(string) string) (Retention, error) {
 	return c, r.err()
 }
 
+// Fanout is the configuration of the fan-out function, which turns each
+// event of the event queue into one delivery per subscribed endpoint
+// (package fanout).
+type Fanout struct {
+	// EventQueue is the event queue and its dead-letter queue
+	// (HERALD_EVENT_QUEUE_URL and HERALD_EVENT_DLQ_URL). Required.
+	EventQueue redrive.Queue
+	// WebhookQueueURL and ChatQueueURL are the queues the deliveries go to
+	// (HERALD_WEBHOOK_QUEUE_URL, HERALD_CHAT_QUEUE_URL). Required.
+	WebhookQueueURL, ChatQueueURL string
+	// StoreTable is the table of the endpoints and the fan-outs' progress
+	// (HERALD_STORE_TABLE). Required.
+	StoreTable string
+	// MaxReceiveCount, BackoffBase, BackoffCap, Concurrency and LogLevel
+	// as for Deliver (HERALD_MAX_RECEIVE_COUNT, HERALD_BACKOFF_BASE_SECONDS,
+	// HERALD_BACKOFF_CAP_SECONDS, HERALD_CONCURRENCY, HERALD_LOG_LEVEL);
+	// Concurrency defaults to DefaultFanoutConcurrency.
+	MaxReceiveCount int
+	BackoffBase     time.Duration
+	BackoffCap      time.Duration
+	Concurrency     int
+	LogLevel        slog.Level
+	// Window is how long a finished fan-out is remembered
+	// (HERALD_DELIVERED_ONCE_WINDOW_SECONDS, 1–1209600): a copy of the
+	// event within it creates nothing. Defaults to 86400 s (24 h).
+	Window time.Duration
+}
+
+// DefaultFanoutConcurrency is the fan-out function's HERALD_CONCURRENCY
+// default: events of a batch fanned out at once, each a sequence of
+// batches of 10 deliveries.
+const DefaultFanoutConcurrency = 10
+
+// Backoff returns the retry schedule the settings describe.
+func (f Fanout) Backoff() backoff.Policy {
+	return backoff.Policy{Base: f.BackoffBase, Cap: f.BackoffCap, Jitter: backoff.DefaultJitter}.WithDefaults()
+}
+
+// LoadFanout reads the fan-out function's settings through getenv. It
+// returns every problem found, joined.
+func LoadFanout(getenv func(string) string) (Fanout, error) {
+	r := reader{getenv: getenv}
+	f := Fanout{
+		WebhookQueueURL: strings.TrimSpace(getenv(EnvQueueURL(notification.ChannelWebhook))),
+		ChatQueueURL:    strings.TrimSpace(getenv(EnvQueueURL(notification.ChannelChat))),
+		StoreTable:      strings.TrimSpace(getenv("HERALD_STORE_TABLE")),
+		MaxReceiveCount: r.integer(EnvMaxReceiveCount, 13, 1, 1000),
+		BackoffBase:     time.Duration(r.integer(EnvBackoffBase, 60, 1, maxBackoffSeconds)) * time.Second,
+		BackoffCap:      time.Duration(r.integer(EnvBackoffCap, 21600, 1, maxBackoffSeconds)) * time.Second,
+		Concurrency:     r.integer("HERALD_CONCURRENCY", DefaultFanoutConcurrency, 1, 1000),
+		LogLevel:        r.level("HERALD_LOG_LEVEL"),
+		Window: time.Duration(r.integer("HERALD_DELIVERED_ONCE_WINDOW_SECONDS",
+			int(store.DefaultWindow/time.Second), 1, maxDeliveredOnceWindowSeconds)) * time.Second,
+	}
+	before := len(r.problems)
+	qs := r.queuesOf([]notification.Channel{notification.ChannelEvent})
+	if len(qs) == 1 {
+		f.EventQueue = qs[0]
+	} else if len(r.problems) == before { // neither given
+		r.problem(EnvQueueURL(notification.ChannelEvent), "required, with "+EnvChannelDeadLetterQueueURL(notification.ChannelEvent))
+	}
+	for _, v := range []struct{ name, value string }{
+		{EnvQueueURL(notification.ChannelWebhook), f.WebhookQueueURL},
+		{EnvQueueURL(notification.ChannelChat), f.ChatQueueURL},
+		{"HERALD_STORE_TABLE", f.StoreTable},
+	} {
+		if v.value == "" {
+			r.problem(v.name, "required by the fan-out function")
+		}
+	}
+	if f.BackoffBase > f.BackoffCap {
+		r.problem(EnvBackoffBase, fmt.Sprintf("%d is above %s (%d)", int(f.BackoffBase.Seconds()), EnvBackoffCap, int(f.BackoffCap.Seconds())))
+	}
+	return f, r.err()
+}
+
 // Feedback is the configuration of the feedback function, which logs the
 // SES events of herald's email.
 type Feedback struct {

@@ -128,7 +128,11 @@ func TestDeployedStack(t *testing.T) {
 	require.NoError(t, retentionCfg.err, "the deployed RetentionFunction's environment loads")
 	feedbackCfg, feedbackRead := loadRecorded(d.functions["FeedbackFunction"].Environment.Variables, config.LoadFeedback)
 	require.NoError(t, feedbackCfg.err, "the deployed FeedbackFunction's environment loads")
-	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead}
+	fanoutCfg, fanoutRead := loadRecorded(d.functions["FanoutFunction"].Environment.Variables, config.LoadFanout)
+	require.NoError(t, fanoutCfg.err, "the deployed FanoutFunction's environment loads")
+	require.Equal(t, d.outputs["EventQueueUrl"], fanoutCfg.v.EventQueue.URL)
+	require.Equal(t, d.outputs["EventDeadLetterQueueUrl"], fanoutCfg.v.EventQueue.DeadLetterURL)
+	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead, "FanoutFunction": fanoutRead}
 	for logical, fn := range d.functions {
 		require.Contains(t, read, logical, "function %s has no configuration loader in this test", logical)
 		requireEnvMatchesLoader(t, logical, fn.Environment.Variables, read[logical])
@@ -139,12 +143,13 @@ func TestDeployedStack(t *testing.T) {
 		// Each channel's queue and dead-letter queue, and the queue of
 		// every channel (SharedQueue Keep, the default).
 		logical := map[notification.Channel][2]string{"": {"NotificationQueue", "DeadLetterQueue"}}
-		for _, c := range notification.Channels {
+		for _, c := range config.DeliverChannels {
 			name := strings.ToUpper(string(c)[:1]) + string(c)[1:]
 			logical[c] = [2]string{name + "Queue", name + "DeadLetterQueue"}
 		}
-		require.Len(t, dc.AllQueues(), len(notification.Channels)+1, "every channel's queue and the queue of every channel")
-		require.Equal(t, dc.DeadLetterQueueURLs(), retentionCfg.v.DeadLetterQueueURLs, "both functions work on the same dead-letter queues")
+		require.Len(t, dc.AllQueues(), len(config.DeliverChannels)+1, "every delivered channel's queue and the queue of every channel")
+		require.ElementsMatch(t, append(dc.DeadLetterQueueURLs(), d.outputs["EventDeadLetterQueueUrl"]), retentionCfg.v.DeadLetterQueueURLs,
+			"retention sweeps the deliver function's dead-letter queues and the event queue's")
 		timeout := time.Duration(aws.ToInt32(d.deliver.Timeout)) * time.Second
 		require.Equal(t, d.params["FunctionTimeoutSeconds"], strconv.Itoa(int(timeout.Seconds())))
 		// herald's cold-start check, told the function's timeout, which
@@ -204,7 +209,7 @@ func TestDeployedStack(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, out.EventSourceMappings, len(dc.AllQueues()), "one mapping per queue")
 		concurrency := map[notification.Channel]string{"": d.params["MaximumConcurrency"]}
-		for _, c := range notification.Channels {
+		for _, c := range config.DeliverChannels {
 			concurrency[c] = d.params[strings.ToUpper(string(c)[:1])+string(c)[1:]+"MaximumConcurrency"]
 		}
 		for _, q := range dc.AllQueues() {

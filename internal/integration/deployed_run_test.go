@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/config"
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/feedback"
 	"github.com/heraldhq/herald/internal/localenv"
@@ -523,7 +524,7 @@ func (r *deployedRun) brokenSecretPauses(t *testing.T) {
 	for _, row := range rows {
 		actions[row.UUID] = row.Action
 	}
-	require.Len(t, rows, len(notification.Channels)+1, "%s", out)
+	require.Len(t, rows, len(config.DeliverChannels)+1, "%s", out)
 	require.Equal(t, "enabled", actions[aws.ToString(m.UUID)], "%s", out)
 	hookMapping := mappingOf(r.ctx, t, r.lambda, r.d, r.d.outputs[producer.QueueOutput(notification.ChannelWebhook)])
 	require.Equal(t, "enabled", actions[aws.ToString(hookMapping.UUID)], "the webhook channel was paused too: %s", out)

@@ -10,8 +10,9 @@ import (
 
 // TestEveryFunctionHasItsOwnAlarms: each function of template.yaml has an
 // alarm on its own AWS/Lambda Errors, and each function that events invoke
-// (the deliver function from its queues, the feedback function from SES's
-// events) one on its Throttles: a function whose failures only show once
+// (the deliver function from its queues, the fan-out function from the
+// event queue, the feedback function from SES's events) one on its
+// Throttles: a function whose failures only show once
 // its retries are used up (the feedback dead-letter queue, a day of
 // receives) is seen at its first failure. The hourly retention function
 // runs again the next hour: Errors only.
@@ -41,11 +42,11 @@ func TestEveryFunctionHasItsOwnAlarms(t *testing.T) {
 			watched[metric][value.Value] = name
 		}
 	}
-	require.ElementsMatch(t, []string{"DeliverFunction", "RetentionFunction", "FeedbackFunction"}, functions, "a new function needs its alarms here")
+	require.ElementsMatch(t, []string{"DeliverFunction", "RetentionFunction", "FeedbackFunction", "FanoutFunction"}, functions, "a new function needs its alarms here")
 	for _, fn := range functions {
 		require.Contains(t, watched["Errors"], fn, "no alarm on %s's Errors", fn)
 	}
-	for _, fn := range []string{"DeliverFunction", "FeedbackFunction"} {
+	for _, fn := range []string{"DeliverFunction", "FeedbackFunction", "FanoutFunction"} {
 		require.Contains(t, watched["Throttles"], fn, "no alarm on %s's Throttles", fn)
 	}
 }

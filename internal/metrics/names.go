@@ -59,6 +59,14 @@ const (
 	// counts per run: dead letters deleted as too old, and those kept.
 	DeadLettersDeleted = "DeadLettersDeleted"
 	DeadLettersKept    = "DeadLettersKept"
+	// EventsFannedOut, DeliveriesEnqueued and EventsWithoutSubscribers are
+	// the fan-out function's counts (package fanout), one line per event
+	// and invocation: 1 for each event whose fan-out finished, the
+	// deliveries this invocation enqueued, and 1 for each event no
+	// endpoint asked for (settled no_subscribers).
+	EventsFannedOut          = "EventsFannedOut"
+	DeliveriesEnqueued       = "DeliveriesEnqueued"
+	EventsWithoutSubscribers = "EventsWithoutSubscribers"
 )
 
 // herald's dimension names: bounded values only.
@@ -70,8 +78,8 @@ const (
 	DimOutcome = "outcome"
 	// DimErrorClass is the failure's class (package delivery's classes).
 	DimErrorClass = "error_class"
-	// DimFunction is the function: "deliver" ([FunctionDeliver]) or
-	// "retention".
+	// DimFunction is the function: "deliver" ([FunctionDeliver]),
+	// "retention" or "fanout".
 	DimFunction = "function"
 )
 

@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/notification"
 )
 
@@ -127,4 +129,59 @@ func TestNewRefusesAMiddlewareWithoutWrap(t *testing.T) {
 			return ctx, func(context.Context) {}
 		}}}})
 	require.EqualError(t, err, "processor: Middleware[0] has no Wrap")
+}
+
+// TestRecordsTheProcessorSettlesReachNoMiddleware: a record the processor
+// settles without a send — moved to its channel's queue, expired, invalid,
+// a copy of an earlier record of the batch, of an unknown queue, or
+// skipped behind its FIFO group's retried record — never reaches a
+// middleware (no delivered-once lease, no health read); only the records
+// it sends do, in the group's order.
+func TestRecordsTheProcessorSettlesReachNoMiddleware(t *testing.T) {
+	t.Parallel()
+	j := &journal{}
+	seen := processor.Middleware{Wrap: func(next processor.Sender) processor.Sender {
+		return senderFunc(func(ctx context.Context, m *notification.Message) error {
+			j.add(m.ID)
+			return next.Send(ctx, m)
+		})
+	}}
+	b := setup(t, func(c *processor.Config) {
+		c.QueueURL, c.DeadLetterQueueURL = "", ""
+		c.Queues = []redrive.Queue{
+			{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ},
+			{Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ},
+		}
+		delete(c.Senders, notification.ChannelWebhook)
+		c.Middleware = []processor.Middleware{seen}
+	})
+	for _, u := range []string{emailQueue, emailDLQ, webhookQueue, webhookDLQ} {
+		b.wire.AddQueue(u, nil)
+	}
+	expired := `{"version":1,"id":"ok-expired","channel":"email","expires_at":"2026-01-01T00:00:00Z","email":{"from":"a@example.com","to":["b@example.org"],"subject":"s","text":"t"}}`
+	inGroup := func(m events.SQSMessage, g string) events.SQSMessage {
+		m.Attributes[processor.AttrMessageGroupID] = g
+		return m
+	}
+	resp, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		from(emailARN, rec("m-moved", webhookBody("ok-moved"), 1)),
+		from(emailARN, rec("m-expired", expired, 1)),
+		from(emailARN, rec("m-invalid", `{"version":1,"id":"bad","channel":"email"}`, 1)),
+		from(emailARN, rec("m-first", emailOf("ok-first"), 1)),
+		from(emailARN, rec("m-copy", emailOf("ok-first"), 1)),
+		from("arn:aws:sqs:us-east-1:123456789012:someone-else", rec("m-unknown", emailOf("ok-unknown"), 1)),
+		inGroup(from(emailARN, rec("m-g1", emailOf("transient-g1"), 1)), "g"),
+		inGroup(from(emailARN, rec("m-g2", emailOf("ok-g2"), 1)), "g"),
+	}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"m-unknown", "m-g1", "m-g2"}, failures(resp))
+	require.ElementsMatch(t, []string{"ok-first", "transient-g1"}, j.lines, "only the records sent pass the middlewares")
+	outcomes := map[string]any{}
+	for _, l := range b.logs.lines(t) {
+		outcomes[l["sqs_message_id"].(string)] = l["outcome"]
+	}
+	require.Equal(t, map[string]any{
+		"m-moved": "moved", "m-expired": "dropped", "m-invalid": "dead_lettered", "m-first": "delivered", "m-copy": "duplicate",
+		"m-unknown": "failed", "m-g1": "retry", "m-g2": "skipped",
+	}, outcomes)
 }
