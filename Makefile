@@ -72,6 +72,7 @@ build: ## Build the Lambda bootstraps (linux/LAMBDA_ARCH, default arm64) into bi
 	$(GO_BUILD_LAMBDA) -o bin/retention/bootstrap ./functions/retention
 	$(GO_BUILD_LAMBDA) -o bin/feedback/bootstrap ./functions/feedback
 	$(GO_BUILD_LAMBDA) -o bin/fanout/bootstrap ./functions/fanout
+	$(GO_BUILD_LAMBDA) -o bin/endpoints/bootstrap ./functions/endpoints
 
 .PHONY: sam-build
 sam-build: ## sam build (LAMBDA_ARCH bootstraps in .aws-sam/build), SAM set up as for make lint
@@ -102,7 +103,7 @@ local-down: ## Stop the local stack
 	scripts/local-down.sh
 
 # sam build calls build-<LogicalId> with ARTIFACTS_DIR set (Metadata BuildMethod: makefile).
-.PHONY: build-DeliverFunction build-RetentionFunction build-FeedbackFunction build-FanoutFunction
+.PHONY: build-DeliverFunction build-RetentionFunction build-FeedbackFunction build-FanoutFunction build-EndpointsFunction
 build-DeliverFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/deliver
 
@@ -114,3 +115,6 @@ build-FeedbackFunction:
 
 build-FanoutFunction:
 	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/fanout
+
+build-EndpointsFunction:
+	$(GO_BUILD_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/endpoints

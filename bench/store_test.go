@@ -22,7 +22,6 @@ import (
 	"github.com/heraldhq/herald/internal/store"
 	"github.com/heraldhq/herald/internal/testkit/awstest"
 	"github.com/heraldhq/herald/internal/testkit/dynamotest"
-	"github.com/heraldhq/herald/notification"
 )
 
 // TestStoreModesConfigureTheDeliverFunction: each mode's variables, read
@@ -52,7 +51,7 @@ func TestStoreModesConfigureTheDeliverFunction(t *testing.T) {
 		require.Equal(t, tc.once, cfg.DeliveredOnce(), tc.mode.String())
 		require.Equal(t, tc.circuit, cfg.Circuit(), tc.mode.String())
 		if tc.mode == storeOn {
-			require.Equal(t, notification.Channels, cfg.DeliveredOnceChannels, "store on delivers webhooks once too")
+			require.Equal(t, config.DeliverChannels, cfg.DeliveredOnceChannels, "store on delivers webhooks once too")
 		}
 	}
 	require.Equal(t, []string{"HERALD_DELIVERED_ONCE_WINDOW_SECONDS=0", "HERALD_STORE_TABLE=t"}, onceOff.envList("t"))

@@ -177,7 +177,9 @@ start_localstack() {
   #  SQS_DISABLE_CLOUDWATCH_METRICS=1  no SQS metrics in CloudWatch.
   #  SERVICES               cloudformation, iam, sts, logs, events, cloudwatch, sns, kms, ec2: what
   #                         `make deploy-local` (sam deploy of template.yaml) creates or calls
-  #                         (ec2: the VPC of StaticEgress create-vpc, moto's records only).
+  #                         (ec2: the VPC of StaticEgress create-vpc, moto's records only;
+  #                         apigateway: the endpoints API, a REST API; LocalStack does not
+  #                         enforce its AWS_IAM authorization).
   #  LAMBDA_RUNTIME_EXECUTOR=herald-host  LocalStack runs Lambda functions in Docker only; this
   #                         plugin (localstack/lambda-executor) runs provided.al2023 functions as
   #                         host processes under the emulator HERALD_LAMBDA_RIE, on 127.0.0.1.
@@ -196,7 +198,7 @@ start_localstack() {
     GATEWAY_LISTEN="127.0.0.1:$LOCALSTACK_PORT" \
     LOCALSTACK_HOST="127.0.0.1:$LOCALSTACK_PORT" \
     GATEWAY_SERVER="${LOCALSTACK_GATEWAY_SERVER:-hypercorn}" \
-    SERVICES="sqs,ses,secretsmanager,lambda,s3,cloudformation,iam,sts,logs,events,cloudwatch,sns,kms,dynamodb,ec2" \
+    SERVICES="sqs,ses,secretsmanager,lambda,s3,cloudformation,iam,sts,logs,events,cloudwatch,sns,kms,dynamodb,ec2,apigateway" \
     LAMBDA_RUNTIME_EXECUTOR=herald-host \
     PROVIDER_OVERRIDE_DYNAMODB=moto \
     HERALD_LAMBDA_RIE="$RIE_BIN" \

@@ -134,6 +134,7 @@ Exit status: 0 ok, 1 something failed, 2 usage error.`,
 		newListenCmd(e, g),
 		newEgressCmd(e, g),
 		newTraceCmd(e, g),
+		newEndpointsCmd(e, g),
 	)
 	return root
 }

@@ -132,7 +132,9 @@ func TestDeployedStack(t *testing.T) {
 	require.NoError(t, fanoutCfg.err, "the deployed FanoutFunction's environment loads")
 	require.Equal(t, d.outputs["EventQueueUrl"], fanoutCfg.v.EventQueue.URL)
 	require.Equal(t, d.outputs["EventDeadLetterQueueUrl"], fanoutCfg.v.EventQueue.DeadLetterURL)
-	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead, "FanoutFunction": fanoutRead}
+	endpointsCfg, endpointsRead := loadRecorded(d.functions["EndpointsFunction"].Environment.Variables, config.LoadEndpointsAPI)
+	require.NoError(t, endpointsCfg.err, "the deployed EndpointsFunction's environment loads")
+	read := map[string]map[string]bool{"DeliverFunction": deliverRead, "RetentionFunction": retentionRead, "FeedbackFunction": feedbackRead, "FanoutFunction": fanoutRead, "EndpointsFunction": endpointsRead}
 	for logical, fn := range d.functions {
 		require.Contains(t, read, logical, "function %s has no configuration loader in this test", logical)
 		requireEnvMatchesLoader(t, logical, fn.Environment.Variables, read[logical])

@@ -15,7 +15,8 @@ import (
 // Throttles: a function whose failures only show once
 // its retries are used up (the feedback dead-letter queue, a day of
 // receives) is seen at its first failure. The hourly retention function
-// runs again the next hour: Errors only.
+// runs again the next hour, and the endpoints API's callers see a throttle
+// themselves (and retry): Errors only.
 func TestEveryFunctionHasItsOwnAlarms(t *testing.T) {
 	t.Parallel()
 	resources := templatetest.Path(templatetest.Root(t), "Resources")
@@ -42,7 +43,7 @@ func TestEveryFunctionHasItsOwnAlarms(t *testing.T) {
 			watched[metric][value.Value] = name
 		}
 	}
-	require.ElementsMatch(t, []string{"DeliverFunction", "RetentionFunction", "FeedbackFunction", "FanoutFunction"}, functions, "a new function needs its alarms here")
+	require.ElementsMatch(t, []string{"DeliverFunction", "RetentionFunction", "FeedbackFunction", "FanoutFunction", "EndpointsFunction"}, functions, "a new function needs its alarms here")
 	for _, fn := range functions {
 		require.Contains(t, watched["Errors"], fn, "no alarm on %s's Errors", fn)
 	}

@@ -1,0 +1,192 @@
+package endpointapi
+
+import (
+	"encoding/base64"
+	"errors"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/heraldhq/herald/endpoints"
+)
+
+// MaxRequestBytes bounds a request body (65,536 bytes; more is 413). The
+// largest valid endpoint is far smaller; API Gateway's own bound is 10 MB
+// (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html).
+const MaxRequestBytes = 64 << 10
+
+// header returns the value of header name (case-insensitive, as HTTP field
+// names are, RFC 9110 §5.1) and whether it was sent.
+func header(req *events.APIGatewayProxyRequest, name string) (string, bool) {
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	for k, v := range req.MultiValueHeaders {
+		if strings.EqualFold(k, name) && len(v) > 0 {
+			return strings.Join(v, ", "), true
+		}
+	}
+	return "", false
+}
+
+// rawBody returns the request's body bytes (API Gateway base64-encodes a
+// body that is not UTF-8) after the size and media-type checks.
+func rawBody(req *events.APIGatewayProxyRequest) ([]byte, *problem) {
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(req.Body)
+		if err != nil {
+			return nil, newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "the body is not valid base64 as API Gateway sent it")
+		}
+		body = b
+	}
+	if len(body) > MaxRequestBytes {
+		return nil, newProblem(http.StatusRequestEntityTooLarge, endpoints.CodeBodyTooLarge, "",
+			"the body is %d bytes; at most %d", len(body), MaxRequestBytes)
+	}
+	if len(body) == 0 {
+		return nil, nil
+	}
+	ct, _ := header(req, "Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" || (params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+		shown := ct
+		if shown == "" {
+			shown = "none"
+		}
+		return nil, newProblem(http.StatusUnsupportedMediaType, endpoints.CodeUnsupportedMediaType, "Content-Type",
+			"Content-Type %.100q: the body must be application/json (UTF-8)", shown)
+	}
+	return body, nil
+}
+
+// decodeBody reads the body into dst: one JSON object whose members dst
+// names, matched exactly (case-sensitive), none twice. required says
+// whether a missing body is an error; a missing optional body leaves dst as
+// it is.
+func decodeBody(req *events.APIGatewayProxyRequest, dst any, required bool) *problem {
+	body, p := rawBody(req)
+	if p != nil {
+		return p
+	}
+	if body == nil {
+		if required {
+			return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "a JSON object body is required")
+		}
+		return nil
+	}
+	err := json.Unmarshal(body, dst, json.RejectUnknownMembers(true))
+	if err == nil {
+		return nil
+	}
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		field := fieldPath(se.JSONPointer)
+		switch {
+		case errors.Is(se.Err, json.ErrUnknownName):
+			return newProblem(http.StatusBadRequest, endpoints.CodeUnknownField, field, "unknown member %.60q: this operation does not take it", lastToken(se.JSONPointer))
+		case field == "":
+			return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "the body must be a JSON object")
+		case se.JSONKind == '0' && len(se.JSONValue) > 0 && len(se.JSONValue) <= 40:
+			return invalid(field, "must be %s, not %s", typeName(se.GoType), se.JSONValue)
+		case se.JSONKind != 0:
+			return invalid(field, "must be %s, not a JSON %s", typeName(se.GoType), kindName(se.JSONKind))
+		default:
+			return invalid(field, "invalid value")
+		}
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, fieldPath(syn.JSONPointer), "not valid JSON at byte %d: %v", syn.ByteOffset, syn.Err)
+	}
+	return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "not one JSON object")
+}
+
+// fieldPath writes a JSON pointer the way FieldError names fields:
+// "/headers/X-A" as "headers.X-A", "/event_types/2" as "event_types[2]".
+func fieldPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+func lastToken(p jsontext.Pointer) string { return p.LastToken() }
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}
+
+// typeName says what Go type t holds, in JSON's words.
+func typeName(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another type"
+}
+
+// ifMatch reads If-Match: the version an update or delete names, as its
+// ETag ("3", W/"3") or bare (3). ok is false when the header is absent.
+func ifMatch(req *events.APIGatewayProxyRequest) (version int64, ok bool, p *problem) {
+	v, ok := header(req, "If-Match")
+	if !ok {
+		return 0, false, nil
+	}
+	s := strings.TrimPrefix(strings.TrimSpace(v), "W/")
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || s[0] == '+' || s[0] == '0' {
+		return 0, true, invalid("If-Match", "%.40q is not an endpoint version: send the ETag you read (\"3\")", v)
+	}
+	return n, true, nil
+}
+
+// etag is the ETag of an endpoint version.
+func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
