@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package examples_test runs the guide's Python samples
 // (docs/endpoints-guide.md): the signed call to the endpoints API against a
 // stand-in that checks the Signature Version 4 signature as API Gateway's
@@ -29,8 +31,10 @@ import (
 	"github.com/heraldhq/herald/notification"
 )
 
-// python is the interpreter with botocore, boto3 and requests (make tools).
-var python = filepath.Join("..", "..", ".venv", "tools", "bin", "python")
+// python is an interpreter with botocore, boto3 and requests: LocalStack's
+// own (scripts/local-up.sh installs it; make test-integration runs these
+// tests).
+var python = filepath.Join("..", "..", ".venv", "localstack", "bin", "python")
 
 var creds = aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"}
 
