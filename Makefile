@@ -27,10 +27,10 @@ test-unit: ## Unit tests (no network but 127.0.0.1 test servers; bench's run the
 	$(GO) test -race -count=1 ./...
 
 .PHONY: test-integration
-test-integration: ## Integration tests: starts LocalStack + the SES v2 emulator, installs the Lambda RIE
+test-integration: ## Integration tests: starts LocalStack + the SES v2 emulator, installs the Lambda RIE; also runs the endpoints guide's Python and JavaScript samples (docs/examples)
 	scripts/install-rie.sh >/dev/null
 	scripts/install-verifiers.sh
-	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 -timeout 25m ./internal/integration
+	scripts/with-local-stack.sh $(GO) test -tags integration -count=1 -timeout 25m ./internal/integration ./docs/examples/...
 
 .PHONY: soak
 soak: ## Chaos run with 5000 notifications, faults and kills (docs/reliability.md)

@@ -218,5 +218,5 @@ func runDeployed(ctx context.Context, stdout io.Writer, stack *deployedStack, sa
 	if err != nil {
 		return err
 	}
-	return finish(ctx, stdout, samples, f, receiver, sqsClient, []redrive.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
+	return finish(ctx, stdout, samples, f, nil, receiver, sqsClient, []redrive.Queue{{URL: stack.queueURL, DeadLetterURL: stack.dlqURL}}, logPath, started)
 }

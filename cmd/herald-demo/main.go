@@ -3,7 +3,11 @@
 // source mapping, sends the sample notifications in testdata/cases plus a
 // webhook whose receiver fails twice and one aimed at the EC2 instance
 // metadata endpoint (blocked, see docs/security.md), and prints each
-// notification's fate.
+// notification's fate. When the local stack has the event queue, it also
+// registers three endpoints of a tenant of its own in the endpoint store
+// (the local stack's DynamoDB table and KMS key), sends events for that
+// tenant through the fan-out function and prints, per event, its fan-out
+// and each endpoint's delivery (docs/endpoints-guide.md).
 //
 // It expects the local stack to be up and provisioned (make local-up) and
 // the standard AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_SESV2 variables to point
@@ -31,6 +35,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -102,6 +107,7 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 	// stack has them. Through a deployed stack: its queue of every channel.
 	var queues []redrive.Queue
 	var stack *deployedStack
+	var eventQueue *redrive.Queue
 	if stackName != "" {
 		if stack, err = openStack(ctx, awsCfg, stackName); err != nil {
 			return err
@@ -120,13 +126,25 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 			}
 			queues = append(queues, q)
 		}
+		// The registered endpoints part needs the event queue (the local
+		// stack has it; the demo's wire-fake tests may leave it out).
+		if u, err := lookupQueue(ctx, sqsClient, prefix+"-"+string(notification.ChannelEvent)); err == nil {
+			eventQueue = &redrive.Queue{Channel: notification.ChannelEvent, URL: u}
+			if eventQueue.DeadLetterURL, err = lookupQueue(ctx, sqsClient, prefix+"-"+string(notification.ChannelEvent)+"-dlq"); err != nil {
+				return err
+			}
+		}
 	}
 	maxReceive, err := localenv.MaxReceiveCount(ctx, sqsClient, queues[0].URL)
 	if err != nil {
 		return err
 	}
 	// A clean slate, so the fates printed are this run's.
-	for _, q := range queues {
+	purge := queues
+	if eventQueue != nil {
+		purge = append(slices.Clip(queues), *eventQueue)
+	}
+	for _, q := range purge {
 		for _, u := range []string{q.URL, q.DeadLetterURL} {
 			if _, err := sqsClient.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(u)}); err != nil {
 				return fmt.Errorf("purge %s: %w", u, err)
@@ -183,6 +201,11 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 		WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(demoAllowCIDR)},
 		ChatAllowHosts:    []string{demoChatHost},
 	}
+	var ed *endpointsDemo
+	if eventQueue != nil {
+		// Deliveries to registered endpoints are read from the store.
+		ed, cfg.StoreTable = newEndpointsDemo(started), demoStoreTable
+	}
 	p, err := app.NewDeliver(cfg, awsCfg, app.DeliverOptions{WebhookTLS: receiver.TLSConfig(), Logger: logger})
 	if err != nil {
 		return err
@@ -191,7 +214,11 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 	if stack != nil {
 		return runDeployed(ctx, stdout, stack, samples, receiver, sqsClient, dlqName, maxReceive, logPath, started, timeout)
 	}
-	fmt.Fprintf(stdout, "herald demo: %d notifications → %s-{%s} (maxReceiveCount %d, backoff 1 s doubling)\n\n", len(samples), queueName, channelList(), maxReceive)
+	fmt.Fprintf(stdout, "herald demo: %d notifications → %s-{%s} (maxReceiveCount %d, backoff 1 s doubling)\n", len(samples), queueName, channelList(), maxReceive)
+	if ed != nil {
+		fmt.Fprintf(stdout, "             %d events for %d registered endpoints → %s-%s, fanned out to their queues\n", len(ed.events), len(ed.endpoints), queueName, notification.ChannelEvent)
+	}
+	fmt.Fprintln(stdout)
 	for _, s := range samples {
 		// Each to its channel's queue, as producers send; a body naming
 		// no known channel (a poison sample) to the first channel's.
@@ -201,13 +228,37 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 		}
 		s.msgID = aws.ToString(out.MessageId)
 	}
+	var handlers []func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+	runQueues := slices.Clip(queues)
+	if ed != nil {
+		if _, err := ed.register(ctx, awsCfg, demoStoreTable, demoEndpointKey, receiver.URL(), chatReceivers.Slack.URL()); err != nil {
+			return err
+		}
+		fp, err := app.NewFanout(config.Fanout{
+			EventQueue: *eventQueue, WebhookQueueURL: queueOf(queues, notification.ChannelWebhook), ChatQueueURL: queueOf(queues, notification.ChannelChat),
+			StoreTable: demoStoreTable, MaxReceiveCount: maxReceive, BackoffBase: demoBackoffBase, BackoffCap: demoBackoffCap,
+			Concurrency: 10, Window: time.Hour,
+		}, awsCfg, logger)
+		if err != nil {
+			return err
+		}
+		if err := ed.send(ctx, sqsClient, eventQueue.URL); err != nil {
+			return err
+		}
+		runQueues = append(runQueues, *eventQueue)
+		handlers = append(handlers, fp.Handle)
+	}
 
 	// One local event source mapping per queue, as the stack has.
 	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, len(queues))
-	for _, q := range queues {
+	done := make(chan error, len(runQueues))
+	for i, q := range runQueues {
+		handle := p.Handle
+		if i >= len(queues) {
+			handle = handlers[i-len(queues)]
+		}
 		runner := &localrunner.Runner{
-			SQS: sqsClient, QueueURL: q.URL, Handler: p.Handle,
+			SQS: sqsClient, QueueURL: q.URL, Handler: handle,
 			BatchSize: 10, WaitTime: time.Second, FunctionTimeout: 20 * time.Second,
 			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		}
@@ -215,7 +266,7 @@ func run(stdout io.Writer, casesDir, queueName, dlqName, logPath, stackName stri
 	}
 	deadline := time.After(timeout)
 wait:
-	for !fates.allFinal(samples) {
+	for !fates.allFinal(samples) || ed != nil && !ed.allFinal(fates) {
 		select {
 		case <-deadline:
 			break wait
@@ -223,13 +274,23 @@ wait:
 		}
 	}
 	stop()
-	for range queues {
+	for range runQueues {
 		if err := <-done; err != nil {
 			return err
 		}
 	}
 
-	return finish(ctx, stdout, samples, fates, receiver, sqsClient, queues, logPath, started)
+	return finish(ctx, stdout, samples, fates, ed, receiver, sqsClient, queues, logPath, started)
+}
+
+// queueOf is the URL of channel c's queue.
+func queueOf(queues []redrive.Queue, c notification.Channel) string {
+	for _, q := range queues {
+		if q.Channel == c {
+			return q.URL
+		}
+	}
+	return ""
 }
 
 // channelList is "email,webhook,chat": demoChannels.
@@ -272,8 +333,11 @@ func queueFor(queues []redrive.Queue, body string) string {
 
 // finish prints each notification's fate, the dead letters and the mail the
 // run sent, and fails when a fate is not the expected one.
-func finish(ctx context.Context, stdout io.Writer, samples []*sample, fates *fates, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []redrive.Queue, logPath string, started time.Time) error {
+func finish(ctx context.Context, stdout io.Writer, samples []*sample, fates *fates, ed *endpointsDemo, receiver *localenv.Receiver, sqsClient *sqs.Client, queues []redrive.Queue, logPath string, started time.Time) error {
 	ok := report(stdout, samples, fates)
+	if ed != nil {
+		ok = ed.report(stdout, fates, receiver.Requests()) && ok
+	}
 	var letters []localenv.DeadLetter
 	var names []string
 	for _, q := range queues {
@@ -345,23 +409,31 @@ func loadSamples(dir, receiverURL string, route func(string) string) ([]*sample,
 	return out, sc.Err()
 }
 
-// fates collects the delivery function's log lines by SQS message id.
+// fates collects the functions' log lines by SQS message id, and by
+// notification or event id (a delivery the fan-out made is known by its
+// id, not by an SQS message id).
 type fates struct {
 	mu    sync.Mutex
 	lines map[string][]map[string]any
+	ids   map[string][]map[string]any
 }
 
-func newFates() *fates { return &fates{lines: map[string][]map[string]any{}} }
+func newFates() *fates {
+	return &fates{lines: map[string][]map[string]any{}, ids: map[string][]map[string]any{}}
+}
 
 // Write takes JSON log lines as slog writes them, one per call.
 func (f *fates) Write(p []byte) (int, error) {
 	var m map[string]any
 	if err := json.Unmarshal(p, &m); err == nil {
+		f.mu.Lock()
 		if id, ok := m["sqs_message_id"].(string); ok {
-			f.mu.Lock()
 			f.lines[id] = append(f.lines[id], m)
-			f.mu.Unlock()
 		}
+		if id, ok := m["id"].(string); ok {
+			f.ids[id] = append(f.ids[id], m)
+		}
+		f.mu.Unlock()
 	}
 	return len(p), nil
 }
@@ -370,6 +442,13 @@ func (f *fates) history(msgID string) []map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]map[string]any(nil), f.lines[msgID]...)
+}
+
+// byID returns the lines of the notification or event id.
+func (f *fates) byID(id string) []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.ids[id]...)
 }
 
 func (f *fates) allFinal(samples []*sample) bool {
