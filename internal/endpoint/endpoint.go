@@ -63,10 +63,15 @@ const (
 	// second (0 is no limit of its own): at least one request per 1,000 s
 	// (a turn further apart than that outlasts every invocation, 15 min
 	// at most, so each delivery but one per turn would spend a receive
-	// waiting), at most 1,000 (one request per millisecond, the pace
-	// item's resolution).
+	// waiting), at most 100: each request is one conditional write of the
+	// endpoint's pace item, one item takes at most 1,000 writes a second
+	// (DynamoDB's per-partition throughput) and writes that lose a race
+	// are repeated, so a limit near 1,000 would be throttled and each
+	// environment would pace alone; 100 leaves the store room for the
+	// retries of contention. An endpoint that needs more has no limit of
+	// its own (0) and is bounded by the deliver function's concurrency.
 	MinRateLimit = 0.001
-	MaxRateLimit = 1000
+	MaxRateLimit = 100
 	// MaxSecretVersions is how many signing secrets an endpoint keeps: the
 	// current one and those still in their grace period.
 	MaxSecretVersions = 3
