@@ -237,6 +237,8 @@ func TestFormatRecord(t *testing.T) {
 	require.Equal(t, "10:00:05  (no id)                  email    delivered      receive 1", formatRecord([]byte(line)))
 	line = fmt.Sprintf(`{"time":%q,"level":"WARN","msg":"batch","_aws":{},"channel":"webhook","outcome":"dead_lettered","error_class":"webhook_gone","Notifications":1}`, at)
 	require.Empty(t, formatRecord([]byte(line)), "a batch's metrics line names channel and outcome too, but is not a record: herald run does not print it")
+	line = fmt.Sprintf(`{"time":%q,"msg":"batch","channel":"webhook","outcome":"delivered","Notifications":2,"delivered":[{"id":"evt-2","ms":3.5},{"id":"evt-3","ms":4}]}`, at)
+	require.Equal(t, "10:00:05  evt-2                    webhook  delivered      receive 1\n10:00:05  evt-3                    webhook  delivered      receive 1", formatRecord([]byte(line)), "a batch line's deliveries are records")
 	line = fmt.Sprintf(`{"time":%q,"level":"ERROR","msg":"cold start"}`, at)
 	require.Equal(t, "10:00:05  ERROR  cold start", formatRecord([]byte(line)))
 	require.Equal(t, "not json", formatRecord([]byte("not json\n")))

@@ -21,7 +21,7 @@ import (
 
 // batchLines returns the batch's metric lines, each checked against the
 // EMF specification (metrics.Validate at the clock's time), keyed by
-// "channel/outcome" (the line without outcome, BatchRecords alone, by "").
+// "channel/outcome" (the line without outcome, the function's alone, by "").
 func batchLines(t *testing.T, b *bundle, at time.Time) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
@@ -64,7 +64,9 @@ func directives(t *testing.T, line map[string]any) map[string][]string {
 // TestBatchLinesCarryEmbeddedMetrics checks the batch's EMF against the
 // specification and the values it reports: one document per channel,
 // outcome and error class, counts as one number, per-record values as
-// arrays, and the function's BatchRecords and Paused on the first. A clock
+// arrays, the ages and receive count of deliveries after a retry only,
+// and the function's Paused 0 on the first (the environment's first
+// batch). A clock
 // that moves 250 ms per reading makes every send take 250 ms.
 func TestBatchLinesCarryEmbeddedMetrics(t *testing.T) {
 	t.Parallel()
@@ -95,25 +97,24 @@ func TestBatchLinesCarryEmbeddedMetrics(t *testing.T) {
 	require.Len(t, lines, 4, "delivered, dead-lettered webhook, retried webhook, dead-lettered unknown")
 	ok := lines["webhook/delivered"]
 	require.NotNil(t, ok)
-	require.EqualValues(t, 6, ok[metrics.BatchRecords], "the first line carries the batch's own metrics")
-	require.Equal(t, metrics.FunctionDeliver, ok[metrics.DimFunction])
+	require.Equal(t, metrics.FunctionDeliver, ok[metrics.DimFunction], "the first line carries the batch's own metrics")
 	require.EqualValues(t, 0, ok[metrics.Paused], "a delivering function reports not paused")
 	require.Equal(t, map[string][]string{
 		`[["channel","outcome"]]`: {metrics.Notifications, metrics.DeliveryDuration, metrics.AgeAtDelivery, metrics.AgeSinceCreated, metrics.ReceiveCountAtDelivery},
-		`[["function"]]`:          {metrics.BatchRecords, metrics.Paused},
+		`[["function"]]`:          {metrics.Paused},
 	}, directives(t, ok), "no error class: one set; the function's metrics in their own directive")
 	require.EqualValues(t, 2, ok[metrics.Notifications], "a count is one number")
 	require.Equal(t, []any{250.0, 250.0}, ok[metrics.DeliveryDuration], "one value per send, one clock step each")
 	ages := ok[metrics.AgeAtDelivery].([]any)
-	require.Len(t, ages, 2)
+	require.Len(t, ages, 1, "ok-2, delivered on its first receive, is the clean path: counted and timed only")
 	for _, a := range ages {
 		require.Greater(t, a.(float64), 90.0, "now − SentTimestamp, at least the 90 s before the batch")
 		require.Less(t, a.(float64), 90.0+float64(ticks.Load())*0.25+0.001, "no more than the clock moved")
 	}
 	since := ok[metrics.AgeSinceCreated].([]any)
-	require.Len(t, since, 1, "ok-2 has no created_at of its producer: its age since created would be AgeAtDelivery again")
+	require.Len(t, since, 1)
 	require.InDelta(t, ages[0].(float64)+510, since[0], 0.011, "created 8.5 min before it was sent")
-	require.Equal(t, []any{3.0, 1.0}, ok[metrics.ReceiveCountAtDelivery])
+	require.Equal(t, []any{3.0}, ok[metrics.ReceiveCountAtDelivery])
 	require.NotContains(t, ok, metrics.DeadLetters)
 	require.NotContains(t, ok, metrics.DimErrorClass)
 
@@ -122,7 +123,7 @@ func TestBatchLinesCarryEmbeddedMetrics(t *testing.T) {
 	require.EqualValues(t, 1, gone[metrics.DeadLetters])
 	require.EqualValues(t, 1, gone[metrics.Notifications])
 	require.NotContains(t, gone, metrics.AgeAtDelivery, "age is measured at delivery only")
-	require.NotContains(t, gone, metrics.BatchRecords, "once per batch")
+	require.NotContains(t, gone, metrics.Paused, "once per batch")
 	require.Equal(t, map[string][]string{
 		`[["channel","outcome"],["channel","error_class"]]`: {metrics.Notifications, metrics.DeliveryDuration, metrics.DeadLetters},
 	}, directives(t, gone), "dead letters by class")
@@ -161,7 +162,7 @@ func TestBatchLinesSplitAtTheValuesLimit(t *testing.T) {
 			_, err := b.p.Handle(context.Background(), ev)
 			require.NoError(t, err)
 			var counts []float64
-			batchRecords := 0
+			paused := 0
 			sc := bufio.NewScanner(bytes.NewReader([]byte(b.logs.String())))
 			for sc.Scan() {
 				var m map[string]any
@@ -171,20 +172,18 @@ func TestBatchLinesSplitAtTheValuesLimit(t *testing.T) {
 				}
 				require.NoError(t, metrics.Validate(sc.Bytes(), now), "%s", sc.Bytes())
 				counts = append(counts, m[metrics.Notifications].(float64))
-				require.Len(t, m[metrics.ReceiveCountAtDelivery], int(m[metrics.Notifications].(float64)))
-				if _, ok := m[metrics.BatchRecords]; ok {
-					batchRecords++
-					require.EqualValues(t, n, m[metrics.BatchRecords])
+				if _, ok := m[metrics.Paused]; ok {
+					paused++
 				}
 			}
 			require.Equal(t, want, counts)
-			require.Equal(t, 1, batchRecords, "BatchRecords once per batch")
+			require.Equal(t, 1, paused, "Paused 0 once per batch")
 		})
 	}
 }
 
-// TestEmptyBatchStillReportsNotPaused: a batch of no records writes the
-// function's line alone (BatchRecords 0, Paused 0).
+// TestEmptyBatchStillReportsNotPaused: a batch of no records, an
+// environment's first, writes the function's line alone (Paused 0).
 func TestEmptyBatchStillReportsNotPaused(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
@@ -192,7 +191,6 @@ func TestEmptyBatchStillReportsNotPaused(t *testing.T) {
 	require.NoError(t, err)
 	lines := batchLines(t, b, now)
 	require.Len(t, lines, 1)
-	require.EqualValues(t, 0, lines[""][metrics.BatchRecords])
 	require.EqualValues(t, 0, lines[""][metrics.Paused])
 	require.NotContains(t, lines[""], metrics.Notifications)
 }
@@ -206,7 +204,7 @@ func TestAgeAtDeliveryNeedsASentTimestamp(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, nil)
-			r := rec("m-ok", webhookBody("ok-1"), 1)
+			r := rec("m-ok", webhookBody("ok-1"), 2) // after a retry: the clean path has no age
 			if sentTimestamp == "" {
 				delete(r.Attributes, "SentTimestamp")
 			} else {
@@ -218,7 +216,7 @@ func TestAgeAtDeliveryNeedsASentTimestamp(t *testing.T) {
 			require.NotNil(t, line)
 			require.NotContains(t, line, metrics.AgeAtDelivery)
 			require.EqualValues(t, 1, line[metrics.Notifications])
-			require.Equal(t, []any{1.0}, line[metrics.ReceiveCountAtDelivery])
+			require.Equal(t, []any{2.0}, line[metrics.ReceiveCountAtDelivery])
 		})
 	}
 }
@@ -232,8 +230,8 @@ func (s *syncBuffer) String() string {
 // TestFailureMetricsKeepTheirLevel: a batch line takes the level of its
 // records' lines, so with the logger at WARN the metrics of failures are
 // still written and the delivered ones' are not, as their lines; the
-// function's BatchRecords and Paused ride on an INFO line, their own when
-// no outcome line is INFO.
+// function's Paused 0 rides on an INFO line, its own when no outcome line
+// is INFO.
 func TestFailureMetricsKeepTheirLevel(t *testing.T) {
 	t.Parallel()
 	ev := events.SQSEvent{Records: []events.SQSMessage{
@@ -255,7 +253,7 @@ func TestFailureMetricsKeepTheirLevel(t *testing.T) {
 				continue
 			}
 			key := fmt.Sprint(m[metrics.DimOutcome])
-			if _, ok := m[metrics.BatchRecords]; ok {
+			if _, ok := m[metrics.Paused]; ok {
 				key += "+batch"
 			}
 			out[key] = m["level"].(string)
