@@ -322,10 +322,11 @@ func (q *quietQueues) due(channel notification.Channel, now time.Time, pausing b
 	if q.last == nil {
 		q.last, q.paused = map[notification.Channel]time.Time{}, map[notification.Channel]bool{}
 	}
-	last, seen := q.last[channel]
-	was := q.paused[channel]
+	// A queue not seen here has the zero time: its first batch is long
+	// after it.
+	last, was := q.last[channel], q.paused[channel]
 	q.last[channel], q.paused[channel] = now, pausing
-	return !seen || was || now.Sub(last) >= PausedQuiet
+	return was || now.Sub(last) >= PausedQuiet
 }
 
 // outcomeKey is what one batch line's dimensions take from its records.

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -15,8 +17,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/delivery"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
+	"github.com/heraldhq/herald/internal/redrive"
+	"github.com/heraldhq/herald/notification"
 )
 
 // batchLines returns the batch's metric lines, each checked against the
@@ -265,4 +271,104 @@ func TestFailureMetricsKeepTheirLevel(t *testing.T) {
 
 	ev.Records = ev.Records[:1]
 	require.Equal(t, map[string]string{"dead_lettered": "WARN", "<nil>+batch": "INFO"}, levels(slog.LevelInfo), "no INFO outcome line: the function's own")
+}
+
+// definedMetrics returns the metric names the batch lines written since
+// from define (their EMF directives), in b's log.
+func definedMetrics(t *testing.T, logs *syncBuffer, from int) []string {
+	t.Helper()
+	var names []string
+	for line := range bytes.Lines([]byte(logs.String()[from:])) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(line, &m))
+		if m["msg"] != "batch" {
+			continue
+		}
+		for _, ns := range directives(t, m) {
+			names = append(names, ns...)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestCleanPathWritesTwoMetrics: on a warm environment a batch delivered
+// on its first receive defines Notifications and DeliveryDuration and
+// nothing else, at INFO and at DEBUG; every other metric is written when
+// there is something to count: a delivery after a retry adds its ages and
+// receive count, a retry its count and receive count, a dead letter its
+// count.
+func TestCleanPathWritesTwoMetrics(t *testing.T) {
+	t.Parallel()
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var ticks atomic.Int64
+		var logs syncBuffer
+		b := setup(t, func(c *processor.Config) {
+			c.Now = func() time.Time { return now.Add(time.Duration(ticks.Add(1)) * time.Millisecond) }
+			c.Logger = app.LoggerTo(&logs, level)
+		})
+		handle := func(rs ...events.SQSMessage) []string {
+			from := len(logs.String())
+			_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: rs})
+			require.NoError(t, err)
+			return definedMetrics(t, &logs, from)
+		}
+		created := `{"version":1,"id":"ok-c","channel":"webhook","created_at":"` + now.Add(-time.Minute).Format(time.RFC3339) + `","webhook":{"url":"https://hooks.example.com/x","event_type":"t","payload":{}}}`
+		require.Contains(t, handle(rec("m0", webhookBody("ok-0"), 1)), metrics.Paused, "%s: the environment's first batch", level)
+		require.Equal(t, []string{metrics.DeliveryDuration, metrics.Notifications},
+			handle(rec("m1", webhookBody("ok-1"), 1), rec("m2", created, 1)), "%s: a warm clean batch", level)
+		require.Equal(t, []string{metrics.AgeAtDelivery, metrics.AgeSinceCreated, metrics.DeliveryDuration, metrics.Notifications, metrics.ReceiveCountAtDelivery},
+			handle(rec("m3", created, 2)), "%s: delivered after a retry", level)
+		require.Equal(t, []string{metrics.DeliveryDuration, metrics.Notifications, metrics.ReceiveCountAtRetry, metrics.Retries},
+			handle(rec("m4", webhookBody("transient-4"), 1)), "%s: a retry", level)
+		require.Equal(t, []string{metrics.DeadLetters, metrics.DeliveryDuration, metrics.Notifications},
+			handle(rec("m5", webhookBody("permanent-5"), 1)), "%s: a dead letter", level)
+	}
+}
+
+// TestPausedZeroWhenAResumeCanHaveHappened: Paused 0 is written on a
+// queue's first batch in an environment, not on the next one a few
+// seconds later, again on the first after processor.PausedQuiet without a
+// batch of that queue, and on the first after this environment paused the
+// queue, however soon; each queue (by channel) keeps its own time.
+func TestPausedZeroWhenAResumeCanHaveHappened(t *testing.T) {
+	t.Parallel()
+	refusing := &delivery.TransientError{Class: "ses_sending_paused", RetryAfter: time.Hour, Err: errors.New("SendingPausedException"), PausesChannel: true}
+	send := senderFunc(func(_ context.Context, m *notification.Message) error {
+		if hasPrefix(m.ID, "refused") {
+			return refusing
+		}
+		return nil
+	})
+	var at time.Time
+	var logs syncBuffer
+	b := channelQueues(t)
+	p, err := processor.New(b.wire.Client(), processor.Config{
+		Queues:          []redrive.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ}},
+		MaxReceiveCount: 5,
+		Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: send, notification.ChannelWebhook: send},
+		Pauser: pauserFunc(func(redrive.Queue, string, error) error { return nil }),
+		Logger: app.LoggerTo(&logs, slog.LevelInfo),
+		Now:    func() time.Time { return at },
+	})
+	require.NoError(t, err)
+	paused := func(after time.Duration, id string) bool {
+		at = now.Add(after)
+		start := len(logs.String())
+		_, err := p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(emailARN, rec("m-"+id, emailOf(id), 1))}})
+		require.NoError(t, err)
+		return slices.Contains(definedMetrics(t, &logs, start), metrics.Paused)
+	}
+	require.True(t, paused(0, "ok-1"), "the queue's first batch here")
+	require.False(t, paused(10*time.Second, "ok-2"), "10 s later")
+	require.False(t, paused(10*time.Second+processor.PausedQuiet-time.Nanosecond, "ok-3"), "just under a quiet minute after the last")
+	require.True(t, paused(20*time.Second+2*processor.PausedQuiet, "ok-4"), "after a quiet minute")
+	require.False(t, paused(25*time.Second+2*processor.PausedQuiet, "refused-5"), "the batch that pauses the queue (its pause line says 1)")
+	require.True(t, paused(30*time.Second+2*processor.PausedQuiet, "ok-6"), "the first after this environment paused it, 5 s later")
+	require.False(t, paused(35*time.Second+2*processor.PausedQuiet, "ok-7"))
+	at = now.Add(36*time.Second + 2*processor.PausedQuiet)
+	start := len(logs.String())
+	_, err = p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{from(webhookARN, rec("w-1", webhookBody("ok-w-1"), 1))}})
+	require.NoError(t, err)
+	require.Contains(t, definedMetrics(t, &logs, start), metrics.Paused, "another queue's first batch here")
 }
