@@ -346,10 +346,10 @@ func TestPausedZeroWhenAResumeCanHaveHappened(t *testing.T) {
 	p, err := processor.New(b.wire.Client(), processor.Config{
 		Queues:          []redrive.Queue{{Channel: notification.ChannelEmail, URL: emailQueue, DeadLetterURL: emailDLQ}, {Channel: notification.ChannelWebhook, URL: webhookQueue, DeadLetterURL: webhookDLQ}},
 		MaxReceiveCount: 5,
-		Senders: map[notification.Channel]processor.Sender{notification.ChannelEmail: send, notification.ChannelWebhook: send},
-		Pauser: pauserFunc(func(redrive.Queue, string, error) error { return nil }),
-		Logger: app.LoggerTo(&logs, slog.LevelInfo),
-		Now:    func() time.Time { return at },
+		Senders:         map[notification.Channel]processor.Sender{notification.ChannelEmail: send, notification.ChannelWebhook: send},
+		Pauser:          pauserFunc(func(redrive.Queue, string, error) error { return nil }),
+		Logger:          app.LoggerTo(&logs, slog.LevelInfo),
+		Now:             func() time.Time { return at },
 	})
 	require.NoError(t, err)
 	paused := func(after time.Duration, id string) bool {
