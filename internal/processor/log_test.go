@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -139,6 +140,9 @@ func listedIn(t *testing.T, raw []byte) map[string]map[string]any {
 		require.NoError(t, json.Unmarshal(line, &m))
 		if m.Msg == processor.LineNotification {
 			own[m.ID] = true
+		}
+		if m.Msg == processor.LineBatch {
+			require.NoError(t, metrics.Validate(bytes.TrimSpace(line), time.Time{}), "the list leaves the line's EMF valid: %s", line)
 		}
 		for _, l := range m.Delivered {
 			require.Equal(t, processor.LineBatch, m.Msg, "only a batch line lists")
