@@ -209,6 +209,7 @@ type peerSamples struct {
 	rssKB                 []float64
 	logBytes              []float64       // bytes the function wrote per record (the CPU phase's clean batches)
 	series                map[string]bool // custom metrics its EMF defined on the clean path
+	warmSeries            map[string]bool // those of the CPU phase's clean batches: a warm environment's
 	failures              string
 	// invocations counts the function's invocations, cold starts
 	// included: with tracing on at ratio 1, one exported trace each.
@@ -535,6 +536,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		row("CPU per record (utime+stime), µs", func(s peerSamples) string { return numRange(s.cpuUS, "%.0f") }),
 		row("log bytes per record written by the function (those batches)", func(s peerSamples) string { return numRange(s.logBytes, "%.0f") }),
 		row("custom metrics its EMF defines on the clean path (metric × dimension values)", func(s peerSamples) string { return fmt.Sprint(len(s.series)) }),
+		row("  of them on a warm environment's batches (the CPU rounds)", func(s peerSamples) string { return fmt.Sprint(len(s.warmSeries)) }),
 		row(fmt.Sprintf("  arithmetic, not measured: CPU of a batch of 10 at 128 MB (%.3f vCPU), ms", vcpu128), func(s peerSamples) string {
 			return fmt.Sprintf("%.0f", medianF(s.cpuUS)*10/1000/vcpu128)
 		}),
@@ -685,7 +687,8 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 	if err != nil {
 		return err
 	}
-	logs0 := functionLogBytes(in.settledLogs())
+	before := in.settledLogs()
+	logs0 := functionLogBytes(before)
 	cpu0, err := procCPU(pid)
 	if err != nil {
 		return err
@@ -709,6 +712,13 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 		s.series = map[string]bool{}
 	}
 	metricSeries(settled, s.series)
+	// Those of a warm environment's clean batches alone (the CPU phase):
+	// a metric written only on an environment's first batch (Paused 0)
+	// costs only the hours environments start in.
+	if s.warmSeries == nil {
+		s.warmSeries = map[string]bool{}
+	}
+	metricSeries(settled[min(len(before), len(settled)):], s.warmSeries)
 	rss, err := in.peakRSS()
 	if err != nil {
 		return err

@@ -38,8 +38,9 @@ type logLine struct {
 // log group, an unknown log group (ResourceNotFoundException), a missing or
 // inverted time range, a limit outside 1–10,000, an unknown queryId
 // (ResourceNotFoundException). It runs only the query shape
-// feedback.EventsQuery makes (fields …, filter id = "…", sort @timestamp
-// asc), any other is a MalformedQueryException. A query is Running for
+// feedback.EventsQuery makes (fields …, filter id = "…" or a batch line's
+// @message like /…/, sort @timestamp asc), any other is a
+// MalformedQueryException. A query is Running for
 // running GetQueryResults calls, then Complete.
 type logsWire struct {
 	mu      sync.Mutex
@@ -68,7 +69,7 @@ type startedQuery struct {
 	query      string
 }
 
-var eventsQueryShape = regexp.MustCompile(`(?s)^fields ([^\n|]+)\n\| filter id = ("(?:[^"\\]|\\.)*")\n\| sort @timestamp asc$`)
+var eventsQueryShape = regexp.MustCompile(`(?s)^fields ([^\n|]+)\n\| filter id = ("(?:[^"\\]|\\.)*") or msg = "batch" and @message like /((?:[^/\\]|\\.)*)/\n\| sort @timestamp asc$`)
 
 func (w *logsWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("X-Amz-Target") == "Logs_20140328.GetQueryResults" && w.slowResults > 0 {
@@ -150,11 +151,17 @@ func (w *logsWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "MalformedQueryException", "bad string literal")
 			return
 		}
+		like, err := regexp.Compile(m[3])
+		if err != nil {
+			fail(http.StatusBadRequest, "MalformedQueryException", "bad regular expression")
+			return
+		}
 		fields := strings.Split(m[1], ", ")
 		var lines []logLine
 		for _, g := range groups {
 			for _, l := range w.groups[g] {
-				if l.fields["id"] == id && l.at.Unix() >= *in.StartTime && l.at.Unix() <= *in.EndTime {
+				found := l.fields["id"] == id || l.fields["msg"] == "batch" && like.MatchString(l.fields["@message"])
+				if found && l.at.Unix() >= *in.StartTime && l.at.Unix() <= *in.EndTime {
 					lines = append(lines, l)
 				}
 			}
@@ -244,7 +251,11 @@ func TestEmailEventsPollsUntilCompleteOldestFirst(t *testing.T) {
 			{at: end.Add(-25 * time.Hour), fields: map[string]string{"msg": "email_event", "id": id, "event_type": "delivery"}},
 		},
 		deliverGroup: {
-			{at: end.Add(-time.Hour + 500*time.Millisecond), fields: map[string]string{"msg": "notification", "id": id, "outcome": "delivered"}},
+			// Delivered on its first receive: its batch line lists it.
+			{at: end.Add(-time.Hour + 500*time.Millisecond), fields: map[string]string{"msg": "batch", "outcome": "delivered",
+				"@message": `{"msg":"batch","channel":"email","outcome":"delivered","delivered":[{"id":"evt-2","ms":3},{"id":` + strconv.Quote(id) + `,"ms":1}]}`}},
+			{at: end.Add(-time.Hour + 600*time.Millisecond), fields: map[string]string{"msg": "batch", "outcome": "delivered",
+				"@message": `{"msg":"batch","channel":"email","outcome":"delivered","delivered":[{"id":"evt-2","ms":3}]}`}},
 		},
 	}}
 	api := newLogsWire(t, w)
@@ -255,7 +266,7 @@ func TestEmailEventsPollsUntilCompleteOldestFirst(t *testing.T) {
 	require.NoError(t, err)
 	at := func(d time.Duration) time.Time { return end.Add(-time.Hour + d) }
 	require.Equal(t, []emailEvent{
-		{Time: at(500 * time.Millisecond), Source: "herald", Outcome: "delivered", Message: "notification"},
+		{Time: at(500 * time.Millisecond), Source: "herald", Outcome: "delivered", Message: "batch"},
 		{Time: at(time.Second), Source: "ses", EventType: "send", RecipientDomains: []string{"a.example"}, Message: "email_event"},
 		{Time: at(3 * time.Second), Source: "ses", EventType: "bounce", BounceType: "Permanent", BounceSubType: "General", RecipientDomains: []string{"a.example"}, Message: "email_event"},
 	}, events, "only this id, within the time range, oldest first; the query names recipient_domains.0 only")

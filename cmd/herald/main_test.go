@@ -239,6 +239,8 @@ func TestFormatRecord(t *testing.T) {
 	require.Empty(t, formatRecord([]byte(line)), "a batch's metrics line names channel and outcome too, but is not a record: herald run does not print it")
 	line = fmt.Sprintf(`{"time":%q,"level":"INFO","msg":"fanout","id":"evt_1","tenant":"acme","event_type":"invoice.paid","fanout":"fanned_out","total":24,"_aws":{}}`, at)
 	require.Equal(t, "10:00:05  evt_1                    fan-out  fanned_out     24 deliveries enqueued", formatRecord([]byte(line)), "an event's fan-out line")
+	line = fmt.Sprintf(`{"time":%q,"msg":"batch","channel":"webhook","outcome":"delivered","Notifications":2,"delivered":[{"id":"evt-2","ms":3.5},{"id":"evt-3","ms":4}]}`, at)
+	require.Equal(t, "10:00:05  evt-2                    webhook  delivered      receive 1\n10:00:05  evt-3                    webhook  delivered      receive 1", formatRecord([]byte(line)), "a batch line's deliveries are records")
 	line = fmt.Sprintf(`{"time":%q,"level":"ERROR","msg":"cold start"}`, at)
 	require.Equal(t, "10:00:05  ERROR  cold start", formatRecord([]byte(line)))
 	require.Equal(t, "not json", formatRecord([]byte("not json\n")))

@@ -292,29 +292,38 @@ func (r *recordLines) Write(p []byte) (int, error) {
 // formatRecord formats one JSON log line: a record's line
 // (processor.LineNotification) as
 // "15:04:05  ID  CHANNEL  OUTCOME  receive N  [in Ds]  [CLASS: ERROR]", a
-// batch's metrics line (processor.LineBatch) as "" (not printed), any other
-// line as its level and message.
+// batch's line (processor.LineBatch) as one such line for each
+// notification it lists as delivered on its first receive
+// (processor.Listed), "" (not printed) when it lists none, any other line
+// as its level and message.
 func formatRecord(line []byte) string {
 	var m struct {
-		Time         time.Time `json:"time"`
-		Level        string    `json:"level"`
-		Msg          string    `json:"msg"`
-		ID           string    `json:"id"`
-		Channel      string    `json:"channel"`
-		Outcome      string    `json:"outcome"`
-		ReceiveCount int       `json:"receive_count"`
-		Delay        *int      `json:"delay_seconds"`
-		Class        string    `json:"error_class"`
-		Error        string    `json:"error"`
-		SQSError     string    `json:"sqs_error"`
-		Fanout       string    `json:"fanout"`
-		Total        int       `json:"total"`
+		Delivered    []processor.Listed `json:"delivered"`
+		Time         time.Time          `json:"time"`
+		Level        string             `json:"level"`
+		Msg          string             `json:"msg"`
+		ID           string             `json:"id"`
+		Channel      string             `json:"channel"`
+		Outcome      string             `json:"outcome"`
+		ReceiveCount int                `json:"receive_count"`
+		Delay        *int               `json:"delay_seconds"`
+		Class        string             `json:"error_class"`
+		Error        string             `json:"error"`
+		SQSError     string             `json:"sqs_error"`
+		Fanout       string             `json:"fanout"`
+		Total        int                `json:"total"`
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return strings.TrimSpace(string(line))
 	}
 	if m.Msg == processor.LineBatch {
-		return "" // the batch's metrics (EMF): for CloudWatch, not a record; --json shows it
+		// The batch's metrics (EMF) are for CloudWatch, not a record
+		// (--json shows them); the clean path's deliveries are records.
+		rows := make([]string, len(m.Delivered))
+		for i, d := range m.Delivered {
+			rows[i] = fmt.Sprintf("%s  %-24s %-8s %-14s receive 1", m.Time.Local().Format(time.TimeOnly), d.ID, cell(m.Channel), m.Outcome)
+		}
+		return strings.Join(rows, "\n")
 	}
 	if m.Msg == fanout.LineFanout {
 		return fmt.Sprintf("%s  %-24s %-8s %-14s %d deliveries enqueued", m.Time.Local().Format(time.TimeOnly), m.ID, "fan-out", m.Fanout, m.Total)

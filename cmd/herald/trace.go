@@ -89,38 +89,53 @@ type traceReport struct {
 }
 
 // traceLine is the part of a function's JSON log line trace reads: the
-// deliver function's "notification" line (internal/processor/log.go) and
-// the feedback function's "email_event" line (internal/feedback).
+// deliver function's "notification" line and the list of deliveries of its
+// "batch" line (internal/processor/log.go), and the feedback function's
+// "email_event" line (internal/feedback).
 type traceLine struct {
-	Time          time.Time `json:"time"`
-	Timestamp     time.Time `json:"timestamp"`
-	Msg           string    `json:"msg"`
-	ID            string    `json:"id"`
-	EventID       string    `json:"event_id"`
-	Channel       string    `json:"channel"`
-	QueueChannel  string    `json:"queue_channel"`
-	Outcome       string    `json:"outcome"`
-	ReceiveCount  int       `json:"receive_count"`
-	ErrorClass    string    `json:"error_class"`
-	Error         string    `json:"error"`
-	Delay         *int      `json:"delay_seconds"`
-	DurationMS    float64   `json:"duration_ms"`
-	MovedTo       string    `json:"moved_to"`
-	DuplicateOf   string    `json:"duplicate_of"`
-	EventType     string    `json:"event_type"`
-	BounceType    string    `json:"bounce_type"`
-	BounceSubType string    `json:"bounce_sub_type"`
-	TraceID       string    `json:"trace_id"`
+	Delivered     []processor.Listed `json:"delivered"`
+	Time          time.Time          `json:"time"`
+	Timestamp     time.Time          `json:"timestamp"`
+	Msg           string             `json:"msg"`
+	ID            string             `json:"id"`
+	EventID       string             `json:"event_id"`
+	Channel       string             `json:"channel"`
+	QueueChannel  string             `json:"queue_channel"`
+	Outcome       string             `json:"outcome"`
+	ReceiveCount  int                `json:"receive_count"`
+	ErrorClass    string             `json:"error_class"`
+	Error         string             `json:"error"`
+	Delay         *int               `json:"delay_seconds"`
+	DurationMS    float64            `json:"duration_ms"`
+	MovedTo       string             `json:"moved_to"`
+	DuplicateOf   string             `json:"duplicate_of"`
+	EventType     string             `json:"event_type"`
+	BounceType    string             `json:"bounce_type"`
+	BounceSubType string             `json:"bounce_sub_type"`
+	TraceID       string             `json:"trace_id"`
 }
 
 // stepOf reads one log line: the step it is about id, or false when it is
-// not a line about id (another notification, a batch line, not JSON). A
-// line matches by its notification id, or by its event id (an event fanned
-// out to many notifications). stamp is the log event's time, used when the
-// line carries none (the deployed functions leave the time to CloudWatch).
+// not a line about id (another notification, a batch line that does not
+// list it, not JSON). A line matches by its notification id, or by its
+// event id (an event fanned out to many notifications); a batch line by an
+// id it lists as delivered on its first receive (processor.Listed). stamp
+// is the log event's time, used when the line carries none (the deployed
+// functions leave the time to CloudWatch).
 func stepOf(line []byte, id string, stamp time.Time) (traceStep, bool) {
 	var l traceLine
-	if json.Unmarshal(line, &l) != nil || (l.ID != id && l.EventID != id) {
+	if json.Unmarshal(line, &l) != nil {
+		return traceStep{}, false
+	}
+	if l.Msg == processor.LineBatch {
+		i := slices.IndexFunc(l.Delivered, func(d processor.Listed) bool { return d.ID == id })
+		if i < 0 {
+			return traceStep{}, false
+		}
+		l.Msg, l.ID, l.ReceiveCount = processor.LineNotification, id, 1
+		l.DurationMS, l.TraceID = l.Delivered[i].DurationMS, ""
+	}
+	if l.ID != id && l.EventID != id {
 		return traceStep{}, false
 	}
 	t := l.Time

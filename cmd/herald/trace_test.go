@@ -226,6 +226,40 @@ func TestTraceRetriedThenDelivered(t *testing.T) {
 	require.Equal(t, "page-2", reqs[1]["nextToken"])
 }
 
+// TestTraceFindsADeliveryInItsBatchLine: a webhook delivered on its first
+// receive has no line of its own at INFO: its batch line lists it, and
+// trace finds it there (delivered on receive 1, its send's duration), in
+// the log group and in a file; an id the line does not list (ntf_1 beside
+// a listed ntf_10) is not found there.
+func TestTraceFindsADeliveryInItsBatchLine(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	clean := functionLines(t, webhookNotification("ntf_10"), 1, 5, nil, start)
+	require.Len(t, clean, 1, "one line: the batch's")
+	require.Contains(t, clean[0].message, `"msg":"batch"`)
+
+	api, _ := filterLogsWire(t, map[string][]logEvent{"deliver-group": clean}, 10)
+	tg, err := resolveTraceGroups(nil, "herald", map[string]string{outputDeliverLogGroup: "deliver-group", outputDeliverFunction: "herald-deliver"})
+	require.NoError(t, err)
+	steps, _, err := tg.read(context.Background(), api, "ntf_10", start.Add(-time.Hour), start.Add(time.Hour))
+	require.NoError(t, err)
+	r := buildTrace("ntf_10", steps)
+	require.Len(t, r.Steps, 1)
+	require.Equal(t, traceStep{Time: start, Source: "herald", Queue: "webhook", Channel: "webhook", ReceiveCount: 1, Outcome: "delivered"}, r.Steps[0])
+	require.Equal(t, "delivered on receive 1", r.Summary)
+
+	steps, err = readLogFile(strings.NewReader(joinLines(clean)), "ntf_1")
+	require.NoError(t, err)
+	require.Empty(t, steps, "ntf_10's batch line does not list ntf_1")
+
+	line := `{"msg":"batch","channel":"webhook","outcome":"delivered","delivered":[{"id":"a","ms":12.5,"host":"h.example.com"},{"id":"b","ms":80.1}]}`
+	st, ok := stepOf([]byte(line), "b", start)
+	require.True(t, ok)
+	require.Equal(t, 80.1, st.DurationMS, "its own duration, not its neighbour's")
+	_, ok = stepOf([]byte(line), "c", start)
+	require.False(t, ok)
+}
+
 // TestTraceOutcomes: what the last lines mean, for each way a notification
 // ends or waits.
 func TestTraceOutcomes(t *testing.T) {

@@ -2,7 +2,9 @@ package feedback
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 )
 
 // EventsQuery returns the CloudWatch Logs Insights query that lists the SES
@@ -14,8 +16,14 @@ import (
 //
 // It is the lookup behind `herald email events ID` (cmd/herald/email.go:
 // cloudwatchlogs StartQuery with this string, then GetQueryResults).
+//
+// On the deliver function's log group a notification delivered on its
+// first receive has no line of its own: its batch line ("batch", outcome
+// delivered) lists its id (internal/processor/log.go, MemberDelivered),
+// found by the text "id":"ID" (a valid notification id has no character
+// that needs escaping there; one that has finds nothing more).
 func EventsQuery(id string) string {
 	return fmt.Sprintf(`fields @timestamp, msg, outcome, event_type, bounce_type, bounce_sub_type, recipient_domains.0, template, error
-| filter id = %s
-| sort @timestamp asc`, strconv.Quote(id))
+| filter id = %s or msg = "batch" and @message like /%s/
+| sort @timestamp asc`, strconv.Quote(id), strings.ReplaceAll(regexp.QuoteMeta(`"id":`+strconv.Quote(id)), "/", `\/`))
 }

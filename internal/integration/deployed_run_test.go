@@ -113,8 +113,14 @@ func jsonLines(lines []string, msg string) []map[string]any {
 	var out []map[string]any
 	for _, line := range lines {
 		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && (msg == "" || m["msg"] == msg) {
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		if msg == "" || m["msg"] == msg {
 			out = append(out, m)
+		}
+		if msg == processor.LineNotification {
+			out = append(out, listedRecords(m)...)
 		}
 	}
 	return out

@@ -36,6 +36,7 @@ import (
 	"github.com/heraldhq/herald/internal/localenv"
 	"github.com/heraldhq/herald/internal/localrunner"
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/internal/redrive"
 	"github.com/heraldhq/herald/internal/webhook"
 )
@@ -232,11 +233,33 @@ func (l *logLines) markCopied(id string) {
 	l.copied[id] = true
 }
 
+// listedRecords returns a record line (processor.LineNotification) for
+// each notification the batch line m lists as delivered on its first
+// receive (processor.MemberDelivered, processor.Listed), as its own line
+// would have been before issue 30: the tests read a notification's fate
+// from record lines.
+func listedRecords(m map[string]any) []map[string]any {
+	if m["msg"] != processor.LineBatch {
+		return nil
+	}
+	list, _ := m[processor.MemberDelivered].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, e := range list {
+		d, _ := e.(map[string]any)
+		r := map[string]any{"msg": processor.LineNotification, "id": d["id"], "channel": m["channel"], "outcome": m["outcome"], "receive_count": 1.0, "duration_ms": d["ms"], "listed": true}
+		if h, ok := d["host"]; ok {
+			r["webhook_host"] = h
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func (l *logLines) Write(p []byte) (int, error) {
 	var m map[string]any
 	if json.Unmarshal(p, &m) == nil {
 		l.mu.Lock()
-		l.lines = append(l.lines, m)
+		l.lines = append(append(l.lines, m), listedRecords(m)...)
 		if _, ok := m["_aws"]; ok {
 			if err := metrics.Validate(bytes.TrimSuffix(p, []byte("\n")), time.Time{}); err != nil {
 				l.emf = append(l.emf, fmt.Errorf("%w: %s", err, p))

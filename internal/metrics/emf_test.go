@@ -231,7 +231,7 @@ func TestAttrsWritesManyValuesAndDirectives(t *testing.T) {
 		Time:       now.Add(time.Hour), // the first entry's time stands
 		Dimensions: []metrics.Dimension{{Name: metrics.DimFunction, Value: "deliver"}},
 		Metrics: []metrics.Metric{
-			{Name: metrics.BatchRecords, Unit: metrics.Count, Value: 3},
+			{Name: metrics.Paused, Unit: metrics.Count, Value: 0},
 			{Name: metrics.Notifications, Unit: metrics.Count, Value: 99}, // named by the first entry: left out
 		},
 	}
@@ -249,7 +249,7 @@ func TestAttrsWritesManyValuesAndDirectives(t *testing.T) {
 				map[string]any{"Name": "ReceiveCountAtDelivery", "Unit": "Count"},
 			}},
 		map[string]any{"Namespace": "Herald", "Dimensions": []any{[]any{"function"}},
-			"Metrics": []any{map[string]any{"Name": "BatchRecords", "Unit": "Count"}}},
+			"Metrics": []any{map[string]any{"Name": "Paused", "Unit": "Count"}}},
 	}}, got["_aws"], "the set naming the absent error_class is dropped, not cut to [channel]")
 	require.Equal(t, 3.0, got[metrics.Notifications], "the first entry's value")
 	require.Equal(t, []any{12.5, 7.0}, got[metrics.DeliveryDuration])

@@ -9,13 +9,16 @@ const (
 	// DeliveryDuration is the time one delivery attempt took, milliseconds.
 	DeliveryDuration = "DeliveryDuration"
 	// AgeAtDelivery is the time from SQS's SentTimestamp to the delivery,
-	// seconds.
+	// seconds, of a notification delivered after a retry (receive count
+	// above 1): the clean path writes Notifications and DeliveryDuration
+	// only, and the queue's own ApproximateAgeOfOldestMessage (free) shows
+	// its wait.
 	AgeAtDelivery = "AgeAtDelivery"
 	// AgeSinceCreated is the time from the notification's created_at to the
-	// delivery, seconds.
+	// delivery, seconds, of a notification delivered after a retry.
 	AgeSinceCreated = "AgeSinceCreated"
 	// ReceiveCountAtDelivery is the record's ApproximateReceiveCount when it
-	// was delivered.
+	// was delivered after a retry (above 1).
 	ReceiveCountAtDelivery = "ReceiveCountAtDelivery"
 	// ReceiveCountAtRetry is the record's ApproximateReceiveCount when it
 	// failed and was put back for a retry: the failing alarm's metric. SQS
@@ -40,10 +43,12 @@ const (
 	// Retries counts records put back with a backoff delay, by channel and
 	// error class.
 	Retries = "Retries"
-	// BatchRecords is the number of records in one invocation's batch.
-	BatchRecords = "BatchRecords"
 	// Paused is 1 each time the deliver function paused its event source
-	// mapping (or found it must be paused) because it cannot deliver.
+	// mapping (or found it must be paused) because it cannot deliver, and
+	// 0 on a queue's first batch in an execution environment, its first
+	// after a quiet minute there, and its first after that environment
+	// paused it (processor.PausedQuiet): what the paused alarm needs to
+	// return to OK after a resume, without a data point on every batch.
 	Paused = "Paused"
 	// StoreErrors counts, per batch, the records whose call to herald's
 	// DynamoDB table failed or was throttled (package store): each was

@@ -21,7 +21,7 @@ func TestTemplateNamesHeraldMetrics(t *testing.T) {
 	tpl := string(raw)
 	names := []string{
 		metrics.Notifications, metrics.DeliveryDuration, metrics.AgeAtDelivery, metrics.AgeSinceCreated,
-		metrics.ReceiveCountAtDelivery, metrics.ReceiveCountAtRetry, metrics.DeadLetters, metrics.DeadLettersTooLarge, metrics.DeadLettersWithoutReason, metrics.Retries, metrics.BatchRecords,
+		metrics.ReceiveCountAtDelivery, metrics.ReceiveCountAtRetry, metrics.DeadLetters, metrics.DeadLettersTooLarge, metrics.DeadLettersWithoutReason, metrics.Retries,
 		metrics.Paused, metrics.DeadLettersDeleted, metrics.DeadLettersKept, metrics.StoreErrors, metrics.DestinationsDisabled,
 	}
 	dims := []string{metrics.DimChannel, metrics.DimOutcome, metrics.DimErrorClass, metrics.DimFunction}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/internal/delivery"
@@ -13,16 +15,24 @@ import (
 )
 
 // This file is the one home of the deliver function's log lines: one
-// "notification" line per record and the batch's "batch" lines, which carry
-// every metric in CloudWatch Embedded Metric Format (package metrics).
+// "notification" line per record that has something to tell, and the
+// batch's "batch" lines, which carry every metric in CloudWatch Embedded
+// Metric Format (package metrics) and list the notifications of the clean
+// path.
 //
-// Every byte is billed as CloudWatch Logs ingestion, so a record that ends
-// well (delivered, dropped, duplicate) gets a compact line: id, channel,
-// outcome, receive_count, webhook_host and the send's duration_ms (the
-// saved queries of template.yaml read these), and duplicate_of or, for a
-// copy the store says was delivered, delivered_at. A record with an error
-// gets full detail: sqs_message_id, error_class, error, delay_seconds,
-// store_error, sqs_error and its metadata; at DEBUG every line does.
+// Every byte is billed as CloudWatch Logs ingestion, so the clean path,
+// a notification delivered on its first receive with nothing to report
+// (Listed), gets no line of its own at INFO: its batch line lists it, by
+// id with its send's duration and webhook host (75 bytes with an id of 27
+// and a host of 17 characters, where its own line took 155). Every other record gets its own line: a
+// record that ends well otherwise (delivered after a retry, dropped,
+// duplicate, moved, or one whose span was sampled, for its trace_id) a
+// compact one: id, channel, outcome, receive_count, webhook_host and the
+// send's duration_ms (the saved queries of template.yaml read these), and
+// duplicate_of or, for a copy the store says was delivered, delivered_at.
+// A record with an error gets full detail: sqs_message_id, error_class,
+// error, delay_seconds, store_error, sqs_error and its metadata; at DEBUG
+// every record gets its own line, in full detail, and no batch line lists.
 // Metrics are not repeated on each line but aggregated per batch: one EMF
 // document per channel, outcome and error class, each metric of many
 // values an array (the EMF specification allows up to MaxValuesPerMetric
@@ -35,10 +45,15 @@ const (
 	LineBatch        = "batch"
 )
 
-// log writes the record's one line.
+// log writes the record's one line, none for a record its batch line
+// lists (isListed).
 func (p *Processor) log(ctx context.Context, r *record) {
+	debug := p.cfg.Logger.Enabled(ctx, slog.LevelDebug)
+	if isListed(r, debug) {
+		return
+	}
 	level := lineLevel(r)
-	detail := level > slog.LevelInfo || p.cfg.Logger.Enabled(ctx, slog.LevelDebug)
+	detail := level > slog.LevelInfo || debug
 	attrs := make([]slog.Attr, 0, 12)
 	if r.id != "" {
 		attrs = append(attrs, slog.String("id", r.id))
@@ -103,6 +118,43 @@ func (p *Processor) log(ctx context.Context, r *record) {
 	p.cfg.Logger.LogAttrs(ctx, level, LineNotification, attrs...)
 }
 
+// MemberDelivered is the member of a "batch" line of delivered records
+// that lists its channel's notifications of the clean path: an array of
+// Listed. Readers of a notification's fate (herald trace, herald run,
+// herald email events, the saved queries) find a delivered notification's
+// id there. Not "notifications": JSON decoders that match names without
+// case (Go's encoding/json) would read the Notifications metric into it.
+const MemberDelivered = "delivered"
+
+// Listed is one notification of the clean path in its batch line's
+// MemberDelivered: delivered on its first receive, with no error, no
+// store error and no trace sampled (isListed). The line's channel and
+// outcome ("delivered") are its own, its receive count 1. The keys are
+// short because they repeat for every notification of the line:
+// {"id":"…","ms":105.3,"host":"hooks.example.com"}, 31 bytes beside the id
+// and host, where the record's own line took 111.
+type Listed struct {
+	// ID is the notification id.
+	ID string `json:"id"`
+	// DurationMS is the send's duration, milliseconds to 0.1 ms (the
+	// record line's duration_ms).
+	DurationMS float64 `json:"ms"`
+	// Host is the webhook or chat URL's host (the record line's
+	// webhook_host); none for email.
+	Host string `json:"host,omitempty"`
+}
+
+// isListed reports whether r is on the clean path, listed by its batch
+// line instead of a line of its own: delivered on its first receive,
+// nothing to report (no error of the store or of SQS, not misrouted, its
+// span not sampled: a sampled record's own line carries its trace_id),
+// and the logger not at DEBUG.
+func isListed(r *record, debug bool) bool {
+	return !debug && r.outcome == Delivered && r.receiveCount == 1 && r.id != "" &&
+		lineLevel(r) == slog.LevelInfo && r.err == nil && r.traceID == "" &&
+		(r.n == nil || r.queue.Channel == "" || r.n.Channel == r.queue.Channel)
+}
+
 // lineLevel is the level of r's line: ERROR when an SQS call for it
 // failed, WARN when its delivery or a call to the store did, else INFO.
 func lineLevel(r *record) slog.Level {
@@ -145,33 +197,46 @@ func channelOf(r *record) string {
 // "batch" line per channel, outcome and error class (and per
 // MaxValuesPerMetric records of one), each an EMF document with
 // Notifications (by channel and outcome, and by channel and error class
-// when there is one), DeliveryDuration of the attempted sends, AgeAtDelivery,
-// AgeSinceCreated (of those whose producer set created_at) and
-// ReceiveCountAtDelivery of the delivered records, DeadLetters, Retries and
-// ReceiveCountAtRetry of the retried ones, and DeadLettersTooLarge of the
-// failed records whose dead letter could not fit. A line takes the highest level of its records' lines, so the
-// metrics of failures are written wherever their lines are (HERALD_LOG_LEVEL
-// WARN). The first INFO line also carries BatchRecords, the number of
-// records the event source mapping passed, and Paused 0 (this function
-// delivers: the paused alarm, which keeps its state while no data comes,
-// returns to OK with the first batch after a resume), StoreErrors, the
-// records whose call to a store failed (noted by a middleware on the
-// record's delivery.Attempt: delivered-once, the circuit), by function,
-// and DestinationsDisabled, the destinations the batch's failures
-// disabled, each only when not 0: a custom
-// metric costs the same each month whatever its traffic (prorated by the
-// hour it is written in), and their alarms read no data as OK; without one
+// when there is one) and DeliveryDuration of the attempted sends: the
+// clean path's two metrics, what an operator needs of it (how many, how
+// fast). The rest are written only when there is something to count:
+// AgeAtDelivery, AgeSinceCreated (of those whose producer set created_at)
+// and ReceiveCountAtDelivery of the records delivered after a retry
+// (receive count above 1), DeadLetters, Retries and ReceiveCountAtRetry of
+// the retried ones, and DeadLettersTooLarge and DeadLettersWithoutReason
+// of the failed records whose dead letter could not fit. A line of
+// delivered records lists those of the clean path (MemberDelivered),
+// which get no line of their own. A line takes the highest level of its
+// records' lines, so the metrics of failures are written wherever their
+// lines are (HERALD_LOG_LEVEL WARN).
+//
+// The first INFO line also carries, by function: Paused 0 when the batch
+// is this environment's first of its queue, or its first after
+// PausedQuiet without one, or its first after it paused the queue (a
+// resumed queue's first batch is one of these: its event source mapping
+// was off; the paused alarm keeps its state while no data comes and
+// returns to OK with it); StoreErrors, the records whose call to a store
+// failed (noted by a middleware on the record's delivery.Attempt:
+// delivered-once, the circuit), and DestinationsDisabled, the destinations
+// the batch's failures disabled, each only when not 0. A custom metric costs $0.30 a
+// month prorated by the hour: one written only in some hours costs only
+// those hours, so a metric the clean path does not write costs nothing
+// while all goes well (docs/benchmarks.md). Without an INFO outcome line
 // they get an INFO line of their own.
 func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	now := p.cfg.Now()
+	debug := p.cfg.Logger.Enabled(ctx, slog.LevelDebug)
 	// A batch comes from one queue: a channel queue's Paused 0 is by its
 	// channel too.
 	var queueChannel notification.Channel
 	if len(recs) > 0 {
 		queueChannel = recs[0].queue.Channel
 	}
+	pausing := p.cfg.Pauser != nil && slices.ContainsFunc(recs, refuses)
 	batch := metrics.PausedEntry(now, string(queueChannel), false)
-	batch.Metrics = append([]metrics.Metric{{Name: metrics.BatchRecords, Unit: metrics.Count, Value: float64(len(recs))}}, batch.Metrics...)
+	if !p.quiet.due(queueChannel, now, pausing) {
+		batch.Metrics = nil
+	}
 	var storeErrors, disabled int
 	for _, r := range recs {
 		if r.storeErr != nil {
@@ -187,7 +252,7 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	if disabled > 0 {
 		batch.Metrics = append(batch.Metrics, metrics.Metric{Name: metrics.DestinationsDisabled, Unit: metrics.Count, Value: float64(disabled)})
 	}
-	pending := true
+	pending := len(batch.Metrics) > 0
 	for _, g := range groupByOutcome(recs) {
 		for start := 0; start < len(g); start += metrics.MaxValuesPerMetric {
 			part := g[start:min(start+metrics.MaxValuesPerMetric, len(g))]
@@ -201,12 +266,61 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 			if pending && level == slog.LevelInfo && (queueChannel == "" || channelOf(part[0]) == string(queueChannel)) {
 				es, pending = append(es, batch), false
 			}
-			p.cfg.Logger.LogAttrs(ctx, level, LineBatch, metrics.Attrs(es...)...)
+			attrs := metrics.Attrs(es...)
+			if ls := listed(part, debug); len(ls) > 0 {
+				attrs = append(attrs, slog.Any(MemberDelivered, ls))
+			}
+			p.cfg.Logger.LogAttrs(ctx, level, LineBatch, attrs...)
 		}
 	}
 	if pending {
 		p.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, LineBatch, batch.Attrs()...)
 	}
+}
+
+// listed is the records of recs on the clean path (isListed), for their
+// batch line.
+func listed(recs []*record, debug bool) []Listed {
+	var out []Listed
+	for _, r := range recs {
+		if isListed(r, debug) {
+			out = append(out, Listed{ID: r.id, DurationMS: durationMS(r.sendTime), Host: webhookHost(r)})
+		}
+	}
+	return out
+}
+
+// PausedQuiet is how long a queue goes without a batch in an execution
+// environment before its next batch there reports Paused 0 again: the
+// paused alarm's period. A pause turns the queue's event source mapping
+// off, so the first batch after a resume comes at least this long after
+// the last one (or in a new environment, or in the one that paused it),
+// and the alarm returns to OK.
+const PausedQuiet = time.Minute
+
+// quietQueues is an environment's memory of when each queue (by channel,
+// "" for the queue of every channel) last had a batch, for Paused 0. The
+// zero value is ready.
+type quietQueues struct {
+	mu     sync.Mutex
+	last   map[notification.Channel]time.Time
+	paused map[notification.Channel]bool
+}
+
+// due reports whether the batch of the queue of channel at now reports
+// Paused 0: its first here, its first after PausedQuiet without one, or
+// its first after a batch that paused the queue (pausing).
+func (q *quietQueues) due(channel notification.Channel, now time.Time, pausing bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.last == nil {
+		q.last, q.paused = map[notification.Channel]time.Time{}, map[notification.Channel]bool{}
+	}
+	// A queue not seen here has the zero time: its first batch is long
+	// after it.
+	last, was := q.last[channel], q.paused[channel]
+	q.last[channel], q.paused[channel] = now, pausing
+	return was || now.Sub(last) >= PausedQuiet
 }
 
 // outcomeKey is what one batch line's dimensions take from its records.
@@ -261,9 +375,11 @@ func outcomeMetrics(now time.Time, recs []*record) metrics.Entry {
 	e.Metrics = appendValues(e.Metrics, metrics.DeliveryDuration, metrics.Milliseconds, sends)
 	switch r0.outcome {
 	case Delivered:
-		var atDelivery, sinceCreated []float64
-		receives := make([]float64, 0, len(recs))
+		var atDelivery, sinceCreated, receives []float64
 		for _, r := range recs {
+			if r.receiveCount <= 1 {
+				continue // the clean path: counted and timed above
+			}
 			if ts, err := strconv.ParseInt(r.msg.Attributes[AttrSentTimestamp], 10, 64); err == nil && ts > 0 {
 				atDelivery = append(atDelivery, ageSeconds(r.settledAt.Sub(time.UnixMilli(ts))))
 			}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/internal/app"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/processor"
 	"github.com/heraldhq/herald/notification"
 )
@@ -118,43 +121,87 @@ func infoLines(t *testing.T, ev events.SQSEvent) ([]byte, map[string][]map[strin
 	return raw, out
 }
 
-// TestInfoLinesAreCompact: at INFO a record that ends well gets one
-// compact line (id, channel, outcome, receive count, webhook host, send
+// listedIn returns the notifications the batch lines of raw list
+// (processor.MemberDelivered), by id, each with its line's channel and
+// outcome, and checks that no id is listed twice or also has a line of
+// its own.
+func listedIn(t *testing.T, raw []byte) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	own := map[string]bool{}
+	for line := range bytes.Lines(raw) {
+		var m struct {
+			Msg       string             `json:"msg"`
+			ID        string             `json:"id"`
+			Channel   string             `json:"channel"`
+			Outcome   string             `json:"outcome"`
+			Delivered []processor.Listed `json:"delivered"`
+		}
+		require.NoError(t, json.Unmarshal(line, &m))
+		if m.Msg == processor.LineNotification {
+			own[m.ID] = true
+		}
+		if m.Msg == processor.LineBatch {
+			require.NoError(t, metrics.Validate(bytes.TrimSpace(line), time.Time{}), "the list leaves the line's EMF valid: %s", line)
+		}
+		for _, l := range m.Delivered {
+			require.Equal(t, processor.LineBatch, m.Msg, "only a batch line lists")
+			require.NotContains(t, out, l.ID, "listed once")
+			out[l.ID] = map[string]any{"channel": m.Channel, "outcome": m.Outcome, "ms": l.DurationMS, "host": l.Host}
+		}
+	}
+	for id := range out {
+		require.False(t, own[id], "%s is listed and has its own line", id)
+	}
+	return out
+}
+
+// TestInfoLinesAreCompact: at INFO a record delivered on its first receive
+// with nothing to report has no line of its own: its batch line lists it
+// (id, send duration, webhook host), and a batch of 10 such webhooks with
+// ids and hosts of common length costs at most 130 bytes of log per
+// notification, metrics included (issue 30; 250 before, issue 22). Every
+// other record keeps its line: a delivery after a retry and a duplicate a
+// compact one (id, channel, outcome, receive count, webhook host, send
 // duration; duplicate_of for a copy), a failure full detail (SQS message
-// id, class, error, delay, metadata), and a batch of 10 delivered webhooks
-// with ids and hosts of common length stays within 250 bytes of log per
-// notification, metrics included (issue 22).
+// id, class, error, delay, metadata), and none of them is listed.
 func TestInfoLinesAreCompact(t *testing.T) {
 	t.Parallel()
 	body := func(id string) string {
 		return `{"version":1,"id":"` + id + `","channel":"webhook","metadata":{"tenant":"acme"},"webhook":{"url":"https://hooks.example.com/billing/v2","event_type":"invoice.paid","payload":{"invoice_id":"INV-2026-0042"}}}`
 	}
 	var ev events.SQSEvent
+	var ids []string
 	for i := range 10 {
-		r := rec(fmt.Sprintf("059f36b4-87a3-44ab-83d2-661975830a%02d", i), body(fmt.Sprintf("ok_2Yq8mT4vN1xK7pR3sW9zB6c%d", i)), 1)
+		ids = append(ids, fmt.Sprintf("ok_2Yq8mT4vN1xK7pR3sW9zB6c%d", i))
+		r := rec(fmt.Sprintf("059f36b4-87a3-44ab-83d2-661975830a%02d", i), body(ids[i]), 1)
 		r.Attributes["SentTimestamp"] = strconv.FormatInt(now.Add(-1234*time.Millisecond).UnixMilli(), 10)
 		ev.Records = append(ev.Records, r)
 	}
 	raw, lines := infoLines(t, ev)
 	t.Logf("%.1f log bytes per delivered notification:\n%s", float64(len(raw))/10, raw)
-	require.LessOrEqual(t, len(raw), 10*250, "log bytes per delivered notification")
-	ok := lines["ok_2Yq8mT4vN1xK7pR3sW9zB6c0"]
-	require.Len(t, ok, 1)
-	require.Equal(t, map[string]any{
-		"level": "INFO", "msg": "notification", "id": "ok_2Yq8mT4vN1xK7pR3sW9zB6c0", "channel": "webhook",
-		"outcome": "delivered", "receive_count": 1.0, "webhook_host": "hooks.example.com", "duration_ms": 105.3,
-	}, ok[0])
+	require.LessOrEqual(t, len(raw), 10*130, "log bytes per delivered notification")
+	require.Empty(t, lines, "no line of its own on the clean path")
+	require.Equal(t, 1, bytes.Count(raw, []byte("\n")), "one batch line")
+	listed := listedIn(t, raw)
+	require.Len(t, listed, 10)
+	for _, id := range ids {
+		require.Equal(t, map[string]any{"channel": "webhook", "outcome": "delivered", "ms": 105.3, "host": "hooks.example.com"}, listed[id], id)
+	}
 
-	_, lines = infoLines(t, events.SQSEvent{Records: []events.SQSMessage{
+	raw, lines = infoLines(t, events.SQSEvent{Records: []events.SQSMessage{
 		rec("m-ok", body("ok-meta"), 2),
 		rec("m-copy", body("ok-meta"), 1),
 		rec("m-503", body("transient-meta"), 1),
 		rec("m-poison", `{"version":1,"id":"bad-1","channel":"carrier-pigeon"}`, 1),
+		rec("m-clean", body("ok-clean"), 1),
 	}})
-	ok = lines["ok-meta"]
+	require.Equal(t, []string{"ok-clean"}, slices.Collect(maps.Keys(listedIn(t, raw))), "only the clean delivery is listed")
+	require.NotContains(t, lines, "ok-clean")
+	ok := lines["ok-meta"]
 	require.Len(t, ok, 2)
 	require.Equal(t, "delivered", ok[0]["outcome"])
-	require.Equal(t, 2.0, ok[0]["receive_count"])
+	require.Equal(t, 2.0, ok[0]["receive_count"], "a delivery after a retry has its line")
 	for _, k := range []string{"sqs_message_id", "metadata", "error", "error_class"} {
 		require.NotContains(t, ok[0], k, "a delivered line at INFO is compact")
 	}
@@ -175,6 +222,21 @@ func TestInfoLinesAreCompact(t *testing.T) {
 	require.Equal(t, "dead_lettered", poison["outcome"])
 }
 
+// TestDebugLinesListNothing: at DEBUG every record has its own line, in
+// full detail, and no batch line lists.
+func TestDebugLinesListNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil) // the processor tests' logger is at DEBUG
+	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		rec("m1", webhookBody("ok-1"), 1), rec("m2", webhookBody("ok-2"), 1),
+	}})
+	require.NoError(t, err)
+	lines := logLines(t, b)
+	require.Equal(t, "ok-1", lines["m1"]["id"])
+	require.Equal(t, "ok-2", lines["m2"]["id"])
+	require.Empty(t, listedIn(t, []byte(b.logs.String())))
+}
+
 // A URL's host is at most notification.MaxHostChars (253) characters, a
 // DNS name's limit (RFC 1035 §2.3.4): one of 253 is sent and logged
 // whole; a longer one, up to 100 KB, is an invalid message, dead-lettered
@@ -192,6 +254,6 @@ func TestWebhookHostOfAnyLengthKeepsTheLineSmall(t *testing.T) {
 	require.Equal(t, "invalid_message", lines["long-host"][0]["error_class"])
 	require.NotContains(t, string(raw), strings.Repeat("a", 300), "the host is not echoed")
 	require.Less(t, len(raw), 4096, "small lines")
-	require.Len(t, lines["longest-host"], 1)
-	require.Equal(t, most, lines["longest-host"][0]["webhook_host"])
+	require.NotContains(t, lines, "longest-host", "delivered on its first receive: listed")
+	require.Equal(t, most, listedIn(t, raw)["longest-host"]["host"])
 }

@@ -107,7 +107,7 @@ func TestCircuitCleanBatchWritesNoStoreMetric(t *testing.T) {
 	line := batchLine(t, envs[0])
 	require.NotContains(t, line, "DestinationsDisabled")
 	require.NotContains(t, line, "StoreErrors")
-	require.Contains(t, line, "BatchRecords")
+	require.Contains(t, line, "Paused", "an environment's first batch reports Paused 0")
 
 	cs2, envs2 := environments(t, 1, nil)
 	cs2.ddb.Fail("GetItem", 1)

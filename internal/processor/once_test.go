@@ -90,8 +90,9 @@ func handle(t *testing.T, b *bundle, ctx context.Context, recs ...events.SQSMess
 	return resp
 }
 
-// batchLine returns the batch line that carries the invocation's own
-// metrics (BatchRecords, and StoreErrors with a store).
+// batchLine returns the first batch line that carries the invocation's
+// own metrics, by function (Paused 0 on an environment's first batch, and
+// StoreErrors with a store).
 func batchLine(t *testing.T, b *bundle) map[string]any {
 	t.Helper()
 	b.logs.mu.Lock()
@@ -100,7 +101,7 @@ func batchLine(t *testing.T, b *bundle) map[string]any {
 	for sc.Scan() {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-		if _, ok := m["BatchRecords"]; ok && m["msg"] == "batch" {
+		if _, ok := m["function"]; ok && m["msg"] == "batch" {
 			return m
 		}
 	}

@@ -98,6 +98,7 @@ type Processor struct {
 	senders map[notification.Channel]Sender
 	// starts are the middlewares' StartBatch, in their order.
 	starts []func(context.Context) (context.Context, func(context.Context))
+	quiet  quietQueues // when each queue last had a batch here, for Paused 0
 }
 
 // New returns a Processor that calls q for visibility changes and
@@ -357,7 +358,7 @@ func (p *Processor) pauseIfChannelRefuses(ctx context.Context, recs []*record) {
 		return
 	}
 	for _, r := range recs {
-		if r.err == nil || r.queue.Channel == "" || !delivery.PausesChannel(r.err) {
+		if !refuses(r) {
 			continue
 		}
 		if err := p.cfg.Pauser.PauseQueue(ctx, r.queue, r.msg.EventSourceARN, r.err); err != nil {
@@ -368,6 +369,13 @@ func (p *Processor) pauseIfChannelRefuses(ctx context.Context, recs []*record) {
 		}
 		return
 	}
+}
+
+// refuses reports whether r, from a channel's queue, failed with an error
+// every delivery of the channel meets (delivery.PausesChannel): its queue
+// is paused.
+func refuses(r *record) bool {
+	return r.err != nil && r.queue.Channel != "" && delivery.PausesChannel(r.err)
 }
 
 // ClassUnknownQueue is the class of a record from a queue the processor

@@ -1,9 +1,13 @@
 package processor_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,14 +58,38 @@ func savedQueries(t *testing.T) map[string]string {
 }
 
 // insights is the part of CloudWatch Logs Insights the saved queries use:
-// a filter of = comparisons with string literals, ispresent(), and, or and
-// parentheses; the fields the other commands name.
+// a filter of = comparisons with string literals, like with a regular
+// expression, ispresent(), and, or and parentheses, fields of dotted paths
+// (delivered.0.id); the commands fields (jsonParse(@message) as X,
+// coalesce(a, b) as c, or names), unnest X.list into y, stats, sort and
+// limit.
 type insights struct {
 	toks []string
 	pos  int
 }
 
-var insightsToken = regexp.MustCompile(`\s*("(?:[^"\\]|\\.)*"|\(|\)|=|[\w@.*]+)`)
+var insightsToken = regexp.MustCompile(`\s*("(?:[^"\\]|\\.)*"|/(?:[^/\\]|\\.)*/|\(|\)|=|[\w@.*]+)`)
+
+// lookup is the value of the dotted path in line: members of objects,
+// elements of arrays by index.
+func lookup(line map[string]any, path string) any {
+	var v any = line
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
 
 // matches reports whether line passes the filter expression expr.
 func matches(t *testing.T, expr string, line map[string]any) bool {
@@ -116,31 +144,43 @@ func (p *insights) factor(t *testing.T, line map[string]any) bool {
 		return v
 	case tok == "ispresent":
 		require.Equal(t, "(", p.next())
-		_, ok := line[p.next()]
+		ok := lookup(line, p.next()) != nil
 		require.Equal(t, ")", p.next())
 		return ok
+	case p.peek() == "like":
+		p.next()
+		lit := p.next()
+		require.True(t, strings.HasPrefix(lit, "/"), "like %q: a regular expression", lit)
+		s, _ := lookup(line, tok).(string)
+		return regexp.MustCompile(strings.Trim(lit, "/")).MatchString(s)
 	default:
 		require.Equal(t, "=", p.next(), "field %q", tok)
 		lit := p.next()
 		require.True(t, strings.HasPrefix(lit, `"`), "literal %q", lit)
-		s, _ := line[tok].(string)
+		s, _ := lookup(line, tok).(string)
 		return s == strings.Trim(lit, `"`)
 	}
 }
 
+var (
+	jsonParseField = regexp.MustCompile(`^jsonParse\(@message\) as (\w+)$`)
+	coalesceField  = regexp.MustCompile(`coalesce\(([\w.]+), ([\w.]+)\) as (\w+)`)
+	unnestCommand  = regexp.MustCompile(`^unnest ([\w.]+) into (\w+)$`)
+)
+
 // TestSavedQueriesReadTheLines runs the template's saved Logs Insights
 // queries of the deliver function's log group over the lines a batch of
-// every outcome writes at INFO (the default level): each filter picks
-// exactly the records it is meant to, and every field the query reads
-// (aggregated, grouped by, or listed) is on those lines, numeric where it
-// is aggregated.
+// every outcome writes at INFO (the default level): each finds exactly the
+// records it is meant to, a delivery of the clean path in its batch
+// line's list, and every field the query reads (aggregated, grouped by, or
+// listed) is on those records, numeric where it is aggregated.
 func TestSavedQueriesReadTheLines(t *testing.T) {
 	t.Parallel()
 	webhook := func(id, host string) string {
 		return `{"version":1,"id":"` + id + `","channel":"webhook","webhook":{"url":"https://` + host + `/x","event_type":"t","payload":{}}}`
 	}
 	email := `{"version":1,"id":"ok-mail","channel":"email","email":{"from":"a@example.com","to":["b@example.org"],"subject":"s","text":"t"}}`
-	_, byID := infoLines(t, events.SQSEvent{Records: []events.SQSMessage{
+	raw, _ := infoLines(t, events.SQSEvent{Records: []events.SQSMessage{
 		rec("m1", webhook("ok-a", "a.example.com"), 1),
 		rec("m2", webhook("ok-b", "b.example.com"), 2),
 		rec("m3", webhook("transient-q", "a.example.com"), 1),
@@ -150,45 +190,87 @@ func TestSavedQueriesReadTheLines(t *testing.T) {
 		rec("m7", webhook("ok-a", "a.example.com"), 1),
 	}})
 	var lines []map[string]any
-	for _, ls := range byID {
-		lines = append(lines, ls...)
+	for l := range bytes.Lines(raw) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(l, &m))
+		m["@message"] = string(bytes.TrimSpace(l))
+		lines = append(lines, m)
 	}
-	require.Len(t, lines, 7)
 
 	queries := savedQueries(t)
 	want := map[string]struct {
-		query string
-		ids   []string // the ids whose lines the filter should pick
+		id  string   // the notification id the query is given
+		ids []string // the ids of the rows it should end with ("batch" for a batch line)
 	}{
-		"FateOfNotificationQuery": {ids: []string{"transient-q"}},
-		"DeadLettersByClassQuery": {ids: []string{"permanent-q", "bad-q"}},
+		"FateOfNotificationQuery": {id: "transient-q", ids: []string{"transient-q"}},
+		// ok-a was delivered (listed by its batch line), then a copy came.
+		"FateOfNotificationQuery ok-a": {id: "ok-a", ids: []string{"batch", "ok-a"}},
+		"DeadLettersByClassQuery":      {ids: []string{"permanent-q", "bad-q"}},
 		// Every attempted webhook send, whatever its outcome.
 		"SlowestWebhookHostsQuery": {ids: []string{"ok-a", "ok-b", "transient-q", "permanent-q"}},
 		"RetriesByClassQuery":      {ids: []string{"transient-q"}},
 	}
-	require.Len(t, queries, len(want), "a new saved query needs its case here")
+	require.Len(t, queries, len(want)-1, "a new saved query needs its case here")
 	aggregate := regexp.MustCompile(`\b(?:pct|max|min|avg|sum)\((\w+)`)
 	for name, w := range want {
-		q, ok := queries[name]
+		q, ok := queries[strings.Fields(name)[0]]
 		require.True(t, ok, name)
-		q = strings.ReplaceAll(q, "REPLACE-WITH-THE-NOTIFICATION-ID", "transient-q")
-		var picked []map[string]any
-		var ids []string
+		q = strings.ReplaceAll(q, "REPLACE-WITH-THE-NOTIFICATION-ID", w.id)
+		rows := lines
 		var read, numeric []string
+		unnested := ""
 		for _, cmd := range strings.Split(q, "\n") {
 			cmd = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cmd), "|"))
 			switch {
 			case strings.HasPrefix(cmd, "filter "):
-				for _, l := range lines {
+				var picked []map[string]any
+				for _, l := range rows {
 					if matches(t, strings.TrimPrefix(cmd, "filter "), l) {
 						picked = append(picked, l)
-						ids = append(ids, l["id"].(string))
 					}
 				}
+				rows = picked
+			case jsonParseField.MatchString(strings.TrimPrefix(cmd, "fields ")):
+				as := jsonParseField.FindStringSubmatch(strings.TrimPrefix(cmd, "fields "))[1]
+				for _, r := range rows {
+					r[as] = maps.Clone(r)
+				}
+			case strings.HasPrefix(cmd, "fields coalesce("):
+				var out []map[string]any
+				for _, r := range rows {
+					r = maps.Clone(r)
+					for _, m := range coalesceField.FindAllStringSubmatch(cmd, -1) {
+						v := lookup(r, m[1])
+						if v == nil {
+							v = lookup(r, m[2])
+						}
+						r[m[3]] = v
+						read = append(read, m[3])
+					}
+					out = append(out, r)
+				}
+				rows = out
 			case strings.HasPrefix(cmd, "fields "):
 				for _, f := range strings.Split(strings.TrimPrefix(cmd, "fields "), ",") {
 					read = append(read, strings.TrimSpace(f))
 				}
+			case unnestCommand.MatchString(cmd):
+				m := unnestCommand.FindStringSubmatch(cmd)
+				unnested = m[2]
+				var out []map[string]any
+				for _, r := range rows {
+					list, _ := lookup(r, m[1]).([]any)
+					if len(list) == 0 {
+						out = append(out, r) // a line without the list: one row
+						continue
+					}
+					for _, e := range list {
+						c := maps.Clone(r)
+						c[m[2]] = e
+						out = append(out, c)
+					}
+				}
+				rows = out
 			case strings.HasPrefix(cmd, "stats "):
 				if _, by, ok := strings.Cut(cmd, " by "); ok {
 					for _, f := range strings.Split(by, ",") {
@@ -198,31 +280,45 @@ func TestSavedQueriesReadTheLines(t *testing.T) {
 				for _, m := range aggregate.FindAllStringSubmatch(cmd, -1) {
 					numeric = append(numeric, m[1])
 				}
+			case cmd == "", strings.HasPrefix(cmd, "sort "), strings.HasPrefix(cmd, "limit "):
+			default:
+				t.Fatalf("%s: command %q is not emulated here", name, cmd)
+			}
+		}
+		var ids []string
+		for _, r := range rows {
+			switch id := lookup(r, unnested+".id"); {
+			case unnested != "" && id != nil:
+				ids = append(ids, id.(string))
+			case r["msg"] == "batch":
+				ids = append(ids, "batch")
+			default:
+				ids = append(ids, r["id"].(string))
 			}
 		}
 		require.ElementsMatch(t, w.ids, ids, "%s picks %v", name, ids)
-		for _, l := range picked {
+		for _, r := range rows {
 			for _, f := range numeric {
-				require.IsType(t, 0.0, l[f], "%s aggregates %s: line %v", name, f, l)
+				require.IsType(t, 0.0, r[f], "%s aggregates %s: row %v", name, f, r)
 			}
 			for _, f := range read {
-				if name == "FateOfNotificationQuery" {
+				if strings.HasPrefix(name, "FateOfNotificationQuery") {
 					continue // lists what a line has, of either log group
 				}
-				require.Contains(t, l, f, "%s reads %s", name, f)
+				require.NotNil(t, r[f], "%s reads %s: row %v", name, f, r)
 			}
 		}
 		if name == "FateOfNotificationQuery" {
 			for _, f := range []string{"msg", "outcome", "receive_count", "error_class", "delay_seconds", "error", "sqs_message_id"} {
 				require.True(t, slices.Contains(read, f), "the fate query lists %s", f)
-				require.Contains(t, picked[0], f, "a retry's line has %s", f)
+				require.Contains(t, rows[0], f, "a retry's line has %s", f)
 			}
 		}
 	}
 
 	// herald email events runs feedback.EventsQuery on the deliver
-	// function's log group too: it finds a delivered email's compact line
-	// by id, with its msg and outcome.
+	// function's log group too: it finds a delivered email's batch line by
+	// the id it lists, with its msg and outcome.
 	_, filter, ok := strings.Cut(feedback.EventsQuery("ok-mail"), "| filter ")
 	require.True(t, ok)
 	filter, _, _ = strings.Cut(filter, "\n")
@@ -233,6 +329,7 @@ func TestSavedQueriesReadTheLines(t *testing.T) {
 		}
 	}
 	require.Len(t, found, 1)
-	require.Equal(t, "notification", found[0]["msg"])
+	require.Equal(t, "batch", found[0]["msg"])
+	require.Equal(t, "email", found[0]["channel"])
 	require.Equal(t, "delivered", found[0]["outcome"])
 }
