@@ -138,18 +138,21 @@ func (e *env) send(bodies ...string) []string {
 }
 
 // receiveSome repeats in until SQS answers with a message, for at most
-// 30 s: LocalStack's receive can come back empty while a message is there
-// (seen on fresh clones' CI runs), so one empty answer proves nothing.
+// 45 s: LocalStack's receive can come back empty while a message is there
+// (seen on fresh clones' CI runs), so one empty answer proves nothing; and
+// a receive whose answer was cut under load (the SDK then retries it) hid
+// the message it took for the queue's visibility timeout, 30 s by default,
+// so the wait outlasts that.
 func receiveSome(t *testing.T, ctx context.Context, c *sqs.Client, in *sqs.ReceiveMessageInput) *sqs.ReceiveMessageOutput {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for {
 		out, err := c.ReceiveMessage(ctx, in)
 		require.NoError(t, err)
 		if len(out.Messages) > 0 {
 			return out
 		}
-		require.True(t, time.Now().Before(deadline), "no message on %s within 30 s", aws.ToString(in.QueueUrl))
+		require.True(t, time.Now().Before(deadline), "no message on %s within 45 s", aws.ToString(in.QueueUrl))
 	}
 }
 
