@@ -210,8 +210,9 @@ func channelOf(r *record) string {
 // records' lines, so the metrics of failures are written wherever their
 // lines are (HERALD_LOG_LEVEL WARN).
 //
-// The first INFO line also carries, by function: Paused 0 when the batch
-// is this environment's first of its queue, or its first after
+// The first INFO line also carries, by function: Paused 0, when the
+// processor has a Pauser (the deliver function; the fan-out writes none),
+// and the batch is this environment's first of its queue, or its first after
 // PausedQuiet without one, or its first after it paused the queue (a
 // resumed queue's first batch is one of these: its event source mapping
 // was off; the paused alarm keeps its state while no data comes and
@@ -234,7 +235,9 @@ func (p *Processor) logBatch(ctx context.Context, recs []*record) {
 	}
 	pausing := p.cfg.Pauser != nil && slices.ContainsFunc(recs, refuses)
 	batch := metrics.PausedEntry(now, string(queueChannel), false)
-	if !p.quiet.due(queueChannel, now, pausing) {
+	// Paused is the metric of a function that pauses its queues (the
+	// deliver function's); the fan-out's batches must not answer its alarms.
+	if p.cfg.Pauser == nil || !p.quiet.due(queueChannel, now, pausing) {
 		batch.Metrics = nil
 	}
 	var storeErrors, disabled int

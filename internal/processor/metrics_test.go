@@ -201,6 +201,24 @@ func TestEmptyBatchStillReportsNotPaused(t *testing.T) {
 	require.NotContains(t, lines[""], metrics.Notifications)
 }
 
+// TestNoPauserWritesNoPaused: the fan-out's processor has no Pauser, so
+// its batches write no Paused metric: a Paused 0 by function would return
+// the deliver function's paused alarm to OK while it is still paused.
+func TestNoPauserWritesNoPaused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *processor.Config) { c.Pauser = nil })
+	_, err := b.p.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec("m-ok", webhookBody("ok-1"), 1)}})
+	require.NoError(t, err)
+	_, err = b.p.Handle(context.Background(), events.SQSEvent{})
+	require.NoError(t, err)
+	lines := batchLines(t, b, now)
+	require.EqualValues(t, 1, lines["webhook/delivered"][metrics.Notifications])
+	for key, line := range lines {
+		require.NotContains(t, line, metrics.Paused, key)
+		require.NotContains(t, line, metrics.DimFunction, key)
+	}
+}
+
 // TestAgeAtDeliveryNeedsASentTimestamp: a record whose SentTimestamp is
 // missing, malformed or 0 reports no AgeAtDelivery (an age from the epoch
 // would swamp the metric's statistics), but is delivered and counted.

@@ -63,7 +63,10 @@ type Config struct {
 	// channel meets (delivery.PausesChannel: SES sending paused). The
 	// records keep their outcome (retried after their delay); the pause
 	// spares the rest of the queue's receives. Not used for a queue of every
-	// channel, whose pause would stop the other channels too.
+	// channel, whose pause would stop the other channels too. A processor
+	// with a Pauser reports Paused 0 (metrics.PausedEntry) on its batches
+	// when due; one without writes no Paused metric, which is the deliver
+	// function's alarm's.
 	Pauser Pauser
 	// Middleware wrap every channel's sender, the first outermost: each
 	// is given the next (the last the channel's own sender) and returns

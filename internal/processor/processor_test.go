@@ -108,6 +108,9 @@ func setup(t *testing.T, mutate func(*processor.Config)) *bundle {
 		// (log_test.go checks the compact lines of INFO).
 		Logger: slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:    func() time.Time { return now },
+		// As the deliver function's: a processor that can pause reports
+		// Paused 0 (none of these senders asks for a pause).
+		Pauser: pauserFunc(func(redrive.Queue, string, error) error { return nil }),
 	}
 	if mutate != nil {
 		mutate(&cfg)
