@@ -71,3 +71,36 @@ func TestTakeHolds(t *testing.T) {
 	wait, _ = gcra.Take(&p, r, t0, time.Time{}, gcra.NoDeadline, bounds)
 	require.Equal(t, bounds.MaxAhead+time.Second, wait)
 }
+
+// TestTakeBoundsAPaceAheadByTheBurst: a turn written far ahead is read as
+// MaxAhead plus the rate's tolerance and interval beyond now, and the
+// burst still lets it go a tolerance early.
+func TestTakeBoundsAPaceAheadByTheBurst(t *testing.T) {
+	t.Parallel()
+	r := gcra.Rate{Every: time.Second, Burst: 3} // tolerance 2 s
+	b := gcra.Bounds{MaxAhead: 10 * time.Second, MaxHold: time.Hour, Idle: time.Minute}
+	p := store.Pace{Next: t0.Add(time.Hour)}
+	wait, ok := gcra.Take(&p, r, t0, time.Time{}, gcra.NoDeadline, b)
+	require.True(t, ok)
+	require.Equal(t, 11*time.Second, wait, "next bounded to now+10s+2s+1s, sent 2 s early")
+	require.Equal(t, t0.Add(14*time.Second), p.Next)
+}
+
+// TestTakeWithADeadline: left is real time left, not a sentinel: a
+// nanosecond left refuses a wait, and a turn with no wait is taken however
+// little is left (the caller's deadline is the caller's to keep).
+func TestTakeWithADeadline(t *testing.T) {
+	t.Parallel()
+	r := gcra.PerSecond(1)
+	p := store.Pace{Next: t0.Add(time.Second)}
+	wait, ok := gcra.Take(&p, r, t0, time.Time{}, time.Nanosecond, bounds)
+	require.False(t, ok, "a wait of 1 s with 1 ns left")
+	require.Equal(t, time.Second, wait)
+	for _, left := range []time.Duration{0, -time.Second, time.Nanosecond} {
+		p := store.Pace{Next: t0.Add(-time.Second)}
+		wait, ok := gcra.Take(&p, r, t0, time.Time{}, left, bounds)
+		require.True(t, ok, "no wait, %v left", left)
+		require.Zero(t, wait)
+		require.Equal(t, t0.Add(time.Second), p.Next)
+	}
+}
