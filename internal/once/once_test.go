@@ -104,3 +104,20 @@ func TestNewNeedsAStore(t *testing.T) {
 	_, err := once.New(once.Config{})
 	require.EqualError(t, err, "once: Store is required")
 }
+
+// TestAFailedReleaseIsNoted: a failed send whose lease cannot be released
+// still returns the send's error, and the failed release is noted on the
+// attempt (StoreErrors); the lease then ends at its Until.
+func TestAFailedReleaseIsNoted(t *testing.T) {
+	t.Parallel()
+	o, ddb := newOnce(t)
+	sendErr := delivery.Transient("webhook_http_5xx", errors.New("503"))
+	failing := o.Wrap(&counter{err: sendErr})
+	released, kept := &delivery.Attempt{}, &delivery.Attempt{}
+	require.ErrorIs(t, failing.Send(delivery.NewContext(context.Background(), released), message(t, "r-1")), sendErr)
+	require.NoError(t, released.StoreError(), "released")
+	ddb.Fail("DeleteItem", 1)
+	require.ErrorIs(t, failing.Send(delivery.NewContext(context.Background(), kept), message(t, "r-2")), sendErr)
+	require.Equal(t, 2, ddb.Calls("DeleteItem"))
+	require.Error(t, kept.StoreError(), "the failed release is noted")
+}
