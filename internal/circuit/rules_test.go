@@ -94,3 +94,19 @@ func TestNewRefusesANegativeThresholdOrDisableAfter(t *testing.T) {
 	_, err = circuit.New(circuit.Config{Rules: circuit.Rules{Threshold: 3}})
 	require.EqualError(t, err, "circuit: Health is required")
 }
+
+// TestDefaultDisableAfterIsFiveDays: under the default rules an open
+// destination is disabled when its run of failures is 5 days old, as Svix
+// disables an endpoint (docs/configuration.md,
+// HERALD_DESTINATION_DISABLE_AFTER_SECONDS 432000), not a millisecond
+// before.
+func TestDefaultDisableAfterIsFiveDays(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	r := circuit.Rules{Threshold: circuit.DefaultThreshold, DisableAfter: circuit.DefaultDisableAfter}
+	h := store.Health{Failures: circuit.DefaultThreshold, FailingSince: t0}
+	fiveDays := t0.AddDate(0, 0, 5)
+	require.False(t, r.Disables(h, fiveDays.Add(-time.Millisecond)))
+	require.True(t, r.Disables(h, fiveDays))
+	require.Equal(t, 432000*time.Second, circuit.DefaultDisableAfter, "HERALD_DESTINATION_DISABLE_AFTER_SECONDS' default")
+}
