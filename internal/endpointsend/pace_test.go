@@ -68,8 +68,10 @@ func TestRateLimitAcrossEnvironments(t *testing.T) {
 	writes := ddb.Calls("PutItem") + ddb.Calls("UpdateItem")
 	ep2 := webhookEndpoint(ep2, recv.srv.URL, 'b')
 	reg.put(ep2)
+	bounded, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	for range 3 {
-		require.NoError(t, envA.Send(t.Context(), delivery1(ep2.ID)))
+		require.NoError(t, envA.Send(bounded, delivery1(ep2.ID)), "not paced: sent at once")
 	}
 	require.Equal(t, writes, ddb.Calls("PutItem")+ddb.Calls("UpdateItem"))
 }

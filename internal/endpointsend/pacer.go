@@ -68,7 +68,8 @@ func (p *pacer) entry(key string) *paced {
 // wait takes ep's next turn at now() and waits for it. A turn that comes
 // at or after ctx's deadline (the real time left, time.Until) is not
 // taken: a *delivery.TransientError of ClassRateLimited whose RetryAfter
-// is the wait.
+// is the wait. A turn due at once is taken whatever is left ([gcra.Take]),
+// and wait returns nil at once: the send keeps ctx's deadline.
 func (p *pacer) wait(ctx context.Context, ep endpoint.Endpoint, now func() time.Time) error {
 	left := gcra.NoDeadline
 	if dl, ok := ctx.Deadline(); ok {

@@ -3,6 +3,7 @@ package endpointsend_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // ends Reserve before the invocation does, so that the batch can still be
 // settled): Send returns by the deadline, not the record's own 2 s later,
 // which would spend the whole reserve and leave the batch unsettled when
-// the invocation ends.
+// the invocation ends. The write is made all the same (it reaches the
+// store, where it is held), not dropped for want of time.
 func TestFailureRecordKeepsTheDeadline(t *testing.T) {
 	t.Parallel()
 	ddb := dynamotest.New(t)
@@ -40,9 +42,26 @@ func TestFailureRecordKeepsTheDeadline(t *testing.T) {
 
 	ddb.HoldUntil("PutItem", 2) // the failure item's write hangs until a second one arrives
 	t.Cleanup(func() {
-		// The second write, to release the held one.
-		_, _ = ddb.Client().PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("herald-store"),
-			Item: map[string]dtypes.AttributeValue{store.AttrPK: &dtypes.AttributeValueMemberS{Value: "release"}, store.AttrSK: &dtypes.AttributeValueMemberS{Value: "release"}}})
+		// The second write, to release the held one (before the server
+		// closes, which waits for it). Each try is bounded: when no write
+		// of the failure item reached the store (none was made, or with a
+		// context already done), the first try is itself held alone, and
+		// the second releases it, so that the test fails instead of
+		// hanging.
+		release := func(n int) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			v := &dtypes.AttributeValueMemberS{Value: "release-" + strconv.Itoa(n)}
+			_, err := ddb.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("herald-store"),
+				Item: map[string]dtypes.AttributeValue{store.AttrPK: v, store.AttrSK: v}})
+			return err
+		}
+		if err := release(1); err != nil {
+			t.Errorf("the failure item's write never reached the store: nothing was held (%v)", err)
+			if err := release(2); err != nil {
+				t.Errorf("the second try released nothing: %v", err)
+			}
+		}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 400*time.Millisecond)
 	defer cancel()

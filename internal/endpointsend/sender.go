@@ -299,8 +299,10 @@ func (s *Sender) recordFailure(ctx context.Context, m *notification.Message, ep 
 
 // scrub is an error text fit for a failure item: the senders name a URL
 // by scheme and host only; any part of the endpoint's URL beyond its host
-// (its path and query: a chat URL's token) and any of its header values
-// is replaced all the same, then the text is cut to maxReasonBytes.
+// (its path and query: a chat URL's token), any of its header values and
+// secrets' keys is replaced all the same, longest first, each of 4 bytes
+// or more (a shorter one, as the path "/", would garble the text and hide
+// little), then the text is cut to maxReasonBytes.
 func scrub(text string, ep endpoint.Endpoint) string {
 	var secrets []string
 	if u, err := url.Parse(ep.URL); err == nil {

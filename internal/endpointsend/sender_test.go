@@ -52,18 +52,22 @@ func (e *endpoints) put(ep endpoint.Endpoint) {
 	e.m[ep.ID] = ep
 }
 
-// failures keeps what RecordFailure was given.
+// failures keeps what RecordFailure was given, and the deadline of each
+// call's context (zero without one).
 type failures struct {
-	mu  sync.Mutex
-	ids []string
-	fs  []endpoint.Failure
+	mu        sync.Mutex
+	ids       []string
+	fs        []endpoint.Failure
+	deadlines []time.Time
 }
 
-func (f *failures) RecordFailure(_ context.Context, id string, x endpoint.Failure) error {
+func (f *failures) RecordFailure(ctx context.Context, id string, x endpoint.Failure) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ids = append(f.ids, id)
 	f.fs = append(f.fs, x)
+	dl, _ := ctx.Deadline()
+	f.deadlines = append(f.deadlines, dl)
 	return nil
 }
 
@@ -335,6 +339,32 @@ func TestEndpointStateRefuses(t *testing.T) {
 	}
 }
 
+// TestRefusalQuotesStoredValuesSafely: a disabled endpoint's Disabled.By
+// and an unknown kind (values the store holds, written by hand or by an
+// older herald) are quoted in the refusal without their control
+// characters (a forged line, a terminal escape, DEL, NUL), spaces kept,
+// cut to 64 bytes (delivery.Truncate) after they are dropped.
+func TestRefusalQuotesStoredValuesSafely(t *testing.T) {
+	t.Parallel()
+	b := setup(t, http.StatusOK)
+	ep := webhookEndpoint(ep1, b.recv.srv.URL, 'a')
+	ep.Disabled = &endpoint.Disabled{Reason: "paused", At: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC),
+		By: "ops\tteam lead\r\nlevel=INFO msg=forged\x1b[0m\x7f"}
+	b.endpoints.put(ep)
+	err := b.sender.Send(t.Context(), delivery1(ep1))
+	requireClass(t, err, true, endpointsend.ClassDisabled)
+	require.Contains(t, err.Error(), "disabled by opsteam leadlevel=INFO msg=forged[0m at 2026-12-04T10:00:00Z;")
+
+	ep2 := webhookEndpoint(ep2, b.recv.srv.URL, 'b')
+	ep2.Kind = endpoint.Kind("pager\x00\n" + strings.Repeat("x ", 40))
+	b.endpoints.put(ep2)
+	err = b.sender.Send(t.Context(), delivery1(ep2.ID))
+	requireClass(t, err, true, endpointsend.ClassKindMismatch)
+	quoted := "pager" + strings.Repeat("x ", 40)
+	require.Contains(t, err.Error(), "a "+delivery.Truncate(quoted, 64)+" endpoint cannot take a webhook delivery")
+	require.Empty(t, b.recv.requests())
+}
+
 // TestKindMismatchOnTheChatChannel: a webhook endpoint named by a chat
 // delivery is refused the same way.
 func TestKindMismatchOnTheChatChannel(t *testing.T) {
@@ -352,15 +382,30 @@ func TestKindMismatchOnTheChatChannel(t *testing.T) {
 // TestFailuresAreRecorded: every failed attempt is one failure of the
 // endpoint, with the delivery's ids, the attempt number, the class and a
 // reason that holds neither the URL's path and query nor a header value
-// nor a key.
+// nor a key. The write of each is bounded by its own 2 s (the delivery's
+// context has a later deadline here), begun during the Send. An endpoint
+// without a rate limit is not paced: the second attempt follows at once.
 func TestFailuresAreRecorded(t *testing.T) {
 	t.Parallel()
 	b := setup(t, http.StatusInternalServerError)
 	ep := webhookEndpoint(ep1, b.recv.srv.URL+"/hooks/s3cr3t-path?token=tok-123456", 'a')
 	b.endpoints.put(ep)
+	var sent [][2]time.Time // each Send's start and end
 	for attempt := 1; attempt <= 2; attempt++ {
-		ctx := delivery.WithAttempt(t.Context(), attempt)
-		requireClass(t, b.sender.Send(ctx, delivery1(ep1)), false, webhook.ClassHTTP5xx)
+		ctx, cancel := context.WithTimeout(delivery.WithAttempt(t.Context(), attempt), time.Minute)
+		start := time.Now()
+		err := b.sender.Send(ctx, delivery1(ep1))
+		sent = append(sent, [2]time.Time{start, time.Now()})
+		cancel()
+		requireClass(t, err, false, webhook.ClassHTTP5xx)
+	}
+	b.failures.mu.Lock()
+	deadlines := append([]time.Time(nil), b.failures.deadlines...)
+	b.failures.mu.Unlock()
+	require.Len(t, deadlines, 2)
+	for i, dl := range deadlines {
+		require.False(t, dl.Before(sent[i][0].Add(2*time.Second)), "attempt %d: the record's deadline is 2 s after it began, not sooner", i+1)
+		require.False(t, dl.After(sent[i][1].Add(2*time.Second)), "attempt %d: the record's deadline is 2 s after it began, not later", i+1)
 	}
 	ids, fs := b.failures.all()
 	require.Equal(t, []string{ep1, ep1}, ids)
