@@ -386,10 +386,30 @@ func TestConcurrentRuns(t *testing.T) {
 	b := setup(t)
 	want := b.endpoints(t, 95, endpoint.KindWebhook)
 	m := event("evt_both")
+	// The copy that holds the lease waits at its first listing until the
+	// other has returned: under load the holder could otherwise finish
+	// before the other copy starts, which then finds the fan-out done.
+	other := make(chan struct{})
+	b.reg.onList = func(call int) {
+		if call == 1 {
+			select {
+			case <-other:
+			case <-time.After(time.Minute):
+			}
+		}
+	}
 	errs := make([]error, 2)
+	returned := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	for i := range errs {
-		wg.Go(func() { errs[i] = b.f.Send(context.Background(), m) })
+		wg.Go(func() { errs[i] = b.f.Send(context.Background(), m); returned <- struct{}{} })
+	}
+	select {
+	case <-returned:
+		close(other)
+	case <-time.After(time.Minute):
+		close(other)
+		t.Fatal("neither copy returned while the lease holder waited: the other copy did not find the lease")
 	}
 	wg.Wait()
 	var failed int
