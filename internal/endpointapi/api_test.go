@@ -388,7 +388,10 @@ func TestFailuresNewestFirst(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.create(t, `{"tenant":"acme","url":"https://hooks.acme.example/h"}`).Endpoint.ID
-	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	// An hour ago by the real clock the store reads: failures older than
+	// endpoint.FailureRetention are left out, so a fixed date would fail
+	// once it is that old.
+	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 	for i := range 3 {
 		require.NoError(t, b.store.RecordFailure(t.Context(), id, endpoint.Failure{At: base.Add(time.Duration(i) * time.Minute), MessageID: "msg_" + strconv.Itoa(i), EventID: "evt_1", Class: "webhook_http_5xx", Reason: "HTTP 503 from hooks.acme.example", Attempt: i + 1}))
 	}
