@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
@@ -36,7 +37,7 @@ func (c *opCounter) install(stack *middleware.Stack) error {
 			op := awsmiddleware.GetOperationName(ctx)
 			key := op
 			if kind := storeItem(in.Parameters); kind != "" {
-				key = itemOp(op, kind)
+				key = itemOp(readOp(op, in.Parameters), kind)
 			}
 			c.mu.Lock()
 			c.n[op]++
@@ -47,6 +48,18 @@ func (c *opCounter) install(stack *middleware.Stack) error {
 			c.mu.Unlock()
 			return next.HandleInitialize(ctx, in)
 		}), middleware.After)
+}
+
+// eventualGetItem is a GetItem without ConsistentRead, priced at half a
+// consistent read's request units (opPrice).
+const eventualGetItem = "GetItem(eventual)"
+
+// readOp is op, or eventualGetItem for an eventually consistent GetItem.
+func readOp(op string, params any) string {
+	if in, ok := params.(*dynamodb.GetItemInput); ok && !aws.ToBool(in.ConsistentRead) {
+		return eventualGetItem
+	}
+	return op
 }
 
 func (c *opCounter) reset() map[string]int {
@@ -71,11 +84,15 @@ func (c *opCounter) take() (ops, items map[string]int) {
 // path, on their last receive or not, and what the processor must do
 // about them with SQS.
 type callCase struct {
-	name             string
-	n, k             int
-	path             string // where the k failing records go
-	lastReceive      bool
-	warm             bool // counted on the environment's second clean batch
+	name        string
+	n, k        int
+	path        string // where the k failing records go
+	lastReceive bool
+	warm        bool // counted on the environment's second clean batch
+	// busy: counted on a new environment's first batch to an origin that
+	// another environment delivered to just before (a busy function's new
+	// environment: the origin's last success is fresh in the table).
+	busy             bool
 	wantCMVB, wantDL int
 }
 
@@ -83,14 +100,15 @@ type callCase struct {
 // smoke run (quick) has the batches of 10 only.
 func callCases(large int, quick bool) []callCase {
 	all := []callCase{
-		{"10 delivered", 10, 0, "", false, false, 0, 0},
-		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, 0, 0},
-		{fmt.Sprintf("%d delivered", large), large, 0, "", false, false, 0, 0},
-		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, 1, 0},
+		{"10 delivered", 10, 0, "", false, false, false, 0, 0},
+		{"10 delivered, warm (the environment's second batch)", 10, 0, "", false, true, false, 0, 0},
+		{"10 delivered, new environment, busy origin (another environment's batch just before)", 10, 0, "", false, false, true, 0, 0},
+		{fmt.Sprintf("%d delivered", large), large, 0, "", false, false, false, 0, 0},
+		{"10, 3 fail (503), retried", 10, 3, "/fail/", false, false, false, 1, 0},
 		// A quarter fail: one visibility change per ten of them.
-		{fmt.Sprintf("%d, %d fail (503), retried", large, large/4), large, large / 4, "/fail/", false, false, (large/4 + 9) / 10, 0},
-		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, 0, 3},
-		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, 0, 2},
+		{fmt.Sprintf("%d, %d fail (503), retried", large, large/4), large, large / 4, "/fail/", false, false, false, (large/4 + 9) / 10, 0},
+		{"10, 3 fail (503) on their last receive", 10, 3, "/fail/", true, false, false, 0, 3},
+		{"10, 2 gone (410), permanent", 10, 2, "/gone/", false, false, false, 0, 2},
 	}
 	var cases []callCase
 	for _, c := range all {
@@ -134,7 +152,7 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 		"HERALD_MAX_RECEIVE_COUNT": fmt.Sprint(maxReceive), "HERALD_CONCURRENCY": "10",
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano()) // the store remembers ids across runs
-	r.clean10, r.warm10 = map[storeMode]map[string]int{}, map[storeMode]map[string]int{}
+	r.clean10, r.warm10, r.busy10 = map[storeMode]map[string]int{}, map[storeMode]map[string]int{}, map[storeMode]map[string]int{}
 	var rows [][]string
 	failed := false
 	for ci, c := range callCases(o.largeBatch(), o.quick) {
@@ -168,6 +186,20 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 				}
 				purge(ctx, plain, qs.URL, ev)
 			}
+			if c.busy {
+				other, err := deliverer(counted, rcv, withEnv(base, m.env(storeName)))
+				if err != nil {
+					return err
+				}
+				ev, err := receiveEvent(ctx, plain, qs, c.n, body("b"))
+				if err != nil {
+					return err
+				}
+				if _, err := other.Handle(ctx, ev); err != nil {
+					return err
+				}
+				purge(ctx, plain, qs.URL, ev)
+			}
 			ev, err := receiveEvent(ctx, plain, qs, c.n, body(""))
 			if err != nil {
 				return err
@@ -184,9 +216,12 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 			}
 			got, items := counter.take()
 			if c.n == 10 && c.k == 0 {
-				if c.warm {
+				switch {
+				case c.warm:
 					r.warm10[m] = items
-				} else {
+				case c.busy:
+					r.busy10[m] = items
+				default:
 					r.clean10[m] = items
 					if m == storeOn {
 						r.clean10Ops = got

@@ -107,9 +107,10 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	title, header, rows := rowsOf(t, out.String())
 	require.Contains(t, title, "the DynamoDB table "+benchTable+");")
 	require.Len(t, header, 7)
-	require.Len(t, rows, 7*3)
+	require.Len(t, rows, 8*3)
 	names := []string{
-		"10 delivered", "10 delivered, warm (the environment's second batch)", "12 delivered", "10, 3 fail (503), retried",
+		"10 delivered", "10 delivered, warm (the environment's second batch)",
+		"10 delivered, new environment, busy origin (another environment's batch just before)", "12 delivered", "10, 3 fail (503), retried",
 		"12, 3 fail (503), retried", "10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent",
 	}
 	// What each case asks of SQS whatever the store: a visibility change
@@ -119,7 +120,7 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 		sqs      string
 		failures string
 	}{
-		{"0 (none)", "0"}, {"0 (none)", "0"}, {"0 (none)", "0"}, {"1 (ChangeMessageVisibilityBatch×1)", "3"},
+		{"0 (none)", "0"}, {"0 (none)", "0"}, {"0 (none)", "0"}, {"0 (none)", "0"}, {"1 (ChangeMessageVisibilityBatch×1)", "3"},
 		{"1 (ChangeMessageVisibilityBatch×1)", "3"}, {"3 (SendMessage×3)", "0"}, {"2 (SendMessage×2)", "0"},
 	}
 	for ci, name := range names {
@@ -140,8 +141,8 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"10 delivered", "store on", "0 CMVB + 0 DLQ send"}, rows[0][:3])
-	require.Equal(t, "1 CMVB + 0 DLQ send", rows[9][2])
-	require.Equal(t, "0 CMVB + 3 DLQ send", rows[15][2])
+	require.Equal(t, "1 CMVB + 0 DLQ send", rows[12][2])
+	require.Equal(t, "0 CMVB + 3 DLQ send", rows[18][2])
 
 	// With the store on, a clean batch leases each record and confirms the
 	// batch's deliveries with one write; delivered-once off writes no
@@ -150,7 +151,12 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	require.Equal(t, 10, r.clean10[storeOn]["PutItem delivery"])
 	require.Equal(t, 1, r.clean10[storeOn]["PutItem delivery_batch"])
 	require.Zero(t, r.clean10[onceOff]["PutItem delivery"]+r.clean10[onceOff]["PutItem delivery_batch"])
-	require.Positive(t, r.clean10[onceOff]["GetItem health"])
+	require.Equal(t, 1, r.clean10[onceOff]["GetItem(eventual) health"], "the circuit's read, eventually consistent")
+	require.Equal(t, 1, r.clean10[onceOff]["PutItem health"], "a new origin's first success is written")
+	// A new environment of a busy function reads the origin's health and
+	// keys; the last success another environment wrote is fresh: no write.
+	require.Equal(t, map[string]int{"GetItem(eventual) health": 1, "GetItem(eventual) keys": 1}, r.busy10[onceOff])
+	require.Equal(t, 10, r.busy10[storeOn]["PutItem delivery"])
 	require.Empty(t, r.clean10[noTable])
 	require.Equal(t, 10, r.warm10[storeOn]["PutItem delivery"])
 	require.Equal(t, 1, r.warm10[storeOn]["PutItem delivery_batch"])
@@ -163,8 +169,8 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	// three ways); the bench fills its queue ten at a time.
 	require.Len(t, f.sqs.Requests("ChangeMessageVisibilityBatch"), 2*3)
 	require.Len(t, f.sqs.Requests("SendMessage"), (3+2)*3)
-	records := 10 + 2*10 + 12 + 10 + 12 + 10 + 10 // the warm case sends two batches
-	batches := 1 + 2 + 2 + 1 + 2 + 1 + 1          // ten to a batch
+	records := 10 + 2*10 + 2*10 + 12 + 10 + 12 + 10 + 10 // the warm and busy cases send two batches
+	batches := 1 + 2 + 2 + 2 + 1 + 2 + 1 + 1             // ten to a batch
 	require.Len(t, f.sqs.Requests("SendMessageBatch"), 3*batches)
 	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("SendMessageBatch")))
 	require.Len(t, f.sqs.Requests("DeleteQueue"), 2, "both queues deleted")
@@ -181,9 +187,9 @@ func TestSectionAWSCallsCountsWhatTheDesignPromises(t *testing.T) {
 	require.Len(t, f.sqs.Requests("DeleteMessageBatch"), 3*batches)
 	require.Equal(t, 3*records, batchEntries(t, f.sqs.Requests("DeleteMessageBatch")))
 	// The store-on runs (mode 0 in the ids) recorded delivered each record
-	// they delivered, 10 of them in the warm case's first
-	// batch; delivered-once off wrote none.
-	delivered := 10 + (10 + 10) + 12 + (10 - 3) + (12 - 3) + (10 - 3) + (10 - 2)
+	// they delivered, 10 of them in the warm and busy cases' first
+	// batches; delivered-once off wrote none.
+	delivered := 10 + (10 + 10) + (10 + 10) + 12 + (10 - 3) + (12 - 3) + (10 - 3) + (10 - 2)
 	require.Equal(t, delivered, deliveredItems(t, f, "-0"))
 	require.Zero(t, deliveredItems(t, f, "-1"))
 }
@@ -197,9 +203,9 @@ func deliveredItems(t *testing.T, f fakes, mode string) int {
 	confirmed := confirmedLeases(items)
 	n := 0
 	for _, it := range items {
-		// notification#webhook#calls<run>-<case>-<mode>[w]-<record>
+		// notification#webhook#calls<run>-<case>-<mode>[w or b]-<record>
 		parts := strings.Split(attrS(it, store.AttrPK), "-")
-		if len(parts) == 4 && "-"+strings.TrimSuffix(parts[2], "w") == mode && recordedDelivered(it, confirmed) {
+		if len(parts) == 4 && "-"+strings.TrimRight(parts[2], "wb") == mode && recordedDelivered(it, confirmed) {
 			n++
 		}
 	}
@@ -254,16 +260,18 @@ func batchEntries(t *testing.T, reqs []json.RawMessage) int {
 func TestCallCasesOfMakeBench(t *testing.T) {
 	t.Parallel()
 	all := callCases(100, false)
-	require.Len(t, all, 7)
-	require.Equal(t, callCase{"100, 25 fail (503), retried", 100, 25, "/fail/", false, false, 3, 0}, all[4])
-	require.Equal(t, callCase{"100 delivered", 100, 0, "", false, false, 0, 0}, all[2])
-	require.Equal(t, 2, callCases(44, false)[4].wantCMVB, "11 of 44")
-	require.Equal(t, 1, callCases(11, false)[4].wantCMVB, "2 of 11")
+	require.Len(t, all, 8)
+	require.Equal(t, callCase{"100, 25 fail (503), retried", 100, 25, "/fail/", false, false, false, 3, 0}, all[5])
+	require.Equal(t, callCase{"100 delivered", 100, 0, "", false, false, false, 0, 0}, all[3])
+	require.True(t, all[2].busy)
+	require.Equal(t, 2, callCases(44, false)[5].wantCMVB, "11 of 44")
+	require.Equal(t, 1, callCases(11, false)[5].wantCMVB, "2 of 11")
 	var names []string
 	for _, c := range callCases(11, true) {
 		names = append(names, c.name)
 	}
-	require.Equal(t, []string{"10 delivered", "10 delivered, warm (the environment's second batch)", "10, 3 fail (503), retried",
+	require.Equal(t, []string{"10 delivered", "10 delivered, warm (the environment's second batch)",
+		"10 delivered, new environment, busy origin (another environment's batch just before)", "10, 3 fail (503), retried",
 		"10, 3 fail (503) on their last receive", "10, 2 gone (410), permanent"}, names)
 }
 

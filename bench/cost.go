@@ -84,6 +84,10 @@ func opPrice(op string) (float64, string, bool) {
 		return dynamoPerMillionWRU / 1e6, "dynamodb", true
 	case "GetItem", "Query":
 		return dynamoPerMillionRRU / 1e6, "dynamodb", true
+	case eventualGetItem:
+		// An eventually consistent read of up to 4 KB is half a read
+		// request unit (DynamoDB pricing).
+		return dynamoPerMillionRRU / 2 / 1e6, "dynamodb", true
 	case "Decrypt", "Encrypt", "GenerateDataKey":
 		return kmsPerTenThousandRequests / 1e4, "kms", true
 	}
@@ -231,6 +235,7 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		lambdaPerMillionRequests, lambdaPerGBSecondARM, sqsPerMillionRequests, logsPerGBIngested, metricPerMonth, kmsPerTenThousandRequests, dynamoPerMillionWRU, dynamoPerMillionRRU, sesPerThousandEmails, xrayPerMillionTraces)
 	fmt.Fprintf(o.out, "   herald's processor, clean batch of 10 on a new environment (section 3): store on %s; delivered-once off %s; no table %s; the plain Powertools peers make no AWS call of their own, the idempotency peer is priced with %s per batch of %d (its documented PutItem and UpdateItem per record, not counted)\n",
 		describeItems(r.clean10[storeOn]), describeItems(r.clean10[onceOff]), describeItems(r.clean10[noTable]), describeItems(idempotencyCalls), batchSize)
+	deployedDefault(o.out, r, *off)
 	if on != nil {
 		storeAdds(o.out, r, *off, *on, offF, onF)
 	}
@@ -245,6 +250,31 @@ func sectionCost(_ context.Context, o opts, r *results) error {
 		return fmt.Errorf("operations without a price in the estimate: %s", strings.Join(slices.Compact(unknown), ", "))
 	}
 	return nil
+}
+
+// deployedDefault prints what herald costs per million webhooks all in at
+// the deployed default: the table on for the circuit and key versions,
+// delivered-once for email and chat but not webhooks (section 3's
+// "delivered-once off" calls), the rest as off (herald without the table,
+// section 6): on a warm environment (its metrics without the cold
+// start's), on a new environment of a busy function (the origin's last
+// success fresh in the table) and on a new environment's first batch to an
+// origin with no delivery in the last minute (the circuit writes its last
+// success), with section 6's metrics since the cold start.
+func deployedDefault(out io.Writer, r *results, off costInput) {
+	warmIn := off
+	if off.warmSeries > 0 {
+		warmIn.series = off.warmSeries
+	}
+	warm, _ := estimate(warmIn, off.batch10, nil)
+	cold, _ := estimate(off, off.batch10, nil)
+	at := func(f costFigures, calls map[string]int) string {
+		d, _ := perMillion(calls)
+		return fmt.Sprintf("$%.3f (DynamoDB $%.4f: %s)", f.total()+d, d, describeItems(calls))
+	}
+	fmt.Fprintf(out, "   the deployed default (the table on; delivered-once for email and chat, not webhooks) per million webhooks all in: warm %s; "+
+		"new environment, busy origin %s; new environment, first batch to an origin without a delivery for a minute %s\n",
+		at(warm, r.warm10[onceOff]), at(cold, r.busy10[onceOff]), at(cold, r.clean10[onceOff]))
 }
 
 // tracedRow is a row of herald with tracing on and its figures.

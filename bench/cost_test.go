@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -366,4 +368,29 @@ func TestTracingPricedPerTraceRecorded(t *testing.T) {
 	// The store's table still compares with herald, tracing off.
 	require.Contains(t, out.String(), "== What the store adds per million webhook notifications")
 	require.Equal(t, []string{"$0.42", "$2.65", "+$2.226"}, cells(t, out.String(), "The store, on vs off, in this run")["all in per million webhooks (emulator rows, new environment)"])
+}
+
+// TestDeployedDefaultPricesEachEnvironment: the deployed default is the
+// row without the table plus the delivered-once-off calls of each kind of
+// batch; a warm environment's metrics are those without the cold start's
+// (one fewer: $0.30 a month over 10 million notifications, $0.03 per
+// million), and an eventually consistent read costs half a read unit: two
+// of them per batch of 10 are $0.0125 per million.
+func TestDeployedDefaultPricesEachEnvironment(t *testing.T) {
+	t.Parallel()
+	off := heraldOff
+	off.warmSeries = off.series - 1
+	r := &results{
+		warm10:  map[storeMode]map[string]int{onceOff: {}},
+		busy10:  map[storeMode]map[string]int{onceOff: {"GetItem(eventual) health": 1, "GetItem(eventual) keys": 1}},
+		clean10: map[storeMode]map[string]int{onceOff: {"GetItem(eventual) health": 1, "GetItem(eventual) keys": 1, "PutItem health": 1}},
+	}
+	var out bytes.Buffer
+	deployedDefault(&out, r, off)
+	base, _ := estimate(off, off.batch10, nil)
+	line := out.String()
+	require.Contains(t, line, fmt.Sprintf("warm $%.3f (DynamoDB $0.0000: none)", base.total()-0.03))
+	require.Contains(t, line, fmt.Sprintf("busy origin $%.3f (DynamoDB $0.0125: GetItem(eventual)×2 (health 1, keys 1))", base.total()+0.0125))
+	// A write unit on top: $0.625 per million writes, one per ten.
+	require.Contains(t, line, fmt.Sprintf("for a minute $%.3f (DynamoDB $0.0750: ", base.total()+0.0125+0.0625))
 }

@@ -31,8 +31,9 @@ type results struct {
 	clean10Ops map[string]int
 	// the same by store mode, keyed by itemOp for DynamoDB calls (the
 	// operation and the kind of item): on a new environment (clean10) and
-	// on its second batch (warm10)
-	clean10, warm10 map[storeMode]map[string]int
+	// on its second batch (warm10), and on a new environment whose origin
+	// another environment delivered to just before (busy10)
+	clean10, warm10, busy10 map[storeMode]map[string]int
 
 	// the events section's fan-outs, by tenant size
 	eventRows []eventRow
@@ -57,6 +58,9 @@ type costInput struct {
 	// defined on the clean path.
 	logBytes float64
 	series   int
+	// warmSeries is the custom metrics of a warm environment's clean
+	// batches (no cold start's Paused 0).
+	warmSeries int
 	// herald marks herald's rows, priced with the calls its processor made
 	// in section 3 with store (the Powertools peers make none of their own)
 	herald bool

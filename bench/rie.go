@@ -485,7 +485,7 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		heraldRow := i == 0 || p.store || p.traceRatio > 0
 		if heraldRow || strings.HasPrefix(p.label, "TS ") || strings.HasPrefix(p.label, "Py ") { // herald, with and without the store and tracing, and the Powertools peers
 			c := costInput{label: p.label, batch10: median(got[i].b10), rssKB: int64(medianF(got[i].rssKB)),
-				cpuUS: medianF(got[i].cpuUS), logBytes: medianF(got[i].logBytes), series: len(got[i].series),
+				cpuUS: medianF(got[i].cpuUS), logBytes: medianF(got[i].logBytes), series: len(got[i].series), warmSeries: len(got[i].warmSeries),
 				herald: heraldRow, store: noTable, calls: p.calls, traceRatio: p.traceRatio}
 			if p.store {
 				c.store = storeOn

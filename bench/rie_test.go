@@ -390,9 +390,9 @@ func TestSectionRIERunsThePeersUnderTheEmulator(t *testing.T) {
 	// for the Powertools peers, with their medians.
 	require.Len(t, r.costRows, 4)
 	require.Equal(t, costInput{label: "herald", batch10: h.b10[0], rssKB: int64(h.rssKB[0]), cpuUS: h.cpuUS[0],
-		logBytes: h.logBytes[0], series: len(h.series), herald: true, store: noTable}, r.costRows[0])
+		logBytes: h.logBytes[0], series: len(h.series), warmSeries: len(h.warmSeries), herald: true, store: noTable}, r.costRows[0])
 	require.Equal(t, costInput{label: "herald + store", batch10: s.b10[0], rssKB: int64(s.rssKB[0]), cpuUS: s.cpuUS[0],
-		logBytes: s.logBytes[0], series: len(s.series), herald: true, store: storeOn}, r.costRows[1])
+		logBytes: s.logBytes[0], series: len(s.series), warmSeries: len(s.warmSeries), herald: true, store: storeOn}, r.costRows[1])
 	for i, c := range map[int]int{2: floor, 3: posting} {
 		got := r.costRows[i]
 		// Known from the printed table to its precision only.

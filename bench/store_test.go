@@ -83,17 +83,22 @@ func TestCounterNamesTheStoresItems(t *testing.T) {
 	require.NoError(t, err)
 	h, err := st.Health(ctx, "https://hooks.example.com")
 	require.NoError(t, err)
+	_, err = st.RecentHealth(ctx, "https://hooks.example.com")
+	require.NoError(t, err)
 	_, wrote, err := st.UpdateHealth(ctx, h, func(h *store.Health) bool { h.LastSuccess = time.Now(); return true })
 	require.NoError(t, err)
 	require.True(t, wrote)
 
 	ops, items := counter.take()
-	require.Equal(t, map[string]int{"PutItem": 4, "DeleteItem": 1, "GetItem": 2}, ops)
+	require.Equal(t, map[string]int{"PutItem": 4, "DeleteItem": 1, "GetItem": 3}, ops)
 	require.Equal(t, map[string]int{
-		"PutItem delivery": 3, "DeleteItem delivery": 1, "GetItem keys": 1, "GetItem health": 1, "PutItem health": 1,
-	}, items)
+		"PutItem delivery": 3, "DeleteItem delivery": 1, "GetItem(eventual) keys": 1, "GetItem health": 1, "GetItem(eventual) health": 1, "PutItem health": 1,
+	}, items, "an eventually consistent read named apart, priced at half (opPrice)")
 	require.Equal(t, ddb.Calls("PutItem"), ops["PutItem"])
-	require.Equal(t, "DeleteItem×1 (delivery 1), GetItem×2 (health 1, keys 1), PutItem×4 (delivery 3, health 1)", describeItems(items))
+	require.Equal(t, "DeleteItem×1 (delivery 1), GetItem×1 (health 1), GetItem(eventual)×2 (health 1, keys 1), PutItem×4 (delivery 3, health 1)", describeItems(items))
+	eventual, _, _ := opPrice(eventualGetItem)
+	consistent, _, _ := opPrice("GetItem")
+	require.InDelta(t, consistent/2, eventual, 1e-15)
 	ops, items = counter.take()
 	require.Empty(t, ops)
 	require.Empty(t, items)

@@ -25,8 +25,10 @@ type Sender interface {
 // HealthStore keeps each destination's health, shared by every execution
 // environment (package store).
 type HealthStore interface {
-	// Health reads the destination's health; a *store.Error when the store failed.
-	Health(ctx context.Context, origin string) (store.Health, error)
+	// RecentHealth reads the destination's health, eventually consistent
+	// (the Breaker keeps its copy for healthCacheTTL anyway); a
+	// *store.Error when the store failed.
+	RecentHealth(ctx context.Context, origin string) (store.Health, error)
 	// UpdateHealth writes change applied to h unless another writer came
 	// first (then to what it left); false when change wrote nothing.
 	UpdateHealth(ctx context.Context, h store.Health, change func(*store.Health) bool) (store.Health, bool, error)
@@ -222,7 +224,7 @@ func (b *Breaker) pass(ctx context.Context, key string) (*ticket, error) {
 	defer e.mu.Unlock()
 	now := b.cfg.Now()
 	if e.readAt.IsZero() || now.Sub(e.readAt) >= healthCacheTTL {
-		h, err := b.cfg.Health.Health(ctx, key)
+		h, err := b.cfg.Health.RecentHealth(ctx, key)
 		// A failed read keeps the last copy for the cache's lifetime, so a
 		// failing store is not asked once per record.
 		e.readAt = now

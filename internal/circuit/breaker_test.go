@@ -102,6 +102,20 @@ func send(s circuit.Sender, id string) (*delivery.Attempt, error) {
 	return a, s.Send(delivery.NewContext(context.Background(), a), message(id))
 }
 
+// TestBreakerReadsHealthEventuallyConsistent: the circuit's read of a
+// destination's health, which it keeps for seconds, is an eventually
+// consistent GetItem (half the read units); a stale copy costs at most a
+// refused write, applied again to the item as it is.
+func TestBreakerReadsHealthEventuallyConsistent(t *testing.T) {
+	t.Parallel()
+	bd := newBreaker(t, nil)
+	s := bd.b.Wrap(&answers{})
+	_, err := send(s, "n-1")
+	require.NoError(t, err)
+	require.Equal(t, 1, bd.ddb.Calls("GetItem"))
+	require.Zero(t, bd.ddb.ConsistentReads("GetItem"))
+}
+
 // TestBreakerOpensAtTheThresholdAndHoldsBack: three origin-down failures
 // open the circuit; the next record is not sent but held back with a
 // transient destination_circuit_open whose retry-after is the probe time.

@@ -105,10 +105,26 @@ func (h Health) Disabled() bool { return !h.DisabledAt.IsZero() }
 // absent or expired item is the zero Health. It returns an *Error when the
 // call fails.
 func (s *Store) Health(ctx context.Context, origin string) (Health, error) {
+	return s.health(ctx, origin, true)
+}
+
+// RecentHealth reads origin's health as [Store.Health] does but with an
+// eventually consistent GetItem: half the read request units of a
+// consistent read (0.5 for an item up to 4 KB;
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
+// and it may miss a write of the last second or so. For a reader that
+// keeps its copy for seconds anyway (the circuit, 5 s): a write it makes
+// from a stale copy is refused by UpdateHealth's condition and applied to
+// the item as it is.
+func (s *Store) RecentHealth(ctx context.Context, origin string) (Health, error) {
+	return s.health(ctx, origin, false)
+}
+
+func (s *Store) health(ctx context.Context, origin string, consistent bool) (Health, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.cfg.Table),
 		Key:            healthKey(origin),
-		ConsistentRead: aws.Bool(true),
+		ConsistentRead: aws.Bool(consistent),
 	})
 	if err != nil {
 		return Health{Origin: origin}, &Error{Op: "read health of " + origin, Err: err}

@@ -59,6 +59,29 @@ func TestHealthRoundTrips(t *testing.T) {
 	require.Zero(t, other.Failures, "another port is another origin")
 }
 
+// TestRecentHealthIsEventuallyConsistent: Health reads with a strongly
+// consistent GetItem (the operator's commands), RecentHealth with an
+// eventually consistent one at half the read units (the circuit's cached
+// copy), and both read the same item.
+func TestRecentHealthIsEventuallyConsistent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Hour)
+	ctx := context.Background()
+	h, err := b.s.Health(ctx, healthOrigin)
+	require.NoError(t, err)
+	_, _, err = b.s.UpdateHealth(ctx, h, failure)
+	require.NoError(t, err)
+	require.Equal(t, 1, b.srv.ConsistentReads("GetItem"))
+	recent, err := b.s.RecentHealth(ctx, healthOrigin)
+	require.NoError(t, err)
+	require.Equal(t, 1, recent.Failures)
+	require.Equal(t, 2, b.srv.Calls("GetItem"))
+	require.Equal(t, 1, b.srv.ConsistentReads("GetItem"), "RecentHealth's read is eventually consistent")
+	_, err = b.s.Health(ctx, healthOrigin)
+	require.NoError(t, err)
+	require.Equal(t, 2, b.srv.ConsistentReads("GetItem"))
+}
+
 // TestUpdateHealthMeetsAnotherWriter: two environments start from the same
 // copy; the second's write is refused and applied again to what the first
 // left, so no failure is lost.

@@ -74,13 +74,15 @@ const targetPrefix = "DynamoDB_20120810."
 type Server struct {
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	tables   map[string]*table
-	calls    map[string]int
-	throttle map[string]int
-	fail     map[string]fault
-	omitItem bool
-	hold     map[string]*barrier
+	mu     sync.Mutex
+	tables map[string]*table
+	calls  map[string]int
+	// consistent counts the calls of each action with ConsistentRead.
+	consistent map[string]int
+	throttle   map[string]int
+	fail       map[string]fault
+	omitItem   bool
+	hold       map[string]*barrier
 	// unprocessed is how many keys the next BatchGetItem leaves unread.
 	unprocessed int
 }
@@ -119,7 +121,7 @@ type table struct {
 // New starts a server, closed when t ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{tables: map[string]*table{}, calls: map[string]int{}, throttle: map[string]int{}, fail: map[string]fault{}}
+	s := &Server{tables: map[string]*table{}, calls: map[string]int{}, consistent: map[string]int{}, throttle: map[string]int{}, fail: map[string]fault{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -148,6 +150,15 @@ func (s *Server) Calls(action string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[action]
+}
+
+// ConsistentReads is the number of calls of action so far that asked
+// for a strongly consistent read (ConsistentRead true): twice the read
+// request units of an eventually consistent one.
+func (s *Server) ConsistentReads(action string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.consistent[action]
 }
 
 // Items returns a copy of the table's items as JSON attribute maps.
@@ -309,6 +320,9 @@ func (s *Server) do(action string, body []byte) (any, *apiError) {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, &apiError{status: http.StatusBadRequest, code: "SerializationException", msg: err.Error()}
+	}
+	if req.ConsistentRead {
+		s.consistent[action]++
 	}
 	if req.ProjectionExpression != nil || req.Select != nil {
 		return nil, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: "dynamotest does not answer ProjectionExpression or Select"}
