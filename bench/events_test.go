@@ -12,8 +12,9 @@ import (
 )
 
 // TestSectionEvents: against the fakes (SQS, DynamoDB with the tenant
-// index, KMS), the events section fans one event out to 1 and 30
-// endpoints, checks that the webhook queue holds one delivery per endpoint,
+// index, KMS), the events section fans one untimed event out to a warm-up
+// tenant's endpoint, then one event to 1 and one to 30 endpoints, checks
+// that the webhook queue holds one delivery per endpoint,
 // and prints each row with the calls the fan-out made: for 30 endpoints one
 // page (a Query), one GetItem, a PutItem per batch of 10 plus the claim
 // (4), 3 SendMessageBatch. Not parallel: setupFakes sets the environment.
@@ -34,6 +35,8 @@ func TestSectionEvents(t *testing.T) {
 	one := r.eventRows[0]
 	require.Equal(t, map[string]int{"Query": 1, "GetItem": 1, "PutItem": 2, "SendMessageBatch": 1}, one.ops)
 	require.Contains(t, out.String(), "Events: one event fanned out")
+	require.Contains(t, out.String(), "after one untimed event to a tenant of its own")
+	require.Equal(t, 1+1+30, batchEntries(t, f.sqs.Requests("SendMessageBatch")), "the warm-up's delivery and one per endpoint of the timed rows")
 	calls, lambda := eventCostPerMillion(big)
 	// 3 SQS requests ($0.40/M), 4 writes ($0.625/M WRU), 2 reads
 	// ($0.125/M RRU), per 30 deliveries, per million.

@@ -259,7 +259,7 @@ func newDestinationsSetCmd(e *env, g *globals, disable bool) *cobra.Command {
 chat URL or key (chat:<service>:<digest>; a webhook herald disabled because
 the service said it is gone, such as Discord's Unknown Webhook): herald sends its notifications
 again, and forgets its consecutive failures (its circuit is closed). Running
-deliver functions see it within 5 s. Notifications dead-lettered while it
+deliver functions see it within about 6 s. Notifications dead-lettered while it
 was disabled (class destination_disabled) are not sent by this: redrive
 them with `+"`herald dlq redrive`"+`. One GetItem and at most one conditional
 PutItem; an enabled origin is left as it is. With an event bus (--stack's
@@ -272,7 +272,7 @@ so running the command again finishes it.`
 		use, short, long = "disable URL|KEY", "Disable an origin or chat webhook: its notifications go to the dead-letter queue at once",
 			`Disable the origin (scheme, host, port) of URL, or the chat webhook of a chat
 URL or key, by hand: from then on (within
-5 s in running deliver functions) its notifications are not sent but
+about 6 s in running deliver functions) its notifications are not sent but
 dead-lettered at once with class destination_disabled, until
 `+"`herald destinations enable`"+`. Needs the circuit on (HERALD_CIRCUIT_THRESHOLD
 above 0). One GetItem and at most one conditional PutItem. With an event
