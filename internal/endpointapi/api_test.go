@@ -163,6 +163,8 @@ func TestBadBodies(t *testing.T) {
 		{"wrong type", jsonHeader, `{"tenant":"acme","url":"https://h.example/","rate_limit":"fast"}`, 400, endpoints.CodeInvalidField, "rate_limit", "a number"},
 		{"wrong type in array", jsonHeader, `{"tenant":"acme","url":"https://h.example/","event_types":["a",7]}`, 400, endpoints.CodeInvalidField, "event_types[1]", "a string"},
 		{"wrong type in map", jsonHeader, `{"tenant":"acme","url":"https://h.example/","headers":{"X-A":1}}`, 400, endpoints.CodeInvalidField, "headers.X-A", "a string"},
+		{"wrong type under a key of digits", jsonHeader, `{"tenant":"acme","url":"https://h.example/","headers":{"1":1}}`, 400, endpoints.CodeInvalidField, "headers.1", "a string"},
+		{"wrong type in metadata under a key of digits", jsonHeader, `{"tenant":"acme","url":"https://h.example/","metadata":{"42":true}}`, 400, endpoints.CodeInvalidField, "metadata.42", "a string"},
 		{"not an object", jsonHeader, `["tenant"]`, 400, endpoints.CodeInvalidJSON, "", ""},
 		{"not JSON", jsonHeader, `{"tenant":`, 400, endpoints.CodeInvalidJSON, "", ""},
 		{"trailing data", jsonHeader, `{"tenant":"acme","url":"https://h.example/"} {}`, 400, endpoints.CodeInvalidJSON, "", ""},

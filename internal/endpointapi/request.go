@@ -110,19 +110,28 @@ func decodeBody(req *events.APIGatewayProxyRequest, dst any, required bool) *pro
 	return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "not one JSON object")
 }
 
+// mapMembers are the request members that are JSON objects of the
+// caller's own keys (package endpoints' wire types): a key of theirs that
+// looks like a number ("headers": {"1": …}) is a member, not an index.
+var mapMembers = map[string]bool{"headers": true, "metadata": true}
+
 // fieldPath writes a JSON pointer the way FieldError names fields:
-// "/headers/X-A" as "headers.X-A", "/event_types/2" as "event_types[2]".
+// "/headers/X-A" as "headers.X-A", "/event_types/2" as "event_types[2]",
+// "/headers/1" as "headers.1".
 func fieldPath(p jsontext.Pointer) string {
 	var b strings.Builder
+	parent := ""
 	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 && !mapMembers[parent] {
 			b.WriteString("[" + tok + "]")
+			parent = tok
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
 		b.WriteString(tok)
+		parent = tok
 	}
 	return b.String()
 }
