@@ -176,26 +176,21 @@ func sectionAWSCalls(ctx context.Context, o opts, r *results) error {
 					return webhookBody(id, rcv.URL()+path+id)
 				}
 			}
-			if c.warm {
-				ev, err := receiveEvent(ctx, plain, qs, c.n, body("w"))
-				if err != nil {
-					return err
-				}
-				if _, err := p.Handle(ctx, ev); err != nil {
-					return err
-				}
-				purge(ctx, plain, qs.URL, ev)
-			}
+			// The clean batch before the counted one: this environment's
+			// (warm) or another's to the same origin (busy).
+			before, tag := p, "w"
 			if c.busy {
-				other, err := deliverer(counted, rcv, withEnv(base, m.env(storeName)))
+				if before, err = deliverer(counted, rcv, withEnv(base, m.env(storeName))); err != nil {
+					return err
+				}
+				tag = "b"
+			}
+			if c.warm || c.busy {
+				ev, err := receiveEvent(ctx, plain, qs, c.n, body(tag))
 				if err != nil {
 					return err
 				}
-				ev, err := receiveEvent(ctx, plain, qs, c.n, body("b"))
-				if err != nil {
-					return err
-				}
-				if _, err := other.Handle(ctx, ev); err != nil {
+				if _, err := before.Handle(ctx, ev); err != nil {
 					return err
 				}
 				purge(ctx, plain, qs.URL, ev)

@@ -127,7 +127,7 @@ func sectionEvents(ctx context.Context, o opts, r *results) error {
 	if err := createEndpoints(ctx, writer, warm, 1); err != nil {
 		return err
 	}
-	wm, err := notification.Parse([]byte(`{"version":1,"id":"evt_bench_` + tag + `_warm","channel":"event","event":{"tenant":"` + warm + `","type":"invoice.paid","payload":{}}}`))
+	wm, err := benchEvent(tag+"_warm", warm)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func sectionEvents(ctx context.Context, o opts, r *results) error {
 		if err := createEndpoints(ctx, writer, tenant, n); err != nil {
 			return err
 		}
-		m, err := notification.Parse([]byte(`{"version":1,"id":"evt_bench_` + tag + `_` + strconv.Itoa(n) + `","channel":"event","event":{"tenant":"` + tenant + `","type":"invoice.paid","payload":{"invoice":"in_42","amount":4200}}}`))
+		m, err := benchEvent(tag+"_"+strconv.Itoa(n), tenant)
 		if err != nil {
 			return err
 		}
@@ -166,6 +166,12 @@ func sectionEvents(ctx context.Context, o opts, r *results) error {
 	printEventRows(o, rows)
 	r.eventRows = rows
 	return nil
+}
+
+// benchEvent is the section's event evt_bench_<suffix>, invoice.paid of
+// tenant.
+func benchEvent(suffix, tenant string) (*notification.Message, error) {
+	return notification.Parse([]byte(`{"version":1,"id":"evt_bench_` + suffix + `","channel":"event","event":{"tenant":"` + tenant + `","type":"invoice.paid","payload":{"invoice":"in_42","amount":4200}}}`))
 }
 
 // createEndpoints registers n webhook endpoints of tenant, 8 at a time.

@@ -89,7 +89,7 @@ func decodeBody(req *events.APIGatewayProxyRequest, dst any, required bool) *pro
 	}
 	var se *json.SemanticError
 	if errors.As(err, &se) {
-		field := fieldPath(se.JSONPointer)
+		field := fieldPath(se.JSONPointer, reflect.TypeOf(dst))
 		switch {
 		case errors.Is(se.Err, json.ErrUnknownName):
 			return newProblem(http.StatusBadRequest, endpoints.CodeUnknownField, field, "unknown member %.60q: this operation does not take it", lastToken(se.JSONPointer))
@@ -105,35 +105,59 @@ func decodeBody(req *events.APIGatewayProxyRequest, dst any, required bool) *pro
 	}
 	var syn *jsontext.SyntacticError
 	if errors.As(err, &syn) {
-		return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, fieldPath(syn.JSONPointer), "not valid JSON at byte %d: %v", syn.ByteOffset, syn.Err)
+		return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, fieldPath(syn.JSONPointer, reflect.TypeOf(dst)), "not valid JSON at byte %d: %v", syn.ByteOffset, syn.Err)
 	}
 	return newProblem(http.StatusBadRequest, endpoints.CodeInvalidJSON, "", "not one JSON object")
 }
 
-// mapMembers are the request members that are JSON objects of the
-// caller's own keys (package endpoints' wire types): a key of theirs that
-// looks like a number ("headers": {"1": …}) is a member, not an index.
-var mapMembers = map[string]bool{"headers": true, "metadata": true}
-
-// fieldPath writes a JSON pointer the way FieldError names fields:
-// "/headers/X-A" as "headers.X-A", "/event_types/2" as "event_types[2]",
-// "/headers/1" as "headers.1".
-func fieldPath(p jsontext.Pointer) string {
+// fieldPath writes a JSON pointer into a value of type t (the type
+// decoded into) the way FieldError names fields: "/headers/X-A" as
+// "headers.X-A", "/event_types/2" as "event_types[2]", "/headers/1" as
+// "headers.1". A token is an index only under a slice or array of t; where
+// t does not say (a member it does not have), a token of digits is taken
+// for one.
+func fieldPath(p jsontext.Pointer, t reflect.Type) string {
 	var b strings.Builder
-	parent := ""
 	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 && !mapMembers[parent] {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		_, err := strconv.Atoi(tok)
+		switch {
+		case b.Len() == 0:
+			b.WriteString(tok)
+		case t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array), t == nil && err == nil:
 			b.WriteString("[" + tok + "]")
-			parent = tok
-			continue
+		default:
+			b.WriteString("." + tok)
 		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-		parent = tok
+		t = memberType(t, tok)
 	}
 	return b.String()
+}
+
+// memberType is the type of t's member tok (a struct field by its JSON
+// name, an element of a slice, array or map), nil when t has none.
+func memberType(t reflect.Type, tok string) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return t.Elem()
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				name = f.Name
+			}
+			if name == tok {
+				return f.Type
+			}
+		}
+	}
+	return nil
 }
 
 func lastToken(p jsontext.Pointer) string { return p.LastToken() }

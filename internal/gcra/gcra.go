@@ -56,8 +56,8 @@ type Bounds struct {
 // caller's deadline, measured with time.Until, never with the caller's
 // clock; [NoDeadline] for none), and x is then left for the next caller
 // to take the same turn. A turn with no wait is taken whatever is left:
-// the caller keeps its own deadline. A taken turn moves x.Next one interval on and
-// sets x.Expires.
+// the caller keeps its own deadline. A taken turn moves x.Next one
+// interval on and sets x.Expires.
 func Take(x *store.Pace, r Rate, now, from time.Time, left time.Duration, b Bounds) (wait time.Duration, taken bool) {
 	// Another environment's clock wrote these: one running ahead must not
 	// hold the destination beyond what any writer can ask.
