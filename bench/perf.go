@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -65,12 +67,20 @@ func startPerf(file string, pid int) (*perfRecording, error) {
 	return &perfRecording{cmd: cmd, file: file}, nil
 }
 
-// stop ends the recording (perf writes its file on SIGINT).
+// stop ends the recording: perf writes its file on SIGINT, then ends by
+// raising the signal again, which is its success.
 func (p *perfRecording) stop() error {
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		return err
 	}
-	if err := p.cmd.Wait(); err != nil {
+	err := p.cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+			err = nil
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("perf record %s: %w", p.file, err)
 	}
 	return nil
@@ -155,7 +165,7 @@ func samplePeriod(header string) int64 {
 			continue
 		}
 		// f[i] is the time, the first field ending in ':'.
-		if i+2 < len(f) && strings.HasSuffix(f[i+2], ":") {
+		if i+1 < len(f) {
 			if n, err := strconv.ParseInt(f[i+1], 10, 64); err == nil {
 				return n
 			}

@@ -62,6 +62,7 @@ func TestSamplePeriodReadsTheHeader(t *testing.T) {
 		"deliver-amd64 15944 18340.360002:     200040 cpu-clock: ": 200040,
 		"deliver-amd64 15944 18340.360002: 1 cpu-clock:":           1,
 		"my app 2 15944 18340.360002:     4999 cpu-clock: ":        4999,
+		"deliver-amd64 15944 18340.360002: 4999":                   4999,
 		"deliver-amd64 15944 18340.360002: cpu-clock: ":            0,
 		"": 0,
 	} {
