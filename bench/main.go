@@ -19,7 +19,8 @@
 //
 // Environment: BENCH_QUICK=1 is a smoke run (tiny N, short benchtime);
 // BENCH_E2E_N sets the end-to-end notification count (default 5000, quick 200);
-// BENCH_ONLY=1,2,3,4,5,events,cost runs only the listed sections.
+// BENCH_ONLY=1,2,3,4,5,events,cost runs only the listed sections;
+// BENCH_PERF=1 profiles section 6's herald rows with Linux perf (envPerf).
 package main
 
 import (
@@ -50,6 +51,9 @@ type opts struct {
 	// small shrinks sections 2–4 for their unit tests; zero under make
 	// bench.
 	small scale
+	// perf records section 6's herald rows with Linux perf (BENCH_PERF=1,
+	// envPerf).
+	perf bool
 }
 
 // step is one section of a run: id is its name in BENCH_ONLY, name its
@@ -84,7 +88,7 @@ func main() {
 // minutes, writing to out. A step that fails is reported and the rest run;
 // the error then counts the failed ones.
 func run(getenv func(string) string, root string, out io.Writer, steps []step) error {
-	o := opts{quick: getenv("BENCH_QUICK") == "1", e2eN: 5000, benchtime: "2s", reps: 5, out: out, goTool: "go"}
+	o := opts{quick: getenv("BENCH_QUICK") == "1", e2eN: 5000, benchtime: "2s", reps: 5, out: out, goTool: "go", perf: getenv(envPerf) == "1"}
 	if o.quick {
 		o.e2eN, o.benchtime, o.reps = 200, "2000x", 1
 	}

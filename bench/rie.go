@@ -158,8 +158,14 @@ func buildBootstrap(ctx context.Context, root, dir, arch string) (string, int64,
 // returns its path and size in bytes. go build leaves a binary that is up
 // to date as it is.
 func buildLambda(ctx context.Context, root, dir, name, pkg, arch string) (string, int64, error) {
+	return buildLambdaWith(ctx, root, dir, name, pkg, arch, "-s -w")
+}
+
+// buildLambdaWith is buildLambda with these linker flags: "" keeps the
+// symbol table and DWARF that make build's "-s -w" strips, for perf.
+func buildLambdaWith(ctx context.Context, root, dir, name, pkg, arch, ldflags string) (string, int64, error) {
 	out := filepath.Join(dir, name+"-"+arch)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags="+ldflags, "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -192,6 +198,8 @@ type peer struct {
 	// calls are a peer's own AWS calls per clean batch of batchSize, by
 	// itemOp, for the cost estimate (herald's are counted in section 3).
 	calls map[string]int
+	// perf marks the rows BENCH_PERF records (herald, herald + store).
+	perf bool
 }
 
 // idempotencyCalls are the Powertools idempotency utility's DynamoDB calls
@@ -249,6 +257,9 @@ type rieSetup struct {
 	// traces starts the OTLP/HTTP traces receiver herald with tracing on
 	// exports to; the rounds close it.
 	traces func() *otlptest.Server
+	// symbols runs the rounds' deliver bootstrap unstripped, for perf
+	// (BENCH_PERF); the size rows stay the stripped one's.
+	symbols bool
 }
 
 // rieAWS is the AWS side of the rounds.
@@ -267,7 +278,7 @@ type rieAWS struct {
 // architectures, every peer and the fan-out's 100 ms receiver.
 func benchRIE(o opts) rieSetup {
 	return rieSetup{out: o.out, bins: o.workDir, emulator: filepath.Join(".tools", "bin", "aws-lambda-rie"),
-		archs: []string{"arm64", "amd64"}, aws: localStackAWS, traces: otlptest.Start,
+		archs: []string{"arm64", "amd64"}, aws: localStackAWS, traces: otlptest.Start, symbols: o.perf,
 		receivers: func() (*receiver, *receiver) { return newReceiver(fanDelay), newReceiver(0) }}
 }
 
@@ -338,6 +349,12 @@ func (su rieSetup) build(ctx context.Context) (rieBootstraps, error) {
 		return bs, fmt.Errorf("no bootstrap for this machine's %s", runtime.GOARCH)
 	}
 	var err error
+	if su.symbols {
+		// The rounds run it with its symbols, for perf (BENCH_PERF).
+		if bs.host, _, err = buildLambdaWith(ctx, su.root, su.bins, "deliver-symbols", "./functions/deliver", runtime.GOARCH, ""); err != nil {
+			return bs, err
+		}
+	}
 	if bs.noop, _, err = buildLambda(ctx, su.root, su.bins, "noop", "./bench/noop", runtime.GOARCH); err != nil {
 		return bs, err
 	}
@@ -413,8 +430,8 @@ func (su rieSetup) rounds(ctx context.Context, o opts, r *results, bs rieBootstr
 		"POWERTOOLS_SERVICE_NAME=peer", "PEER_HTTP_CLIENT=https", "PEER_IDEMPOTENCY_TABLE="+env.storeTable), ddbEnv...))
 	idem.ids = "t" + runTag(len(idem.name)-1)
 	peers := []peer{
-		{function: herald, label: "herald", posts: true},
-		{function: withStore, label: "herald + store", posts: true, store: true},
+		{function: herald, label: "herald", posts: true, perf: true},
+		{function: withStore, label: "herald + store", posts: true, store: true, perf: true},
 		traced("herald-trace", "trace0", tracing.DefaultSampleRatio),
 		traced("herald-trace1", "trace1", 1),
 		{function: fn("peer-ts", abs("bench", "peer-ts", "bootstrap"), with(
@@ -694,6 +711,17 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 		return err
 	}
 	n := cpuRecords(o)
+	var rec *perfRecording
+	if o.perf && p.perf && round == 0 {
+		if rec, err = startPerf(filepath.Join(o.workDir, p.name+".perf.data"), pid); err != nil {
+			return err
+		}
+		defer func() {
+			if rec != nil {
+				rec.stop()
+			}
+		}()
+	}
 	for b := range n / 10 {
 		if _, err := clean(webhookEvent(id(fmt.Sprintf("cpu%d", b)), 10, 0, quick.URL(), 1)); err != nil {
 			return err
@@ -702,6 +730,16 @@ func measureRound(ctx context.Context, o opts, p peer, round int, slow, quick *r
 	cpu1, err := procCPU(pid)
 	if err != nil {
 		return err
+	}
+	if rec != nil {
+		stopped := rec
+		rec = nil
+		if err := stopped.stop(); err != nil {
+			return err
+		}
+		if err := stopped.report(ctx, o.out, p.label, n); err != nil {
+			return err
+		}
 	}
 	s.cpuUS = append(s.cpuUS, perRecordUS(cpu0, cpu1, n))
 	settled := in.settledLogs()
