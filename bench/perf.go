@@ -51,29 +51,54 @@ const perfElsewhere = "elsewhere"
 type perfRecording struct {
 	cmd  *exec.Cmd
 	file string
+	done chan struct{} // closed when perf has ended, with its wait error in err
+	err  error
 }
+
+// perfAttach is how long perf record is given to attach to the process
+// before the recorded work starts; samples before that are lost. A
+// variable for the tests.
+var perfAttach = 300 * time.Millisecond
 
 // startPerf records the CPU samples of process pid, with call graphs, into
 // file until stop: perf record -e cpu-clock -F 4999 -g (software clock
-// events, which need no hardware counters, as in a virtual machine).
+// events, which need no hardware counters, as in a virtual machine). It
+// returns an error when perf cannot be started or ends before it is
+// stopped (perf prints why on stderr: no such process, or
+// kernel.perf_event_paranoid forbids it).
 func startPerf(file string, pid int) (*perfRecording, error) {
 	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-g", "-p", strconv.Itoa(pid), "-o", file)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s=1: perf record: %w", envPerf, err)
 	}
-	// perf attaches after it starts; samples before that are lost.
-	time.Sleep(300 * time.Millisecond)
-	return &perfRecording{cmd: cmd, file: file}, nil
+	p := &perfRecording{cmd: cmd, file: file, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	select {
+	case <-p.done:
+		return nil, fmt.Errorf("%s=1: perf record ended before the recording (%v): see its message above", envPerf, p.err)
+	case <-time.After(perfAttach):
+		return p, nil
+	}
 }
 
 // stop ends the recording: perf writes its file on SIGINT, then ends by
-// raising the signal again, which is its success.
+// raising the signal again, which is its success (so is exit status 0).
+// A perf that had already ended, or ends otherwise, is an error.
 func (p *perfRecording) stop() error {
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-		return err
+	select {
+	case <-p.done:
+		return fmt.Errorf("perf record %s ended before it was stopped: %v", p.file, p.err)
+	default:
 	}
-	err := p.cmd.Wait()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		return fmt.Errorf("perf record %s: %w", p.file, err)
+	}
+	<-p.done
+	err := p.err
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {

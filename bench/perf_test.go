@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -104,4 +107,60 @@ func TestBuildLambdaWithKeepsSymbols(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, symtab(stripped))
 	require.Equal(t, filepath.Join(dir, "noop-"+runtime.GOARCH), stripped)
+}
+
+// fakePerf puts an executable "perf" running script first on the PATH:
+// the recording's life without the kernel's perf events.
+func fakePerf(t *testing.T, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "perf"), []byte("#!/bin/sh\n"+script+"\n"), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestStartPerfRefusesARecorderThatEndsAtOnce: a perf that cannot attach
+// (no such process, perf_event_paranoid) ends at once; the section fails
+// then, saying so, not later at its stop.
+func TestStartPerfRefusesARecorderThatEndsAtOnce(t *testing.T) {
+	fakePerf(t, "echo 'no permission' >&2; exit 255")
+	// Long enough for the fake to end first on a loaded machine; it ends
+	// at once, so the wait is short.
+	attach := perfAttach
+	perfAttach = time.Minute
+	t.Cleanup(func() { perfAttach = attach })
+	_, err := startPerf(filepath.Join(t.TempDir(), "x.perf.data"), os.Getpid())
+	require.ErrorContains(t, err, "BENCH_PERF=1: perf record ended before the recording (exit status 255)")
+}
+
+// TestPerfStopsOnInterrupt: stop interrupts perf; ending on the signal it
+// re-raises, or with status 0, is success, any other end an error, and so
+// is a perf that ended before stop.
+func TestPerfStopsOnInterrupt(t *testing.T) {
+	for name, tc := range map[string]struct {
+		script  string
+		wantErr string
+	}{
+		"re-raises SIGINT": {script: `trap 'trap - INT; kill -INT $$' INT; while :; do sleep 0.02; done`},
+		"exits 0":          {script: `trap 'exit 0' INT; while :; do sleep 0.02; done`},
+		"exits 3":          {script: `trap 'exit 3' INT; while :; do sleep 0.02; done`, wantErr: "exit status 3"},
+		"ended before stop": {
+			script:  `sleep ` + fmt.Sprintf("%.1f", (perfAttach+200*time.Millisecond).Seconds()) + `; exit 0`,
+			wantErr: "ended before it was stopped",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fakePerf(t, tc.script)
+			rec, err := startPerf(filepath.Join(t.TempDir(), "x.perf.data"), os.Getpid())
+			require.NoError(t, err)
+			if strings.Contains(name, "before stop") {
+				<-rec.done
+			}
+			err = rec.stop()
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantErr)
+		})
+	}
 }
