@@ -24,9 +24,9 @@ import (
 // perf must be on the PATH; the recordings stay in .local/bench.
 const envPerf = "BENCH_PERF"
 
-// perfCategories sort a sample by the first of these frames found in its
-// stack, outermost frame first matched in this order; the rest is
-// "elsewhere". A frame is matched by substring of its symbol.
+// perfCategories sort a sample into the first of these, in this order,
+// whose frame is anywhere in its stack; the rest is "elsewhere". A frame
+// is matched by substring of its symbol.
 var perfCategories = []struct{ name, frame string }{
 	// The runtime's stack growth runs on the system stack, where perf's
 	// frame-pointer unwinding stops: it cannot be charged to a caller.
@@ -44,6 +44,11 @@ var perfCategories = []struct{ name, frame string }{
 	{"handler: the batch's own work (processor.(*Processor).Handle)", "processor.(*Processor).Handle"},
 }
 
+// perfRecordFlags are perf record's sampling flags: software clock events
+// (no hardware counters needed, as in a virtual machine) at 4,999 Hz, with
+// call graphs.
+var perfRecordFlags = []string{"-e", "cpu-clock", "-F", "4999", "-g"}
+
 // perfElsewhere is the category of a sample no perfCategories frame is in.
 const perfElsewhere = "elsewhere"
 
@@ -60,14 +65,14 @@ type perfRecording struct {
 // variable for the tests.
 var perfAttach = 300 * time.Millisecond
 
-// startPerf records the CPU samples of process pid, with call graphs, into
-// file until stop: perf record -e cpu-clock -F 4999 -g (software clock
-// events, which need no hardware counters, as in a virtual machine). It
+// startPerf records the CPU samples of process pid into file until stop,
+// with perfRecordFlags. It
 // returns an error when perf cannot be started or ends before it is
 // stopped (perf prints why on stderr: no such process, or
 // kernel.perf_event_paranoid forbids it).
 func startPerf(file string, pid int) (*perfRecording, error) {
-	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-g", "-p", strconv.Itoa(pid), "-o", file)
+	args := append(append([]string{"record", "-q"}, perfRecordFlags...), "-p", strconv.Itoa(pid), "-o", file)
+	cmd := exec.Command("perf", args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s=1: perf record: %w", envPerf, err)
@@ -113,13 +118,24 @@ func (p *perfRecording) stop() error {
 
 // report prints the recording's CPU per record by category to w: label
 // names the row, records how many records the recording covered.
+// perf script's output (tens of MB) is read as it comes, not held whole.
 func (p *perfRecording) report(ctx context.Context, w io.Writer, label string, records int) error {
-	out, err := exec.CommandContext(ctx, "perf", "script", "-i", p.file).Output()
+	cmd := exec.CommandContext(ctx, "perf", "script", "-i", p.file)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
 	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("perf script -i %s: %w", p.file, err)
 	}
-	b := perfBreakdown(strings.NewReader(string(out)))
-	fmt.Fprintf(w, "-- perf (%s=1): %s, %d records, %d samples (perf record -e cpu-clock -F 4999 -g; perf script -i %s)\n", envPerf, label, records, b.samples, p.file)
+	b := perfBreakdown(out)
+	// What the scanner left (a line over its limit) must not block perf.
+	_, _ = io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("perf script -i %s: %w", p.file, err)
+	}
+	fmt.Fprintf(w, "-- perf (%s=1): %s, %d records, %d samples (perf record %s; perf script -i %s)\n", envPerf, label, records, b.samples, strings.Join(perfRecordFlags, " "), p.file)
 	printPerfBreakdown(w, b, records)
 	return nil
 }

@@ -164,3 +164,20 @@ func TestPerfStopsOnInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestPerfReportReadsPerfScript: report runs perf script on the recording
+// and prints its breakdown under a line naming the row, the records, the
+// samples and the recording flags.
+func TestPerfReportReadsPerfScript(t *testing.T) {
+	dir := t.TempDir()
+	fixture := filepath.Join(dir, "script.txt")
+	require.NoError(t, os.WriteFile(fixture, []byte(perfScript), 0o644))
+	fakePerf(t, `[ "$1 $2" = "script -i" ] && [ "$3" = "`+filepath.Join(dir, "x.perf.data")+`" ] && exec cat '`+fixture+`'; exit 9`)
+	var out bytes.Buffer
+	rec := &perfRecording{file: filepath.Join(dir, "x.perf.data")}
+	require.NoError(t, rec.report(context.Background(), &out, "herald + store", 2))
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	require.Equal(t, "-- perf (BENCH_PERF=1): herald + store, 2 records, 5 samples (perf record -e cpu-clock -F 4999 -g; perf script -i "+rec.file+")", lines[0])
+	require.Len(t, lines, len(perfCategories)+3)
+	require.Regexp(t, `^   CPU per record, all samples +400\.1 µs`, lines[len(lines)-1])
+}
